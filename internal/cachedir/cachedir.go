@@ -1,0 +1,56 @@
+// Package cachedir names the folders outside the clone where the project's
+// tooling keeps what it builds or fetches once: the envtest control plane
+// and Rook's chart and CRDs. Scripts in hack/ and the test helpers agree on
+// these paths through this package (and hack/*.sh, which mirror it).
+package cachedir
+
+import (
+	"os"
+	"path/filepath"
+)
+
+const (
+	// KubernetesVersion is the control plane the tests run against.
+	KubernetesVersion = "v1.37.2"
+	// EtcdVersion is the etcd the control plane stores into.
+	EtcdVersion = "v3.7.3"
+	// RookVersion is the Rook release whose chart and CRDs the plugin installs.
+	RookVersion = "v1.18.0"
+)
+
+// Root is the project's cache folder: $CEPH_ROOK_CACHE, else
+// $XDG_CACHE_HOME/ceph-rook, else ~/.cache/ceph-rook.
+func Root() string {
+	if dir := os.Getenv("CEPH_ROOK_CACHE"); dir != "" {
+		return dir
+	}
+	if dir := os.Getenv("XDG_CACHE_HOME"); dir != "" {
+		return filepath.Join(dir, "ceph-rook")
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return filepath.Join(os.TempDir(), "ceph-rook-cache")
+	}
+	return filepath.Join(home, ".cache", "ceph-rook")
+}
+
+// EnvtestAssets is the folder holding etcd, kube-apiserver,
+// kube-controller-manager and kubectl (what KUBEBUILDER_ASSETS points at).
+func EnvtestAssets() string {
+	return filepath.Join(Root(), "envtest", "k8s-"+KubernetesVersion+"-etcd-"+EtcdVersion)
+}
+
+// RookDir holds Rook's offline-installable chart archive and its CRDs.
+func RookDir() string {
+	return filepath.Join(Root(), "rook", RookVersion)
+}
+
+// RookChartArchive is the packaged rook-ceph chart (rook-ceph-<version>.tgz).
+func RookChartArchive() string {
+	return filepath.Join(RookDir(), "rook-ceph-"+RookVersion+".tgz")
+}
+
+// RookCRDs is Rook's deploy/examples/crds.yaml.
+func RookCRDs() string {
+	return filepath.Join(RookDir(), "crds.yaml")
+}
