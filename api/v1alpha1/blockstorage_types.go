@@ -1,0 +1,53 @@
+package v1alpha1
+
+import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+// BlockStorageSpec asks for RBD (ReadWriteOnce) volumes.
+type BlockStorageSpec struct {
+	// Replicas is how many copies Ceph keeps. Absent means min(3, nodes
+	// contributing disks); an explicit count is clamped to that node count.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=3
+	// +optional
+	Replicas *int32 `json:"replicas,omitempty"`
+	// Default marks the derived StorageClass as the cluster default.
+	// +optional
+	Default bool `json:"default,omitempty"`
+}
+
+// BlockStorage derives a CephBlockPool and an RBD StorageClass, both named
+// ceph-<name>, over the OSDs every DiskPool contributes.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:scope=Cluster,shortName=bs,categories=ceph-storage
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 248",message="metadata.name must be at most 248 characters: the derived CephBlockPool and StorageClass ceph-<name> must stay within 253"
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Storage Class",type=string,JSONPath=`.status.storageClassName`
+// +kubebuilder:printcolumn:name="Replicas",type=integer,JSONPath=`.status.replicas`
+// +kubebuilder:printcolumn:name="Failure Domain",type=string,JSONPath=`.status.failureDomain`
+// +kubebuilder:printcolumn:name="Default",type=boolean,JSONPath=`.spec.default`,priority=1
+// +kubebuilder:printcolumn:name="Message",type=string,JSONPath=`.status.message`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type BlockStorage struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// +optional
+	Spec BlockStorageSpec `json:"spec,omitempty"`
+	// +optional
+	Status StorageStatus `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// BlockStorageList is a list of BlockStorages.
+type BlockStorageList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []BlockStorage `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&BlockStorage{}, &BlockStorageList{})
+}

@@ -1,0 +1,58 @@
+package v1alpha1
+
+import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+// FileStorageSpec asks for CephFS (ReadWriteMany) volumes.
+type FileStorageSpec struct {
+	// Replicas is how many copies Ceph keeps of both the metadata and the
+	// data pool. Absent means min(3, nodes contributing disks); an explicit
+	// count is clamped to that node count.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=3
+	// +optional
+	Replicas *int32 `json:"replicas,omitempty"`
+	// MetadataServers is the number of active MDS daemons; each is paired
+	// with a standby.
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=50
+	// +optional
+	MetadataServers int32 `json:"metadataServers,omitempty"`
+}
+
+// FileStorage derives a CephFilesystem and a CephFS StorageClass, both named
+// cephfs-<name>, over the OSDs every DiskPool contributes.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:scope=Cluster,shortName=fs,categories=ceph-storage
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 56 && !self.metadata.name.contains('.')",message="metadata.name must be at most 56 characters without dots: the derived CephFilesystem cephfs-<name> lands in a label value (at most 63) and in Ceph daemon names"
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Storage Class",type=string,JSONPath=`.status.storageClassName`
+// +kubebuilder:printcolumn:name="Replicas",type=integer,JSONPath=`.status.replicas`
+// +kubebuilder:printcolumn:name="Failure Domain",type=string,JSONPath=`.status.failureDomain`
+// +kubebuilder:printcolumn:name="MDS",type=integer,JSONPath=`.spec.metadataServers`,priority=1
+// +kubebuilder:printcolumn:name="Message",type=string,JSONPath=`.status.message`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type FileStorage struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// +optional
+	Spec FileStorageSpec `json:"spec,omitempty"`
+	// +optional
+	Status StorageStatus `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// FileStorageList is a list of FileStorages.
+type FileStorageList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []FileStorage `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&FileStorage{}, &FileStorageList{})
+}

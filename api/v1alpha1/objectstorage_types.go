@@ -1,0 +1,57 @@
+package v1alpha1
+
+import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+// ObjectStorageSpec asks for S3 buckets served by RGW.
+type ObjectStorageSpec struct {
+	// Replicas is how many copies Ceph keeps of both the metadata and the
+	// data pool. Absent means min(3, nodes contributing disks); an explicit
+	// count is clamped to that node count.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=3
+	// +optional
+	Replicas *int32 `json:"replicas,omitempty"`
+	// GatewayInstances is the number of RGW pods behind the store's Service.
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	GatewayInstances int32 `json:"gatewayInstances,omitempty"`
+}
+
+// ObjectStorage derives a CephObjectStore and a bucket StorageClass, both
+// named cephobj-<name>, over the OSDs every DiskPool contributes. Workloads
+// consume it through ObjectBucketClaims that reference the class.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:scope=Cluster,shortName=os,categories=ceph-storage
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 30 && !self.metadata.name.contains('.')",message="metadata.name must be at most 30 characters without dots: the derived CephObjectStore cephobj-<name> must stay within Rook's 38 and name the Service rook-ceph-rgw-cephobj-<name>"
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Storage Class",type=string,JSONPath=`.status.storageClassName`
+// +kubebuilder:printcolumn:name="Replicas",type=integer,JSONPath=`.status.replicas`
+// +kubebuilder:printcolumn:name="Failure Domain",type=string,JSONPath=`.status.failureDomain`
+// +kubebuilder:printcolumn:name="Gateways",type=integer,JSONPath=`.spec.gatewayInstances`,priority=1
+// +kubebuilder:printcolumn:name="Message",type=string,JSONPath=`.status.message`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type ObjectStorage struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// +optional
+	Spec ObjectStorageSpec `json:"spec,omitempty"`
+	// +optional
+	Status StorageStatus `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// ObjectStorageList is a list of ObjectStorages.
+type ObjectStorageList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []ObjectStorage `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&ObjectStorage{}, &ObjectStorageList{})
+}
