@@ -51,6 +51,10 @@ type Options struct {
 	// GarbageCollector runs kube-controller-manager with only the garbage
 	// collector controller.
 	GarbageCollector bool
+	// DataDir keeps etcd's data in DataDir/etcd so a later Start resumes
+	// the same cluster state (for `just run`). Empty means a throwaway
+	// folder, removed at Stop.
+	DataDir string
 }
 
 // Env is a running control plane.
@@ -148,6 +152,13 @@ func Start(opts Options) (*Env, error) {
 		CRDDirectoryPaths:     crdPaths,
 		ErrorIfCRDPathMissing: true,
 		Scheme:                scheme,
+	}
+	if opts.DataDir != "" {
+		etcdDir := filepath.Join(opts.DataDir, "etcd")
+		if err := os.MkdirAll(etcdDir, 0o700); err != nil {
+			return nil, err
+		}
+		environment.ControlPlane.Etcd = &envtest.Etcd{DataDir: etcdDir}
 	}
 	cfg, err := environment.Start()
 	if err != nil {

@@ -1,0 +1,40 @@
+# ceph-rook: a Fundament plugin that gives a Kubernetes cluster block, shared
+# file and S3 object storage by installing and driving Rook-Ceph.
+
+set shell := ["bash", "-euo", "pipefail", "-c"]
+
+
+default:
+    @just --list
+
+# Run the plugin on a local embedded control plane (no cluster needed).
+run *args: tools
+    go run ./cmd/localrun {{args}}
+
+# Run everything CI runs: build the tools if missing, check generated code, lint, all tests.
+test *args: tools lint
+    go test -count=1 -timeout 60m {{ if args == "" { "./..." } else { args } }}
+
+# Build the envtest control plane from source into the cache (no-op when built).
+envtest:
+    hack/envtest/build.sh
+
+# Fetch Rook's chart and CRDs into the cache (no-op when cached).
+rook-artifacts:
+    go run ./hack/rook
+
+# Everything the tests need that is built or fetched once, outside the clone.
+tools: envtest rook-artifacts
+
+# Regenerate deepcopy, CRDs and the metadata API code.
+generate:
+    go tool controller-gen object paths=./api/... crd paths=./api/... output:crd:artifacts:config=crds
+    hack/gen-proto.sh
+
+# gofmt and go vet.
+lint:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    unformatted=$(gofmt -l $(git ls-files '*.go'))
+    if [[ -n "$unformatted" ]]; then echo "gofmt needed:"; echo "$unformatted"; exit 1; fi
+    go vet ./...

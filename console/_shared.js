@@ -1,0 +1,307 @@
+// Shared helpers for every console page: the SDK handle, the resources the
+// pages may touch, DOM building that escapes by construction, formatting and
+// navigation.
+//
+// Escaping rule: nothing in the console assigns HTML strings. Every element is
+// made with h(), which sets text through text nodes and attributes through
+// setAttribute, so a value from the API (a Disk's model, a status message) is
+// always shown as the text it is and never parsed as markup.
+
+export const GROUP = 'ceph.fundament.io';
+export const VERSION = 'v1alpha1';
+
+// Every Kubernetes resource a page reads or writes. Page scripts call
+// fundament.k8s.<verb>(RESOURCES.<key> ...) and nothing else, which is what
+// lets definition_test.go prove that the verbs used equal the verbs listed in
+// definition.yaml's allowedResources.
+export const RESOURCES = {
+  disks: { group: 'ceph.fundament.io', version: 'v1alpha1', resource: 'disks' },
+  diskpools: { group: 'ceph.fundament.io', version: 'v1alpha1', resource: 'diskpools' },
+  blockstorages: { group: 'ceph.fundament.io', version: 'v1alpha1', resource: 'blockstorages' },
+  filestorages: { group: 'ceph.fundament.io', version: 'v1alpha1', resource: 'filestorages' },
+  objectstorages: { group: 'ceph.fundament.io', version: 'v1alpha1', resource: 'objectstorages' },
+  cephclusters: { group: 'ceph.rook.io', version: 'v1', resource: 'cephclusters' },
+  objectbucketclaims: { group: 'objectbucket.io', version: 'v1alpha1', resource: 'objectbucketclaims' },
+  objectbuckets: { group: 'objectbucket.io', version: 'v1alpha1', resource: 'objectbuckets' },
+  configmaps: { group: '', version: 'v1', resource: 'configmaps' },
+};
+
+// sdk returns window.fundament, which /plugins/sdk/v1/plugin-sdk.js defines.
+export function sdk() {
+  if (!window.fundament) {
+    throw new Error('The console SDK (plugin-sdk.js) did not load; this page only works inside the Fundament console.');
+  }
+  return window.fundament;
+}
+
+// h builds an element. props: class, text, attrs {name: value}, on {event:
+// handler}, and DOM properties (value, checked, disabled, type, ...).
+// Children are nodes, strings (made text nodes) or arrays of either; null and
+// false are skipped so conditional children read naturally.
+export function h(tag, props = {}, ...children) {
+  const el = document.createElement(tag);
+  for (const [key, value] of Object.entries(props || {})) {
+    if (value === undefined || value === null) continue;
+    if (key === 'class') el.className = value;
+    else if (key === 'text') el.textContent = String(value);
+    else if (key === 'attrs') for (const [name, v] of Object.entries(value)) { if (v !== undefined && v !== null) el.setAttribute(name, String(v)); }
+    else if (key === 'on') for (const [event, handler] of Object.entries(value)) el.addEventListener(event, handler);
+    else el[key] = value;
+  }
+  appendChildren(el, children);
+  return el;
+}
+
+function appendChildren(el, children) {
+  for (const child of children.flat(Infinity)) {
+    if (child === null || child === undefined || child === false) continue;
+    el.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+}
+
+// mount replaces everything in root with nodes.
+export function mount(root, ...nodes) {
+  root.replaceChildren();
+  appendChildren(root, nodes);
+}
+
+export function heading(text, level = 2) {
+  return h(`h${level}`, { class: 'plugin-heading', text });
+}
+
+export function text(value, tag = 'p') {
+  return h(tag, { class: 'plugin-text', text: value });
+}
+
+export function hint(value) {
+  return h('p', { class: 'plugin-hint', text: value });
+}
+
+export function button(label, onClick, { secondary = false, type = 'button', name } = {}) {
+  return h('button', {
+    class: secondary ? 'plugin-button plugin-button-secondary' : 'plugin-button',
+    type, text: label, attrs: { 'data-action': name }, on: onClick ? { click: onClick } : undefined,
+  });
+}
+
+export function actions(...buttons) {
+  return h('div', { class: 'plugin-actions' }, ...buttons);
+}
+
+// errorBox shows an error (an SdkError carries the API server's message).
+export function errorBox(err, prefix = '') {
+  const message = err && err.message ? err.message : String(err);
+  return h('p', { class: 'plugin-error', attrs: { role: 'alert' }, text: prefix ? `${prefix}: ${message}` : message });
+}
+
+// table renders rows as a .plugin-table; each column is {label, cell(row)}
+// where cell returns a string or a node.
+export function table(columns, rows, { empty = 'None yet.', rowKey } = {}) {
+  if (rows.length === 0) return hint(empty);
+  return h('table', { class: 'plugin-table' },
+    h('thead', {}, h('tr', {}, columns.map((c) => h('th', { attrs: { scope: 'col' }, text: c.label })))),
+    h('tbody', {}, rows.map((row) => h('tr', { attrs: { 'data-row': rowKey ? rowKey(row) : undefined } },
+      columns.map((c) => h('td', {}, cellValue(c.cell(row))))))));
+}
+
+function cellValue(value) {
+  if (value === undefined || value === null || value === '') return '—';
+  return value;
+}
+
+// deflist renders [label, value] pairs as a .plugin-deflist.
+export function deflist(pairs) {
+  return h('dl', { class: 'plugin-deflist' },
+    pairs.filter(Boolean).map(([label, value]) => [h('dt', { text: label }), h('dd', {}, cellValue(value))]));
+}
+
+export function card(...children) {
+  return h('section', { class: 'plugin-card' }, ...children);
+}
+
+// Status badges match definition.yaml's uiHints statusMapping, so the list in
+// the host and the pages agree on what a phase means.
+const BADGES = {
+  Ready: 'success',
+  Available: 'success',
+  Bound: 'success',
+  Provisioning: 'info',
+  Pending: 'info',
+  InUse: 'neutral',
+  Degraded: 'danger',
+  Missing: 'warning',
+};
+const BADGE_SYMBOLS = { success: '●', info: '◌', neutral: '○', warning: '▲', danger: '✖' };
+
+// badge shows a phase or state with its badge kind as a symbol (pages are
+// styled only through the SDK's classes, so the symbol carries the meaning).
+export function badge(phase) {
+  if (!phase) return h('span', { class: 'plugin-text', attrs: { 'data-badge': 'neutral' }, text: 'Unknown' });
+  const kind = BADGES[phase] || 'neutral';
+  return h('span', { class: 'plugin-text', attrs: { 'data-badge': kind }, text: `${BADGE_SYMBOLS[kind]} ${phase}` });
+}
+
+// link is a button that looks like a row link and navigates on click.
+export function link(label, onClick) {
+  return h('button', { class: 'plugin-button plugin-button-secondary', type: 'button', text: label, attrs: { 'data-link': label }, on: { click: onClick } });
+}
+
+// post sends a protocol message to the console, always to its pinned origin.
+function post(type, payload = {}) {
+  const origin = sdk().parentOrigin;
+  if (!origin) throw new Error(`cannot send ${type} before the console initialised the page`);
+  window.parent.postMessage({ type, ...payload }, origin);
+}
+
+// navigateToDetail opens a resource's detail page. From a sheet the console
+// closes the sheet first.
+export function navigateToDetail(kind, name, namespace) {
+  post('plugin:navigate', { kind, name, namespace });
+}
+
+export function openSheet(request) {
+  return sdk().openSheet(request);
+}
+
+export function closeSheet() {
+  return sdk().closeSheet();
+}
+
+const BINARY_SUFFIXES = { Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, Pi: 2 ** 50, Ei: 2 ** 60 };
+const DECIMAL_SUFFIXES = { k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18 };
+
+// quantityToBytes parses a Kubernetes quantity ("4Ti", "500G", "4000787030016")
+// or a number; it returns NaN for anything else.
+export function quantityToBytes(quantity) {
+  if (typeof quantity === 'number') return quantity;
+  if (typeof quantity !== 'string') return NaN;
+  const match = /^([0-9]+(?:\.[0-9]+)?)([KMGTPE]i|[kMGTPE])?$/.exec(quantity.trim());
+  if (!match) return NaN;
+  const multiplier = match[2] ? (BINARY_SUFFIXES[match[2]] || DECIMAL_SUFFIXES[match[2]]) : 1;
+  return Number(match[1]) * multiplier;
+}
+
+// formatBytes shows a size in binary units; an unparsable value is shown as is.
+export function formatBytes(value) {
+  const bytes = quantityToBytes(value);
+  if (Number.isNaN(bytes)) return value === undefined || value === null ? '' : String(value);
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB', 'EiB'];
+  let n = bytes;
+  let unit = 0;
+  while (n >= 1024 && unit < units.length - 1) { n /= 1024; unit += 1; }
+  return `${n >= 100 || unit === 0 ? Math.round(n) : n.toFixed(1)} ${units[unit]}`;
+}
+
+// formatReplicas shows spec.replicas: absent means automatic sizing.
+export function formatReplicas(replicas) {
+  return replicas === undefined || replicas === null ? 'Automatic (min(3, nodes))' : String(replicas);
+}
+
+export function byName(a, b) {
+  return a.metadata.name.localeCompare(b.metadata.name);
+}
+
+// capacitySection shows the CephCluster's raw capacity as a bar, or why it cannot.
+export async function capacitySection() {
+  const section = card(heading('Cluster raw capacity', 3));
+  try {
+    const { items } = await sdk().k8s.list(RESOURCES.cephclusters);
+    const cluster = [...items].sort(byName)[0];
+    const capacity = cluster && cluster.status && cluster.status.ceph && cluster.status.ceph.capacity;
+    if (!cluster) section.append(hint('No CephCluster exists yet.'));
+    else if (!capacity || !capacity.bytesTotal) section.append(hint(`CephCluster ${cluster.metadata.name} reports no capacity yet.`));
+    else section.append(capacityMeter(capacity), hint('Raw capacity across every OSD, before replication; shared by every pool and storage kind.'));
+  } catch (err) {
+    section.append(errorBox(err, 'Could not read the CephCluster'));
+  }
+  return section;
+}
+
+function capacityMeter({ bytesTotal, bytesUsed = 0, bytesAvailable }) {
+  const available = bytesAvailable === undefined ? bytesTotal - bytesUsed : bytesAvailable;
+  const label = `${formatBytes(bytesUsed)} used of ${formatBytes(bytesTotal)} (${formatBytes(available)} available)`;
+  return h('div', { class: 'plugin-field' },
+    h('meter', { attrs: { min: 0, max: bytesTotal, value: bytesUsed, high: bytesTotal * 0.75, optimum: 0, 'aria-label': label, 'data-capacity': 'true' } }),
+    text(label));
+}
+
+// startPage waits for the console's init, keeps the theme in sync, renders
+// and renders again whenever a sheet reports a successful write.
+export function startPage(render) {
+  const root = document.getElementById('app');
+  const fundament = sdk();
+  fundament.init.then(async (ctx) => {
+    applyTheme(ctx.theme);
+    fundament.onThemeChange(applyTheme);
+    const run = () => render(root, ctx).catch((err) => mount(root, errorBox(err)));
+    fundament.onResourcesChanged(run);
+    await run();
+  }).catch((err) => mount(root, errorBox(err)));
+}
+
+function applyTheme(theme) {
+  document.body.classList.toggle('dark', theme === 'dark');
+  document.body.classList.toggle('light', theme !== 'dark');
+}
+
+// field wraps a control with its label and an optional hint.
+export function field(label, control, hintText) {
+  if (!control.id) control.id = `field-${label.toLowerCase().replace(/[^a-z0-9]+/g, '-')}`;
+  return h('div', { class: 'plugin-field' },
+    h('label', { class: 'plugin-label', attrs: { for: control.id }, text: label }),
+    control,
+    hintText ? hint(hintText) : null);
+}
+
+export function input(name, props = {}) {
+  return h('input', { class: 'plugin-input', name, id: `field-${name}`, type: 'text', ...props });
+}
+
+export function select(name, options, value) {
+  const el = h('select', { class: 'plugin-select', name, id: `field-${name}` },
+    options.map(([optionValue, label]) => h('option', { value: optionValue, text: label })));
+  el.value = value;
+  return el;
+}
+
+export function checkbox(name, checked, props = {}) {
+  return h('input', { class: 'plugin-checkbox', type: 'checkbox', name, id: `field-${name}`, checked, ...props });
+}
+
+// form builds a .plugin-form whose submit runs onSubmit with the buttons
+// disabled; a failure (a CRD validation error from the API server included)
+// is shown verbatim in the form's error slot, and the form stays filled in.
+export function form({ children, submitLabel, onSubmit, onCancel }) {
+  const errorSlot = h('div', { attrs: { 'data-form-error': 'true' } });
+  const submit = button(submitLabel, null, { type: 'submit', name: 'submit' });
+  const cancel = onCancel ? button('Cancel', onCancel, { secondary: true, name: 'cancel' }) : null;
+  const el = h('form', { class: 'plugin-form', noValidate: false }, children, errorSlot, actions(submit, cancel));
+  el.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    errorSlot.replaceChildren();
+    submit.disabled = true;
+    try {
+      await onSubmit();
+    } catch (err) {
+      errorSlot.append(errorBox(err));
+    } finally {
+      submit.disabled = false;
+    }
+  });
+  return el;
+}
+
+// replicasOptions is the replica choice every consumer kind offers; the empty
+// value means automatic sizing (spec.replicas absent).
+export const REPLICAS_OPTIONS = [['', 'Automatic: min(3, nodes)'], ['1', '1'], ['2', '2'], ['3', '3']];
+
+// replicasFromSelect turns the select's value into spec.replicas: null (in a
+// merge patch: remove the field, back to automatic) or a number.
+export function replicasFromSelect(value) {
+  return value === '' ? null : Number(value);
+}
+
+// newObject is a new cluster-scoped object of one of our kinds.
+export function newObject(kind, name, spec) {
+  return { apiVersion: `${GROUP}/${VERSION}`, kind, metadata: { name }, spec };
+}

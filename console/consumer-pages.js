@@ -1,0 +1,198 @@
+// List and detail pages, and the create and edit forms, of the three consumer
+// kinds. They differ only in the one or two fields each kind adds to
+// replicas, so one factory serves all three from CONSUMER_KINDS.
+import {
+  RESOURCES, sdk, h, mount, heading, hint, text, deflist, table, badge, link, navigateToDetail, openSheet, closeSheet,
+  actions, button, card, capacitySection, field, input, select, checkbox, form, newObject, byName, startPage,
+  formatReplicas, REPLICAS_OPTIONS, replicasFromSelect,
+} from './_shared.js';
+
+const countField = (key, label, hintText) => ({
+  key, label, hint: hintText,
+  control: (value) => input(key, { type: 'number', min: 1, step: 1, value: value === undefined ? '' : String(value), placeholder: '1' }),
+  read: (control) => (control.value === '' ? null : Number(control.value)),
+  show: (value) => (value === undefined ? '' : String(value)),
+});
+
+export const CONSUMER_KINDS = {
+  BlockStorage: {
+    kind: 'BlockStorage',
+    resource: RESOURCES.blockstorages,
+    title: 'Block storage',
+    summary: 'RBD volumes (ReadWriteOnce) from a derived StorageClass.',
+    consume: (sc) => `Reference StorageClass ${sc} in a PersistentVolumeClaim (ReadWriteOnce).`,
+    fields: [{
+      key: 'default',
+      label: 'Default StorageClass',
+      hint: 'Marks the derived StorageClass as the cluster default, used by claims that name no class.',
+      control: (value) => checkbox('default', value === true),
+      read: (control) => control.checked,
+      show: (value) => (value ? 'Yes' : 'No'),
+    }],
+  },
+  FileStorage: {
+    kind: 'FileStorage',
+    resource: RESOURCES.filestorages,
+    title: 'File storage',
+    summary: 'CephFS volumes (ReadWriteMany) from a derived StorageClass.',
+    consume: (sc) => `Reference StorageClass ${sc} in a PersistentVolumeClaim (ReadWriteMany).`,
+    fields: [countField('metadataServers', 'Metadata servers', 'Active MDS daemons, each paired with a standby.')],
+  },
+  ObjectStorage: {
+    kind: 'ObjectStorage',
+    resource: RESOURCES.objectstorages,
+    title: 'Object storage',
+    summary: 'S3-compatible buckets, claimed with ObjectBucketClaims on a derived StorageClass.',
+    consume: (sc) => `Create an ObjectBucketClaim with storageClassName ${sc}, or use the Buckets section below.`,
+    fields: [countField('gatewayInstances', 'Gateway instances', 'RGW pods serving S3 in the cluster.')],
+  },
+};
+
+// consumerListPage starts the list page of a consumer kind.
+export function consumerListPage(kindName) {
+  const config = CONSUMER_KINDS[kindName];
+  startPage(async (root) => {
+    const { items } = await sdk().k8s.list(config.resource);
+    mount(root,
+      heading(config.title, 1),
+      hint(config.summary),
+      actions(button(`New ${config.title.toLowerCase()}`, () => openSheet({ kind: config.kind, view: 'create' }), { name: 'create' })),
+      table(listColumns(config), [...items].sort(byName), { empty: `No ${config.title.toLowerCase()} yet.`, rowKey: (o) => o.metadata.name }));
+  });
+}
+
+function listColumns(config) {
+  return [
+    { label: 'Name', cell: (o) => link(o.metadata.name, () => navigateToDetail(config.kind, o.metadata.name)) },
+    { label: 'Phase', cell: (o) => badge(status(o).phase) },
+    { label: 'StorageClass', cell: (o) => status(o).storageClassName },
+    { label: 'Replicas', cell: (o) => replicasSummary(status(o)) },
+    ...config.fields.map((f) => ({ label: f.label, cell: (o) => f.show(spec(o)[f.key]) })),
+    { label: 'Message', cell: (o) => status(o).message },
+  ];
+}
+
+function replicasSummary(s) {
+  if (s.replicas === undefined) return '';
+  return s.failureDomain ? `${s.replicas} (failure domain ${s.failureDomain})` : String(s.replicas);
+}
+
+// consumerDetailPage starts the detail page of a consumer kind; extraSections
+// (ctx, object) adds kind-specific cards (ObjectStorage's Buckets).
+export function consumerDetailPage(kindName, extraSections = async () => []) {
+  const config = CONSUMER_KINDS[kindName];
+  startPage(async (root, ctx) => {
+    const object = await sdk().k8s.get({ ...config.resource, name: ctx.resource.name });
+    const s = status(object);
+    const [extra, capacity] = await Promise.all([extraSections(ctx, object), capacitySection()]);
+    mount(root,
+      heading(`${config.title} ${object.metadata.name}`, 1),
+      actions(button('Edit', () => openSheet({ kind: config.kind, view: 'edit', name: object.metadata.name }), { name: 'edit' })),
+      card(
+        heading('Status', 2),
+        deflist([
+          ['Phase', badge(s.phase)],
+          ['Message', s.message],
+          ['StorageClass', s.storageClassName],
+          ['Replicas', s.replicas === undefined ? '' : String(s.replicas)],
+          ['Failure domain', s.failureDomain],
+        ]),
+        staleNote(object),
+        s.storageClassName ? text(config.consume(s.storageClassName)) : null),
+      card(
+        heading('Spec', 2),
+        deflist([
+          ['Replicas', formatReplicas(spec(object).replicas)],
+          ...config.fields.map((f) => [f.label, f.show(spec(object)[f.key])]),
+        ])),
+      conditionsCard(s.conditions || []),
+      extra,
+      capacity);
+  });
+}
+
+// staleNote says when status describes an older generation than the spec.
+function staleNote(object) {
+  const observed = status(object).observedGeneration;
+  if (observed === undefined || observed === object.metadata.generation) return null;
+  return hint(`Status describes generation ${observed}; the spec is at generation ${object.metadata.generation} and is still being reconciled.`);
+}
+
+function conditionsCard(conditions) {
+  if (conditions.length === 0) return null;
+  return card(heading('Conditions', 2), table([
+    { label: 'Type', cell: (c) => c.type },
+    { label: 'Status', cell: (c) => c.status },
+    { label: 'Reason', cell: (c) => c.reason },
+    { label: 'Message', cell: (c) => c.message },
+    { label: 'Since', cell: (c) => c.lastTransitionTime },
+  ], conditions));
+}
+
+// consumerForm renders the create or edit form of a consumer kind in a sheet.
+export async function consumerForm(root, ctx) {
+  const config = CONSUMER_KINDS[ctx.crdKind];
+  if (ctx.view === 'edit') return editForm(root, ctx, config);
+  return createForm(root, config);
+}
+
+function createForm(root, config) {
+  const name = input('name', { required: true, autocomplete: 'off' });
+  const replicas = select('replicas', REPLICAS_OPTIONS, '');
+  const controls = config.fields.map((f) => ({ f, control: f.control(undefined) }));
+  mount(root,
+    heading(`New ${config.title.toLowerCase()}`, 1),
+    hint(config.summary),
+    form({
+      children: [field('Name', name), replicasField(replicas), controls.map(({ f, control }) => field(f.label, control, f.hint))],
+      submitLabel: 'Create',
+      onCancel: () => closeSheet(),
+      onSubmit: async () => {
+        const spec = specFrom(replicas, controls);
+        // Absent fields are left to the API server's defaults on create.
+        for (const key of Object.keys(spec)) if (spec[key] === null) delete spec[key];
+        const created = await sdk().k8s.create(config.resource, newObject(config.kind, name.value.trim(), spec));
+        navigateToDetail(config.kind, created.metadata.name);
+      },
+    }));
+}
+
+async function editForm(root, ctx, config) {
+  const object = await sdk().k8s.get({ ...config.resource, name: ctx.resource.name });
+  const current = spec(object);
+  const replicas = select('replicas', REPLICAS_OPTIONS, current.replicas === undefined ? '' : String(current.replicas));
+  const controls = config.fields.map((f) => ({ f, control: f.control(current[f.key]) }));
+  mount(root,
+    heading(`Edit ${config.title.toLowerCase()} ${object.metadata.name}`, 1),
+    form({
+      children: [replicasField(replicas), controls.map(({ f, control }) => field(f.label, control, f.hint))],
+      submitLabel: 'Save',
+      onCancel: () => closeSheet(),
+      onSubmit: async () => {
+        // Only spec is sent, so status is never overwritten; a null replicas
+        // removes the field and returns the object to automatic sizing.
+        await sdk().k8s.patch({ ...config.resource, name: object.metadata.name }, { spec: specFrom(replicas, controls) });
+        closeSheet();
+      },
+    }));
+}
+
+function replicasField(control) {
+  return field('Replicas', control, 'Copies Ceph keeps. Automatic uses the number of nodes contributing disks, up to 3; more than there are nodes is clamped.');
+}
+
+function specFrom(replicas, controls) {
+  const result = { replicas: replicasFromSelect(replicas.value) };
+  for (const { f, control } of controls) result[f.key] = f.read(control);
+  return result;
+}
+
+function spec(object) {
+  return object.spec || {};
+}
+
+function status(object) {
+  return object.status || {};
+}
+
+export { h };
