@@ -129,6 +129,8 @@ const BADGES = {
   Pending: 'info',
   InUse: 'neutral',
   Degraded: 'danger',
+  Failed: 'danger',
+  Lost: 'danger',
   Missing: 'warning',
 };
 const BADGE_SYMBOLS = { success: '●', info: '◌', neutral: '○', warning: '▲', danger: '✖' };

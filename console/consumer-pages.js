@@ -2,7 +2,7 @@
 // kinds. They differ only in the one or two fields each kind adds to
 // replicas, so one factory serves all three from CONSUMER_KINDS.
 import {
-  RESOURCES, sdk, h, mount, heading, hint, text, deflist, table, badge, link, navigateToDetail, openSheet, closeSheet,
+  RESOURCES, sdk, mount, heading, hint, text, deflist, table, badge, link, navigateToDetail, openSheet, closeSheet,
   actions, button, card, capacitySection, field, input, select, checkbox, form, newObject, byName, startPage,
   formatReplicas, REPLICAS_OPTIONS, replicasFromSelect,
 } from './_shared.js';
@@ -194,5 +194,3 @@ function spec(object) {
 function status(object) {
   return object.status || {};
 }
-
-export { h };

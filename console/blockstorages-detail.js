@@ -1,0 +1,4 @@
+// BlockStorage detail page.
+import { consumerDetailPage } from './consumer-pages.js';
+
+consumerDetailPage('BlockStorage');

@@ -1,0 +1,4 @@
+// BlockStorage list page.
+import { consumerListPage } from './consumer-pages.js';
+
+consumerListPage('BlockStorage');

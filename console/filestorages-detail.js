@@ -1,0 +1,4 @@
+// FileStorage detail page.
+import { consumerDetailPage } from './consumer-pages.js';
+
+consumerDetailPage('FileStorage');

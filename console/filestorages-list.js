@@ -1,0 +1,4 @@
+// FileStorage list page.
+import { consumerListPage } from './consumer-pages.js';
+
+consumerListPage('FileStorage');

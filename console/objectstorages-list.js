@@ -1,0 +1,4 @@
+// ObjectStorage list page.
+import { consumerListPage } from './consumer-pages.js';
+
+consumerListPage('ObjectStorage');
