@@ -1,0 +1,116 @@
+package devconsole
+
+import (
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// kubeProxy plays the platform's kube-api-proxy for plugin pages:
+// {proxy}/clusters/{clusterId}/api[s]/… is forwarded to the API server,
+// after checking the page's bearer token and that the request's group,
+// version, resource and verb are in the plugin's allowedResources.
+type kubeProxy struct {
+	clusterID    string
+	pluginOrigin string
+	tokens       *tokens
+	policy       policy
+	upstream     *url.URL
+	transport    http.RoundTripper
+	log          *slog.Logger
+}
+
+func (p *kubeProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	p.allowPluginOrigin(w)
+	if r.Method == http.MethodOptions {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok || !p.tokens.valid(token) {
+		writeStatus(w, http.StatusUnauthorized, metav1.StatusReasonUnauthorized, "kube-api-proxy: missing, unknown or expired bearer token")
+		return
+	}
+	prefix := "/clusters/" + p.clusterID + "/"
+	path, ok := strings.CutPrefix(r.URL.Path, prefix)
+	if !ok {
+		writeStatus(w, http.StatusNotFound, metav1.StatusReasonNotFound, fmt.Sprintf("kube-api-proxy: no cluster at %s (this console serves cluster %q)", r.URL.Path, p.clusterID))
+		return
+	}
+	req, err := parseAPIRequest(r.Method, path, r.URL.Query())
+	if err != nil {
+		writeStatus(w, http.StatusForbidden, metav1.StatusReasonForbidden, "kube-api-proxy: "+err.Error())
+		return
+	}
+	if !p.policy.allows(req) {
+		p.log.Info("kube-api-proxy refused a request outside allowedResources", "request", req.String(), "name", req.Name, "namespace", req.Namespace)
+		writeStatus(w, http.StatusForbidden, metav1.StatusReasonForbidden,
+			fmt.Sprintf("kube-api-proxy: %s is not in the plugin's spec.allowedResources", req))
+		return
+	}
+	p.forward(w, r, req)
+}
+
+// allowPluginOrigin lets the plugin's pages, and nothing else, call the
+// proxy from the browser.
+func (p *kubeProxy) allowPluginOrigin(w http.ResponseWriter) {
+	h := w.Header()
+	h.Set("Access-Control-Allow-Origin", p.pluginOrigin)
+	h.Set("Access-Control-Allow-Methods", "GET, POST, PUT, PATCH, DELETE")
+	h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Accept")
+	h.Set("Access-Control-Max-Age", "600")
+	h.Add("Vary", "Origin")
+}
+
+// forward sends the checked request to the API server with the console's
+// own credentials; the page's token and cookies never leave the proxy.
+func (p *kubeProxy) forward(w http.ResponseWriter, r *http.Request, req apiRequest) {
+	proxy := &httputil.ReverseProxy{
+		Transport: p.transport,
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			target := *p.upstream
+			target.Path = strings.TrimSuffix(p.upstream.Path, "/") + req.upstreamPath()
+			target.RawPath = ""
+			target.RawQuery = r.URL.RawQuery
+			pr.Out.URL = &target
+			pr.Out.Host = p.upstream.Host
+			pr.Out.Header.Del("Authorization")
+			pr.Out.Header.Del("Cookie")
+			pr.Out.Header.Del("Origin")
+		},
+		ModifyResponse: func(resp *http.Response) error {
+			// The API server's own CORS answer (if any) is not the proxy's.
+			for name := range resp.Header {
+				if strings.HasPrefix(name, "Access-Control-") {
+					resp.Header.Del(name)
+				}
+			}
+			return nil
+		},
+		ErrorHandler: func(w http.ResponseWriter, _ *http.Request, err error) {
+			writeStatus(w, http.StatusBadGateway, metav1.StatusReasonServiceUnavailable, "kube-api-proxy: API server unreachable: "+err.Error())
+		},
+	}
+	proxy.ServeHTTP(w, r)
+}
+
+// writeStatus answers with a Kubernetes Status, which the SDK turns into an
+// SdkError whose message is shown to the operator.
+func writeStatus(w http.ResponseWriter, code int, reason metav1.StatusReason, message string) {
+	status := metav1.Status{
+		TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
+		Status:   metav1.StatusFailure,
+		Message:  message,
+		Reason:   reason,
+		Code:     int32(code),
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(status)
+}
