@@ -1,0 +1,79 @@
+package main
+
+import (
+	cephv1 "github.com/rook/rook/pkg/apis/ceph.rook.io/v1"
+
+	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
+)
+
+// DeviceID identifies a device the way the CephCluster lists it: the node
+// and the device name under spec.storage.nodes[].devices[].
+type DeviceID struct {
+	Node, Device string
+}
+
+func (a DeviceID) less(b DeviceID) bool {
+	if a.Node != b.Node {
+		return a.Node < b.Node
+	}
+	return a.Device < b.Device
+}
+
+// StorageDeviceName is the name a disk gets in the CephCluster's device
+// list: its /dev/disk/by-id/ path, which Rook documents as the form that
+// does not change after reboots, else its kernel path (loop devices and
+// some virtual disks have nothing better).
+func StorageDeviceName(s cephv1alpha1.DiskStatus) string {
+	if s.StablePath != "" {
+		return s.StablePath
+	}
+	return s.Path
+}
+
+// DeviceIDOf is the CephCluster identity of a Disk.
+func DeviceIDOf(d *cephv1alpha1.Disk) DeviceID {
+	return DeviceID{Node: d.Status.NodeName, Device: StorageDeviceName(d.Status)}
+}
+
+// ClusterDevices is the set of devices a CephCluster already lists. A nil
+// cluster lists none.
+func ClusterDevices(cluster *cephv1.CephCluster) map[DeviceID]bool {
+	set := map[DeviceID]bool{}
+	if cluster == nil {
+		return set
+	}
+	for _, node := range cluster.Spec.Storage.Nodes {
+		for _, dev := range node.Devices {
+			set[DeviceID{Node: node.Name, Device: dev.Name}] = true
+		}
+	}
+	return set
+}
+
+// RenderStorageNodes turns the disk union into the CephCluster's
+// spec.storage.nodes: one entry per node (named as the node's
+// kubernetes.io/hostname, which is the node name discovery reports), its
+// devices deduplicated, nodes and devices sorted so the same union always
+// renders the same list and an unchanged union never causes a write.
+func RenderStorageNodes(disks []cephv1alpha1.Disk) []cephv1.Node {
+	byNode := map[string]map[string]bool{}
+	for i := range disks {
+		id := DeviceIDOf(&disks[i])
+		if id.Node == "" || id.Device == "" {
+			continue
+		}
+		if byNode[id.Node] == nil {
+			byNode[id.Node] = map[string]bool{}
+		}
+		byNode[id.Node][id.Device] = true
+	}
+	nodes := make([]cephv1.Node, 0, len(byNode))
+	for _, name := range sortedKeys(byNode) {
+		node := cephv1.Node{Name: name}
+		for _, dev := range sortedKeys(byNode[name]) {
+			node.Devices = append(node.Devices, cephv1.Device{Name: dev})
+		}
+		nodes = append(nodes, node)
+	}
+	return nodes
+}

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"sort"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
+)
+
+// Derived object names. A consumer's name is operator-chosen and a
+// StorageClass is cluster-scoped, so an unprefixed name could collide with
+// a class that is already there (a BlockStorage called local-path would take
+// over k3d's default class and garbage-collect it on delete). The prefix
+// makes collisions unlikely; the controller-reference check on the derived
+// objects is what makes them harmless.
+const (
+	blockPrefix  = "ceph-"
+	filePrefix   = "cephfs-"
+	objectPrefix = "cephobj-"
+)
+
+// BlockPoolName names both the CephBlockPool and the RBD StorageClass of a
+// BlockStorage: ceph-<name>.
+func BlockPoolName(blockStorage string) string { return blockPrefix + blockStorage }
+
+// FilesystemName names both the CephFilesystem and the CephFS StorageClass
+// of a FileStorage: cephfs-<name>.
+func FilesystemName(fileStorage string) string { return filePrefix + fileStorage }
+
+// ObjectStoreName names both the CephObjectStore and the bucket
+// StorageClass of an ObjectStorage: cephobj-<name>.
+func ObjectStoreName(objectStorage string) string { return objectPrefix + objectStorage }
+
+// ClaimOwners decides, for every disk any live DiskPool lists, which pool
+// owns it: the oldest pool (by creationTimestamp, ties broken by name).
+// Nothing stops two pools from listing the same disk; the younger one skips
+// it and the disk is counted once. The same answer fills Disk.status.claimedBy,
+// so the inventory and the reconcilers never disagree.
+//
+// Pools being deleted own nothing. The pools are sorted once and each disk
+// is decided the first time a pool lists it: O(P log P + total disk names),
+// not a scan of all pools per disk. The input slice is not reordered.
+func ClaimOwners(pools []cephv1alpha1.DiskPool) map[string]string {
+	owners := make(map[string]string)
+	for _, pool := range byAge(pools) {
+		for _, disk := range pool.Spec.Disks {
+			if _, taken := owners[disk]; !taken {
+				owners[disk] = pool.Name
+			}
+		}
+	}
+	return owners
+}
+
+// byAge returns the live pools, oldest first, ties broken by name.
+func byAge(pools []cephv1alpha1.DiskPool) []*cephv1alpha1.DiskPool {
+	live := make([]*cephv1alpha1.DiskPool, 0, len(pools))
+	for i := range pools {
+		if pools[i].DeletionTimestamp == nil {
+			live = append(live, &pools[i])
+		}
+	}
+	sort.Slice(live, func(i, j int) bool {
+		a, b := live[i], live[j]
+		if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
+			return a.CreationTimestamp.Before(&b.CreationTimestamp)
+		}
+		return a.Name < b.Name
+	})
+	return live
+}
+
+// controllerReference makes a consumer the controller owner of a derived
+// object, so deleting the consumer garbage-collects it. A namespaced
+// dependent may have a cluster-scoped owner.
+func controllerReference(owner metav1.Object, kind string) metav1.OwnerReference {
+	return metav1.OwnerReference{
+		APIVersion:         cephv1alpha1.GroupVersion.String(),
+		Kind:               kind,
+		Name:               owner.GetName(),
+		UID:                owner.GetUID(),
+		Controller:         ptrTo(true),
+		BlockOwnerDeletion: ptrTo(true),
+	}
+}
+
+// IsControlledBy reports whether obj's controller reference points at the
+// owner with this UID. Ownership is decided by UID, never by name: a
+// same-named object without such a reference is foreign and is never
+// adopted, updated or deleted.
+func IsControlledBy(obj metav1.Object, owner types.UID) bool {
+	ref := metav1.GetControllerOf(obj)
+	return ref != nil && owner != "" && ref.UID == owner
+}

@@ -1,0 +1,177 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// RookChartVersion is the Rook operator chart the plugin installs. It is a
+// build constant, not configuration: the renderers and the Go types are
+// written and tested against this version's CRDs.
+const RookChartVersion = "v1.18.0"
+
+// Environment keys read by LoadConfig. Every key carries the FUNP_ prefix
+// the plugin runtime reserves for plugin configuration.
+const (
+	EnvOperatorNamespace    = "FUNP_OPERATOR_NAMESPACE"
+	EnvClusterNamespace     = "FUNP_CLUSTER_NAMESPACE"
+	EnvCephImage            = "FUNP_CEPH_IMAGE"
+	EnvMonCount             = "FUNP_MON_COUNT"
+	EnvMgrCount             = "FUNP_MGR_COUNT"
+	EnvAllowMultiplePerNode = "FUNP_ALLOW_MULTIPLE_PER_NODE"
+	EnvDevLoopDevices       = "FUNP_DEV_LOOP_DEVICES"
+	EnvCephFSMounter        = "FUNP_CEPHFS_MOUNTER"
+	EnvS3Region             = "FUNP_S3_REGION"
+	EnvChartRepository      = "FUNP_CHART_REPOSITORY"
+)
+
+// Defaults for keys that are unset or empty, and the bounds Rook's
+// CephCluster CRD puts on the daemon counts.
+const (
+	defaultNamespace       = "rook-ceph"
+	defaultCephImage       = "quay.io/ceph/ceph:v19.2.3" // Rook v1.18's example image
+	defaultChartRepository = "https://charts.rook.io/release"
+	defaultS3Region        = "nl-1"
+	defaultMonCount        = 3
+	defaultMgrCount        = 2
+	maxMonCount            = 9
+	maxMgrCount            = 5
+)
+
+// CephFS mounters the CephFS CSI driver accepts.
+const (
+	MounterKernel = "kernel"
+	MounterFuse   = "fuse"
+)
+
+// Config is the plugin's install-time configuration.
+type Config struct {
+	// OperatorNamespace runs the Rook operator and the discovery daemon; the
+	// CSI driver names (<ns>.rbd.csi.ceph.com) follow it.
+	OperatorNamespace string
+	// ClusterNamespace holds the CephCluster; StorageClass clusterID, the
+	// CSI secrets and the bucket provisioner (<ns>.ceph.rook.io/bucket)
+	// follow it.
+	ClusterNamespace string
+	// CephImage is the Ceph container image the CephCluster runs.
+	CephImage string
+	// MonCount is the number of Ceph monitors: odd, so they keep a quorum.
+	MonCount int
+	// MgrCount is the number of Ceph managers.
+	MgrCount int
+	// AllowMultiplePerNode lets several mons and mgrs share a node
+	// (single-node dev clusters).
+	AllowMultiplePerNode bool
+	// DevLoopDevices is the dev loop-device mode: Rook lists loop devices
+	// and the plugin publishes them as Disks. Never on real clusters, where a
+	// loop device is somebody's image file.
+	DevLoopDevices bool
+	// CephFSMounter is the CephFS StorageClass mounter: kernel or fuse.
+	CephFSMounter string
+	// S3Region is the region label bucket StorageClasses advertise; RGW
+	// enforces none.
+	S3Region string
+	// ChartRepository is the Helm repository the Rook chart is installed from.
+	ChartRepository string
+}
+
+// LoadConfig reads the FUNP_ environment through getenv (os.Getenv in
+// production, a map lookup in tests), fills defaults for empty keys and
+// validates the result. The error lists every invalid key, each named.
+func LoadConfig(getenv func(string) string) (Config, error) {
+	r := envReader{getenv: getenv}
+	cfg := Config{
+		OperatorNamespace:    r.namespace(EnvOperatorNamespace),
+		ClusterNamespace:     r.namespace(EnvClusterNamespace),
+		CephImage:            r.str(EnvCephImage, defaultCephImage),
+		MonCount:             r.count(EnvMonCount, defaultMonCount, 1, maxMonCount),
+		MgrCount:             r.count(EnvMgrCount, defaultMgrCount, 1, maxMgrCount),
+		AllowMultiplePerNode: r.boolean(EnvAllowMultiplePerNode),
+		DevLoopDevices:       r.boolean(EnvDevLoopDevices),
+		CephFSMounter:        r.oneOf(EnvCephFSMounter, MounterKernel, MounterKernel, MounterFuse),
+		S3Region:             r.str(EnvS3Region, defaultS3Region),
+		ChartRepository:      r.url(EnvChartRepository, defaultChartRepository),
+	}
+	if cfg.MonCount%2 == 0 {
+		r.fail(EnvMonCount, strconv.Itoa(cfg.MonCount), "must be odd so the monitors keep a quorum")
+	}
+	if err := errors.Join(r.errs...); err != nil {
+		return Config{}, fmt.Errorf("configuration: %w", err)
+	}
+	return cfg, nil
+}
+
+// envReader collects every invalid key instead of stopping at the first,
+// so one start-up reports all of them.
+type envReader struct {
+	getenv func(string) string
+	errs   []error
+}
+
+func (r *envReader) fail(key, value, why string) {
+	r.errs = append(r.errs, fmt.Errorf("%s=%q: %s", key, value, why))
+}
+
+func (r *envReader) str(key, def string) string {
+	if v := r.getenv(key); v != "" {
+		return v
+	}
+	return def
+}
+
+func (r *envReader) namespace(key string) string {
+	v := r.str(key, defaultNamespace)
+	if msgs := validation.IsDNS1123Label(v); len(msgs) > 0 {
+		r.fail(key, v, "not a namespace name: "+msgs[0])
+	}
+	return v
+}
+
+func (r *envReader) count(key string, def, lo, hi int) int {
+	v := r.getenv(key)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < lo || n > hi {
+		r.fail(key, v, fmt.Sprintf("must be a whole number from %d to %d", lo, hi))
+		return def
+	}
+	return n
+}
+
+func (r *envReader) boolean(key string) bool {
+	v := r.getenv(key)
+	if v == "" {
+		return false
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		r.fail(key, v, "must be true or false")
+	}
+	return b
+}
+
+func (r *envReader) oneOf(key, def string, allowed ...string) string {
+	v := r.str(key, def)
+	for _, a := range allowed {
+		if v == a {
+			return v
+		}
+	}
+	r.fail(key, v, fmt.Sprintf("must be one of %v", allowed))
+	return def
+}
+
+func (r *envReader) url(key, def string) string {
+	v := r.str(key, def)
+	u, err := url.Parse(v)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		r.fail(key, v, "must be an http(s) URL")
+	}
+	return v
+}

@@ -1,0 +1,492 @@
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
+)
+
+// Rook's discovery daemon writes one ConfigMap per node in the operator
+// namespace, labelled app=rook-discover and rook.io/node=<node>, with the
+// probed devices as a JSON array under the devices key.
+const (
+	DiscoveryAppLabel   = "app"
+	DiscoveryAppValue   = "rook-discover"
+	DiscoveryNodeLabel  = "rook.io/node"
+	DiscoveryDevicesKey = "devices"
+)
+
+// byIDDir holds the udev links that name a device by what it is rather than
+// by where the kernel enumerated it.
+const byIDDir = "/dev/disk/by-id/"
+
+// stableLinkPreference orders /dev/disk/by-id/ links from most to least
+// trustworthy: a WWN or an NVMe EUI is burnt into the device, a bus-specific
+// serial comes next. Links matching none of these rank after all of them.
+var stableLinkPreference = []string{"wwn-", "nvme-eui.", "scsi-", "ata-", "nvme-", "virtio-", "usb-"}
+
+// logicalLinkPrefixes name logical layers (LVM, device mapper, MD RAID)
+// rather than the physical device: they can be rebuilt on top of a different
+// disk, so they never identify one.
+var logicalLinkPrefixes = []string{"lvm-pv-uuid-", "dm-", "md-"}
+
+// partitionSuffix is how udev names a partition's by-id link after its disk's.
+var partitionSuffix = regexp.MustCompile(`-part[0-9]+$`)
+
+// DiscoveryOptions are the install settings that change what is published.
+type DiscoveryOptions struct {
+	// AllowLoopDevices publishes loop devices (the dev loop-device mode). On
+	// a real node a loop device is someone's image file, never a free disk.
+	AllowLoopDevices bool
+}
+
+// DiscoveredDisk is one Disk as discovery describes it: its name and the
+// status fields discovery owns. ClaimedBy and LastSeenTime are left for the
+// caller (claims come from the pools, the time from the clock).
+type DiscoveredDisk struct {
+	Name   string
+	Status cephv1alpha1.DiskStatus
+}
+
+// discoveredDevice is one entry of Rook's devices JSON (pkg/util/sys
+// LocalDisk in Rook v1.18). Only the fields the plugin reads are listed.
+type discoveredDevice struct {
+	Name           string                `json:"name"`
+	Parent         string                `json:"parent"`
+	DevLinks       string                `json:"devLinks"`
+	Size           uint64                `json:"size"`
+	Serial         string                `json:"serial"`
+	Type           string                `json:"type"`
+	Rotational     bool                  `json:"rotational"`
+	ReadOnly       bool                  `json:"readOnly"`
+	Partitions     []discoveredPartition `json:"Partitions"`
+	Filesystem     string                `json:"filesystem"`
+	Mountpoint     string                `json:"mountpoint"`
+	Model          string                `json:"model"`
+	WWN            string                `json:"wwn"`
+	Empty          bool                  `json:"empty"`
+	CephVolumeData string                `json:"cephVolumeData"`
+}
+
+type discoveredPartition struct {
+	Name       string `json:"Name"`
+	Filesystem string `json:"Filesystem"`
+}
+
+// cephVolumeVerdict is ceph-volume inventory's view of a device. Rook passes
+// it on as a JSON string inside the device entry, not as an object.
+type cephVolumeVerdict struct {
+	Available       bool     `json:"available"`
+	RejectedReasons []string `json:"rejected_reasons"`
+}
+
+// ParseDiscovery turns one discovery ConfigMap into the Disks of its node,
+// sorted by name. The node comes from the rook.io/node label: Rook hashes the
+// ConfigMap's name for long node names.
+//
+// Every physical device is published, usable or not, so nothing vanishes
+// without an explanation: Rook lists a partitioned disk only through its
+// partitions (or an LVM/crypt child), so those are folded back into their
+// disk, published as InUse with the reason. Loop devices are published only
+// with opts.AllowLoopDevices. Malformed JSON is an error naming the
+// ConfigMap.
+func ParseDiscovery(cm *corev1.ConfigMap, opts DiscoveryOptions) ([]DiscoveredDisk, error) {
+	if cm == nil {
+		return nil, fmt.Errorf("discovery ConfigMap is nil")
+	}
+	ref := cm.Namespace + "/" + cm.Name
+	node := cm.Labels[DiscoveryNodeLabel]
+	if node == "" {
+		return nil, fmt.Errorf("discovery ConfigMap %s: no %s label naming the node", ref, DiscoveryNodeLabel)
+	}
+	raw, ok := cm.Data[DiscoveryDevicesKey]
+	if !ok {
+		return nil, fmt.Errorf("discovery ConfigMap %s: no %q key", ref, DiscoveryDevicesKey)
+	}
+	var devices []discoveredDevice
+	if err := json.Unmarshal([]byte(raw), &devices); err != nil {
+		return nil, fmt.Errorf("discovery ConfigMap %s: parse %q: %w", ref, DiscoveryDevicesKey, err)
+	}
+	return describeNode(node, devices, opts), nil
+}
+
+// describeNode groups a node's device entries by physical device and
+// describes each one.
+func describeNode(node string, devices []discoveredDevice, opts DiscoveryOptions) []DiscoveredDisk {
+	tree := newDeviceTree(devices)
+	var disks []DiscoveredDisk
+	for _, root := range tree.roots() {
+		if tree.isLoop(root) && !opts.AllowLoopDevices {
+			continue
+		}
+		disks = append(disks, DiscoveredDisk{Status: tree.describe(node, root)})
+	}
+	nameDisks(node, disks)
+	sort.Slice(disks, func(i, j int) bool { return disks[i].Name < disks[j].Name })
+	return disks
+}
+
+// nameDisks gives each disk its deterministic name. Two devices that claim
+// the same identity (a serial shared by virtual disks, a WWN seen through two
+// paths) both fall back to their kernel path, so neither hides the other.
+func nameDisks(node string, disks []DiscoveredDisk) {
+	keys := make([]string, len(disks))
+	seen := make(map[string]int, len(disks))
+	for i, d := range disks {
+		keys[i] = DeviceKey(d.Status.StablePath, d.Status.WWN, d.Status.Serial, d.Status.Path)
+		seen[keys[i]]++
+	}
+	for i := range disks {
+		if seen[keys[i]] > 1 {
+			keys[i] = disks[i].Status.Path
+		}
+		disks[i].Name = DiskName(node, keys[i])
+	}
+}
+
+// deviceTree indexes a node's entries by kernel name and collects, per
+// physical device, the entries layered on it (partitions, LVM, crypt).
+type deviceTree struct {
+	byName   map[string]*discoveredDevice
+	children map[string][]*discoveredDevice
+}
+
+func newDeviceTree(devices []discoveredDevice) *deviceTree {
+	t := &deviceTree{byName: map[string]*discoveredDevice{}, children: map[string][]*discoveredDevice{}}
+	for i := range devices {
+		d := &devices[i]
+		d.Name = strings.TrimPrefix(d.Name, "/dev/")
+		d.Parent = strings.TrimPrefix(d.Parent, "/dev/")
+		if d.Name == "" {
+			continue
+		}
+		if _, dup := t.byName[d.Name]; !dup {
+			t.byName[d.Name] = d
+		}
+	}
+	for _, name := range sortedKeys(t.byName) {
+		d := t.byName[name]
+		if !isPhysical(d) {
+			if root := t.rootOf(d); root != "" {
+				t.children[root] = append(t.children[root], d)
+			}
+		}
+	}
+	return t
+}
+
+// roots lists every physical device, listed or only implied by its
+// children, sorted by kernel name.
+func (t *deviceTree) roots() []string {
+	set := map[string]bool{}
+	for name, d := range t.byName {
+		if isPhysical(d) {
+			set[name] = true
+		}
+	}
+	for name := range t.children {
+		set[name] = true
+	}
+	return sortedKeys(set)
+}
+
+// rootOf follows parent links to the physical device under d: the first
+// ancestor that is not itself a layered entry of this ConfigMap. Parent
+// cycles in malformed input end the walk instead of looping.
+func (t *deviceTree) rootOf(d *discoveredDevice) string {
+	visited := map[string]bool{}
+	for d.Parent != "" && !visited[d.Name] {
+		visited[d.Name] = true
+		parent, listed := t.byName[d.Parent]
+		if !listed || isPhysical(parent) {
+			return d.Parent
+		}
+		d = parent
+	}
+	return ""
+}
+
+// describe builds the status of one physical device.
+func (t *deviceTree) describe(node, root string) cephv1alpha1.DiskStatus {
+	d, listed := t.byName[root]
+	if !listed {
+		d = t.impliedDisk(root)
+	}
+	status := cephv1alpha1.DiskStatus{
+		NodeName:   node,
+		Path:       "/dev/" + root,
+		StablePath: StablePath(d.DevLinks),
+		Size:       bytesQuantity(d.Size),
+		Type:       diskType(root, d.Rotational),
+		Rotational: d.Rotational,
+		Model:      d.Model,
+		Serial:     d.Serial,
+		WWN:        d.WWN,
+		Filesystem: d.Filesystem,
+	}
+	status.Reason = t.unavailableReason(root, d)
+	status.Available = status.Reason == ""
+	status.State = cephv1alpha1.DiskAvailable
+	if !status.Available {
+		status.State = cephv1alpha1.DiskInUse
+	}
+	return status
+}
+
+// impliedDisk reconstructs a disk Rook did not list because it has
+// partitions or other children. Its identity comes from its first direct
+// partition: udev names a partition's by-id links after its disk's plus
+// -partN, and carries the disk's serial, model and WWN. The size is the sum
+// of its partitions, a lower bound of the disk's.
+func (t *deviceTree) impliedDisk(root string) *discoveredDevice {
+	d := &discoveredDevice{Name: root}
+	identified := false
+	for _, c := range t.children[root] {
+		if c.Parent != root || c.Type != "part" {
+			continue
+		}
+		d.Size += c.Size
+		if !identified {
+			identified = true
+			d.DevLinks = partitionSuffixStripped(c.DevLinks)
+			d.Serial, d.Model, d.WWN, d.Rotational = c.Serial, c.Model, c.WWN, c.Rotational
+		}
+	}
+	return d
+}
+
+// unavailableReason says why a device cannot be given to Ceph, or "" when it
+// can. Discovery is a stale snapshot (empty stays true after an OSD takes
+// the disk), so every signal is checked, not only empty.
+func (t *deviceTree) unavailableReason(root string, d *discoveredDevice) string {
+	if kids := t.children[root]; len(kids) > 0 {
+		return childrenReason(kids)
+	}
+	if len(d.Partitions) > 0 {
+		return "partitioned"
+	}
+	switch {
+	case d.Filesystem != "":
+		return "filesystem " + d.Filesystem
+	case d.Mountpoint != "":
+		return "mounted at " + d.Mountpoint
+	case d.ReadOnly:
+		return "read-only"
+	case d.Size == 0:
+		return "reports no capacity"
+	}
+	if reason := cephVolumeReason(d.CephVolumeData); reason != "" {
+		return reason
+	}
+	if !d.Empty {
+		return "not empty"
+	}
+	return ""
+}
+
+// childrenReason describes what sits on a disk: "partitioned: sdb1 (ext4),
+// sdb2", or "in use by lvm dm-0".
+func childrenReason(kids []*discoveredDevice) string {
+	var parts, others []string
+	for _, k := range kids {
+		desc := k.Name
+		if k.Filesystem != "" {
+			desc += " (" + k.Filesystem + ")"
+		}
+		if k.Type == "part" {
+			parts = append(parts, desc)
+		} else {
+			others = append(others, k.Type+" "+desc)
+		}
+	}
+	if len(parts) > 0 {
+		return "partitioned: " + strings.Join(parts, ", ")
+	}
+	return "in use by " + strings.Join(others, ", ")
+}
+
+// cephVolumeReason reads ceph-volume's verdict (a JSON string) and returns
+// its rejection, or "" when it accepts the device or did not run.
+func cephVolumeReason(data string) string {
+	if data == "" {
+		return ""
+	}
+	var v cephVolumeVerdict
+	if err := json.Unmarshal([]byte(data), &v); err != nil {
+		return "unreadable ceph-volume verdict"
+	}
+	if v.Available {
+		return ""
+	}
+	if len(v.RejectedReasons) == 0 {
+		return "rejected by ceph-volume"
+	}
+	return "rejected by ceph-volume: " + strings.Join(v.RejectedReasons, "; ")
+}
+
+// StablePath picks the /dev/disk/by-id/ link that names the device itself
+// from udev's space-separated links, in stableLinkPreference order, ties
+// broken lexicographically. Links of logical layers are ignored. It returns
+// "" when there is none (loop devices, some virtual disks): those fall back
+// to the kernel path, which is only as stable as the kernel's ordering.
+//
+// The stable path is what goes into the CephCluster's device list: Rook
+// documents the by-id form as the one that does not change after reboots.
+func StablePath(devLinks string) string {
+	best, bestRank := "", math.MaxInt
+	for _, link := range strings.Fields(devLinks) {
+		id, ok := strings.CutPrefix(link, byIDDir)
+		if !ok || id == "" || strings.Contains(id, "/") || hasAnyPrefix(id, logicalLinkPrefixes) {
+			continue
+		}
+		rank := linkRank(id)
+		if rank < bestRank || (rank == bestRank && link < best) {
+			best, bestRank = link, rank
+		}
+	}
+	return best
+}
+
+func linkRank(id string) int {
+	for i, prefix := range stableLinkPreference {
+		if strings.HasPrefix(id, prefix) {
+			return i
+		}
+	}
+	return len(stableLinkPreference)
+}
+
+// partitionSuffixStripped turns a partition's by-id links into its disk's.
+func partitionSuffixStripped(devLinks string) string {
+	var out []string
+	for _, link := range strings.Fields(devLinks) {
+		if strings.HasPrefix(link, byIDDir) && partitionSuffix.MatchString(link) {
+			out = append(out, partitionSuffix.ReplaceAllString(link, ""))
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+// DeviceKey is the identity a Disk's name is hashed from: the stable path,
+// else the WWN, else the serial, else the kernel path. A Disk whose name
+// moved would drop out of every DiskPool listing it, so the key prefers what
+// survives a reboot and a kernel rename.
+func DeviceKey(stablePath, wwn, serial, kernelPath string) string {
+	switch {
+	case stablePath != "":
+		return stablePath
+	case wwn != "":
+		return "wwn:" + wwn
+	case serial != "":
+		return "serial:" + serial
+	}
+	return kernelPath
+}
+
+// maxDiskNameLen keeps Disk names usable as label values too.
+const maxDiskNameLen = 63
+
+// diskHashLen is the hex length of the hash in a Disk name (64 bits).
+const diskHashLen = 16
+
+// DiskName is the deterministic DNS-1123 name of a device: a readable
+// prefix from the node name, then a hash of the real node name and the
+// device key. Hashing the real node name keeps worker.1 and worker-1 apart
+// even though both sanitise to worker-1; hashing the key (not the kernel
+// name) keeps the name after a kernel rename.
+func DiskName(node, key string) string {
+	sum := sha256.Sum256([]byte(node + "\x00" + key))
+	hash := hex.EncodeToString(sum[:])[:diskHashLen]
+	prefix := sanitiseNodeName(node, maxDiskNameLen-diskHashLen-1)
+	if prefix == "" {
+		return "disk-" + hash
+	}
+	return prefix + "-" + hash
+}
+
+// sanitiseNodeName lowercases and keeps [a-z0-9-], turning everything else
+// into '-', trimmed to max and of leading and trailing dashes.
+func sanitiseNodeName(node string, max int) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(node) {
+		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('-')
+		}
+		if b.Len() >= max {
+			break
+		}
+	}
+	return strings.Trim(b.String(), "-")
+}
+
+// MarkMissing is the status of a Disk that discovery stopped reporting (its
+// device or its node went away). The Disk is never deleted: pools that list
+// it keep their meaning and its OSD is not touched. Everything discovery
+// knew stays; lastSeenTime is kept, or set to now when it was never set.
+func MarkMissing(prev cephv1alpha1.DiskStatus, now time.Time) cephv1alpha1.DiskStatus {
+	next := *prev.DeepCopy()
+	if next.LastSeenTime == nil {
+		next.LastSeenTime = &metav1.Time{Time: now}
+	}
+	next.State = cephv1alpha1.DiskMissing
+	next.Available = false
+	next.Reason = "not reported by discovery since " + next.LastSeenTime.UTC().Format(time.RFC3339)
+	return next
+}
+
+func isPhysical(d *discoveredDevice) bool { return d.Type == "disk" || d.Type == "loop" }
+
+// isLoop recognises a loop device by its type or, when only its partitions
+// are listed, by its kernel name.
+func (t *deviceTree) isLoop(root string) bool {
+	if d, listed := t.byName[root]; listed {
+		return d.Type == "loop"
+	}
+	return strings.HasPrefix(root, "loop")
+}
+
+func diskType(kernelName string, rotational bool) cephv1alpha1.DiskType {
+	switch {
+	case strings.HasPrefix(kernelName, "nvme"):
+		return cephv1alpha1.DiskTypeNVMe
+	case rotational:
+		return cephv1alpha1.DiskTypeHDD
+	}
+	return cephv1alpha1.DiskTypeSSD
+}
+
+func bytesQuantity(n uint64) *resource.Quantity {
+	return resource.NewQuantity(int64(min(n, math.MaxInt64)), resource.BinarySI)
+}
+
+func hasAnyPrefix(s string, prefixes []string) bool {
+	for _, p := range prefixes {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,34 @@
+package main
+
+import (
+	cephv1 "github.com/rook/rook/pkg/apis/ceph.rook.io/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
+)
+
+// ObjectStorePort is the RGW Service port; TLS is a gateway concern.
+const ObjectStorePort = 80
+
+// RenderObjectStore is the CephObjectStore cephobj-<name> of an
+// ObjectStorage, in the CephCluster's namespace, controlled by the
+// ObjectStorage. It runs spec.gatewayInstances RGW pods behind the Service
+// rook-ceph-rgw-cephobj-<name>. Metadata and data pools replicate at the
+// same size. preservePoolsOnDelete is always true: deleting the
+// ObjectStorage keeps the cephobj-<name>.rgw.* pools and their data.
+func RenderObjectStore(store *cephv1alpha1.ObjectStorage, clusterNamespace string, r Replication) *cephv1.CephObjectStore {
+	instances := store.Spec.GatewayInstances
+	if instances < 1 {
+		instances = 1
+	}
+	return &cephv1.CephObjectStore{
+		TypeMeta:   metav1.TypeMeta{APIVersion: cephv1.SchemeGroupVersion.String(), Kind: "CephObjectStore"},
+		ObjectMeta: derivedMeta(ObjectStoreName(store.Name), clusterNamespace, store, "ObjectStorage"),
+		Spec: cephv1.ObjectStoreSpec{
+			MetadataPool:          replicatedPool(r),
+			DataPool:              replicatedPool(r),
+			PreservePoolsOnDelete: true,
+			Gateway:               cephv1.GatewaySpec{Port: ObjectStorePort, Instances: instances},
+		},
+	}
+}

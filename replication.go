@@ -1,0 +1,104 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+)
+
+// CRUSH failure domains the plugin uses.
+const (
+	FailureDomainHost = "host"
+	FailureDomainOSD  = "osd"
+)
+
+// maxReplicas caps automatic sizing: three copies is Ceph's usual safety
+// level, and more nodes do not warrant more copies.
+const maxReplicas = 3
+
+// ErrNoDisks means no DiskPool contributes any disk, so there is nothing to
+// size replication against; a consumer goes Degraded with this message.
+var ErrNoDisks = errors.New("no DiskPool contributes disks")
+
+// Replication is how a consumer's Ceph pools are sized.
+type Replication struct {
+	// Size is the replica count of every pool the consumer derives.
+	Size int32
+	// FailureDomain is host when the copies can sit on different nodes,
+	// else osd.
+	FailureDomain string
+	// RequireSafeReplicaSize is false only for size 1: Ceph refuses a
+	// size-1 pool unless the safety check is switched off.
+	RequireSafeReplicaSize bool
+	// Message explains a clamped request; empty when nothing was clamped.
+	Message string
+}
+
+// ComputeReplication sizes a consumer's pools against nodes, the number of
+// nodes that contribute disks cluster-wide (see Union): every DiskPool feeds
+// one OSD set, so sizing against one pool would under-replicate.
+//
+// Absent requested means min(3, nodes). An explicit count is clamped down to
+// nodes, with the reason in Message, so the consumer provisions instead of
+// waiting for disks that may never arrive. The failure domain is host when
+// at least 2 replicas span at least 2 nodes, otherwise osd, so a single-node
+// cluster still provisions. Zero nodes is ErrNoDisks.
+func ComputeReplication(requested *int32, nodes int) (Replication, error) {
+	if nodes < 1 {
+		return Replication{}, ErrNoDisks
+	}
+	size := int32(min(maxReplicas, nodes))
+	var message string
+	if requested != nil {
+		size, message = clampRequested(*requested, nodes)
+	}
+	domain := FailureDomainOSD
+	if size >= 2 && nodes >= 2 {
+		domain = FailureDomainHost
+	}
+	return Replication{
+		Size:                   size,
+		FailureDomain:          domain,
+		RequireSafeReplicaSize: size > 1,
+		Message:                message,
+	}, nil
+}
+
+// clampRequested keeps an explicit replica count within 1..3 (the CRD
+// already enforces that) and within the node count.
+func clampRequested(requested int32, nodes int) (int32, string) {
+	switch {
+	case requested < 1:
+		return 1, fmt.Sprintf("%d replicas requested; using 1", requested)
+	case requested > maxReplicas && nodes >= maxReplicas:
+		return maxReplicas, fmt.Sprintf("%d replicas requested; using the maximum of %d", requested, maxReplicas)
+	case int(requested) > nodes:
+		return int32(nodes), fmt.Sprintf("%d replicas requested but only %s contribute disks; using %d",
+			requested, plural(nodes, "node"), nodes)
+	}
+	return requested, ""
+}
+
+// DescribeReplicationChange says, for an Event and a condition, when a pool
+// must re-replicate every byte: a larger size, or a move from osd to host
+// failure domain. It returns "" when the change costs no data movement
+// (first sizing, unchanged, or smaller), so automatic sizing never
+// re-replicates silently when a node joins.
+func DescribeReplicationChange(oldSize int32, oldDomain string, next Replication) string {
+	if oldSize == 0 {
+		return ""
+	}
+	grows := next.Size > oldSize
+	spreads := oldDomain == FailureDomainOSD && next.FailureDomain == FailureDomainHost
+	if !grows && !spreads {
+		return ""
+	}
+	return fmt.Sprintf("replication changes from %d (%s) to %d (%s): Ceph re-replicates every byte in the pool",
+		oldSize, oldDomain, next.Size, next.FailureDomain)
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return fmt.Sprintf("1 %s", word)
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}

@@ -1,0 +1,187 @@
+package main
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
+)
+
+// ContestedDisk is a disk a pool lists but an older pool owns.
+type ContestedDisk struct {
+	Disk, Owner string
+}
+
+// UnusableDisk is a disk a pool owns that cannot join the CephCluster.
+type UnusableDisk struct {
+	Disk, Reason string
+}
+
+// PoolResolution is what one DiskPool's spec.disks resolved to.
+type PoolResolution struct {
+	Pool string
+	// Selected are the Disks that feed the CephCluster, in spec order.
+	Selected []cephv1alpha1.Disk
+	// Missing are listed names with no Disk object.
+	Missing []string
+	// Contested are listed disks an older pool owns.
+	Contested []ContestedDisk
+	// Unusable are owned disks that are neither available nor already in
+	// the CephCluster.
+	Unusable []UnusableDisk
+	// RawCapacity is the summed size of Selected.
+	RawCapacity resource.Quantity
+}
+
+// ResolvePool resolves a pool's spec.disks against the published Disks
+// (by name), the claim owners (ClaimOwners) and the devices the CephCluster
+// already lists (ClusterDevices).
+//
+// A disk is selected when the pool owns it and it is Available, or when its
+// device is already in the CephCluster: discovery is a stale snapshot and an
+// OSD is exactly what makes a selected disk stop looking empty, and a device
+// that vanished keeps its place until the operator takes it out of the pool
+// (removing a device never removes its OSD, so that must be deliberate).
+func ResolvePool(pool *cephv1alpha1.DiskPool, disks map[string]*cephv1alpha1.Disk, owners map[string]string, inCluster map[DeviceID]bool) PoolResolution {
+	res := PoolResolution{Pool: pool.Name}
+	for _, name := range pool.Spec.Disks {
+		disk, ok := disks[name]
+		switch {
+		case !ok:
+			res.Missing = append(res.Missing, name)
+		case owners[name] != pool.Name:
+			res.Contested = append(res.Contested, ContestedDisk{Disk: name, Owner: owners[name]})
+		case disk.Status.State == cephv1alpha1.DiskAvailable || inCluster[DeviceIDOf(disk)]:
+			res.Selected = append(res.Selected, *disk)
+			if disk.Status.Size != nil {
+				res.RawCapacity.Add(*disk.Status.Size)
+			}
+		default:
+			res.Unusable = append(res.Unusable, UnusableDisk{Disk: name, Reason: unusableReason(disk)})
+		}
+	}
+	return res
+}
+
+func unusableReason(d *cephv1alpha1.Disk) string {
+	if d.Status.Reason != "" {
+		return d.Status.Reason
+	}
+	if d.Status.State != "" {
+		return strings.ToLower(string(d.Status.State))
+	}
+	return "not yet described by discovery"
+}
+
+// Phase is Ready when at least one disk is selected, else Degraded.
+func (r PoolResolution) Phase() cephv1alpha1.DiskPoolPhase {
+	if len(r.Selected) > 0 {
+		return cephv1alpha1.DiskPoolReady
+	}
+	return cephv1alpha1.DiskPoolDegraded
+}
+
+// Message names every skipped disk and why, in spec order, or "" when
+// every listed disk is selected.
+func (r PoolResolution) Message() string {
+	var parts []string
+	for _, name := range r.Missing {
+		parts = append(parts, fmt.Sprintf("disk %s not found", name))
+	}
+	for _, c := range r.Contested {
+		parts = append(parts, fmt.Sprintf("disk %s belongs to older DiskPool %s", c.Disk, c.Owner))
+	}
+	for _, u := range r.Unusable {
+		parts = append(parts, fmt.Sprintf("disk %s unusable: %s", u.Disk, u.Reason))
+	}
+	msg := strings.Join(parts, "; ")
+	if len(r.Selected) == 0 {
+		if msg == "" {
+			return "no disks listed"
+		}
+		return "no listed disk is usable: " + msg
+	}
+	if msg != "" {
+		return "skipped " + msg
+	}
+	return ""
+}
+
+// DiskPoolStatus is the status a pool should have for this resolution at
+// generation. Conditions from prev are kept; the Ready condition keeps its
+// lastTransitionTime unless its status changes (then it becomes now), so an
+// unchanged resolution yields an unchanged status and costs no write.
+func (r PoolResolution) DiskPoolStatus(prev cephv1alpha1.DiskPoolStatus, generation int64, now time.Time) cephv1alpha1.DiskPoolStatus {
+	capacity := r.RawCapacity.DeepCopy()
+	next := cephv1alpha1.DiskPoolStatus{
+		Phase:              r.Phase(),
+		SelectedDiskCount:  int32(len(r.Selected)),
+		RawCapacity:        &capacity,
+		Message:            r.Message(),
+		ObservedGeneration: generation,
+		Conditions:         append([]metav1.Condition(nil), prev.Conditions...),
+	}
+	cond := metav1.Condition{
+		Type:               cephv1alpha1.ConditionReady,
+		Status:             metav1.ConditionTrue,
+		Reason:             "DisksSelected",
+		Message:            plural(len(r.Selected), "disk") + " selected",
+		ObservedGeneration: generation,
+		LastTransitionTime: metav1.NewTime(now),
+	}
+	if next.Phase != cephv1alpha1.DiskPoolReady {
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, "NoUsableDisks", next.Message
+	}
+	meta.SetStatusCondition(&next.Conditions, cond)
+	return next
+}
+
+// DiskUnion is the shared OSD set: what every live DiskPool contributes.
+type DiskUnion struct {
+	// Disks are the selected disks of every live pool, one per device
+	// (node and device name), sorted by node then device.
+	Disks []cephv1alpha1.Disk
+	// Nodes is how many distinct nodes contribute disks: the node count
+	// ComputeReplication sizes every consumer against.
+	Nodes int
+	// Owners maps each listed disk to its owning pool (Disk.status.claimedBy).
+	Owners map[string]string
+	// Pools holds each live pool's resolution, by pool name, for its status.
+	Pools map[string]PoolResolution
+}
+
+// Union computes the shared disk union once per change, for the CephCluster
+// (RenderStorageNodes), the consumers (Nodes) and every pool's status, so
+// no reconciler re-lists everything per pool or per disk. Pools being
+// deleted contribute nothing: deleting a pool recomputes the union without it.
+func Union(pools []cephv1alpha1.DiskPool, disks []cephv1alpha1.Disk, inCluster map[DeviceID]bool) DiskUnion {
+	byName := make(map[string]*cephv1alpha1.Disk, len(disks))
+	for i := range disks {
+		byName[disks[i].Name] = &disks[i]
+	}
+	u := DiskUnion{Owners: ClaimOwners(pools), Pools: map[string]PoolResolution{}}
+	seen := map[DeviceID]bool{}
+	nodes := map[string]bool{}
+	for _, pool := range byAge(pools) {
+		res := ResolvePool(pool, byName, u.Owners, inCluster)
+		u.Pools[pool.Name] = res
+		for _, d := range res.Selected {
+			id := DeviceIDOf(&d)
+			if seen[id] {
+				continue
+			}
+			seen[id] = true
+			nodes[id.Node] = true
+			u.Disks = append(u.Disks, d)
+		}
+	}
+	sort.Slice(u.Disks, func(i, j int) bool { return DeviceIDOf(&u.Disks[i]).less(DeviceIDOf(&u.Disks[j])) })
+	u.Nodes = len(nodes)
+	return u
+}
