@@ -453,10 +453,8 @@ func isPhysical(d *discoveredDevice) bool { return d.Type == "disk" || d.Type ==
 // isLoop recognises a loop device by its type or, when only its partitions
 // are listed, by its kernel name.
 func (t *deviceTree) isLoop(root string) bool {
-	if d, listed := t.byName[root]; listed {
-		return d.Type == "loop"
-	}
-	return strings.HasPrefix(root, "loop")
+	d, listed := t.byName[root]
+	return strings.HasPrefix(root, "loop") || (listed && d.Type == "loop")
 }
 
 func diskType(kernelName string, rotational bool) cephv1alpha1.DiskType {

@@ -72,7 +72,7 @@ func clampRequested(requested int32, nodes int) (int32, string) {
 	case requested > maxReplicas && nodes >= maxReplicas:
 		return maxReplicas, fmt.Sprintf("%d replicas requested; using the maximum of %d", requested, maxReplicas)
 	case int(requested) > nodes:
-		return int32(nodes), fmt.Sprintf("%d replicas requested but only %s contribute disks; using %d",
+		return int32(nodes), fmt.Sprintf("%d replicas requested but disks come from only %s; using %d",
 			requested, plural(nodes, "node"), nodes)
 	}
 	return requested, ""

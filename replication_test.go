@@ -1,0 +1,112 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestComputeReplication(t *testing.T) {
+	three, two, one := int32(3), int32(2), int32(1)
+	cases := []struct {
+		name      string
+		requested *int32
+		nodes     int
+		want      Replication
+	}{
+		{
+			name:  "auto on two nodes gives two replicas across hosts",
+			nodes: 2,
+			want:  Replication{Size: 2, FailureDomain: "host", RequireSafeReplicaSize: true},
+		},
+		{
+			name:  "auto on five nodes is capped at three",
+			nodes: 5,
+			want:  Replication{Size: 3, FailureDomain: "host", RequireSafeReplicaSize: true},
+		},
+		{
+			name:  "auto on a single node is one replica on osd with the safety check off",
+			nodes: 1,
+			want:  Replication{Size: 1, FailureDomain: "osd", RequireSafeReplicaSize: false},
+		},
+		{
+			name:      "three requested on two nodes clamps to two with the reason",
+			requested: &three, nodes: 2,
+			want: Replication{Size: 2, FailureDomain: "host", RequireSafeReplicaSize: true,
+				Message: "3 replicas requested but disks come from only 2 nodes; using 2"},
+		},
+		{
+			name:      "two requested on one node clamps to one, osd, size 1 allowed",
+			requested: &two, nodes: 1,
+			want: Replication{Size: 1, FailureDomain: "osd", RequireSafeReplicaSize: false,
+				Message: "2 replicas requested but disks come from only 1 node; using 1"},
+		},
+		{
+			name:      "one requested on three nodes stays one, osd domain, safety check off",
+			requested: &one, nodes: 3,
+			want:      Replication{Size: 1, FailureDomain: "osd", RequireSafeReplicaSize: false},
+		},
+		{
+			name:      "three requested on four nodes is honoured without a message",
+			requested: &three, nodes: 4,
+			want:      Replication{Size: 3, FailureDomain: "host", RequireSafeReplicaSize: true},
+		},
+		{
+			name:      "an out-of-range request the CRD should have stopped is capped at three",
+			requested: ptrTo(int32(5)), nodes: 4,
+			want: Replication{Size: 3, FailureDomain: "host", RequireSafeReplicaSize: true,
+				Message: "5 replicas requested; using the maximum of 3"},
+		},
+		{
+			name:      "zero requested is raised to one",
+			requested: ptrTo(int32(0)), nodes: 2,
+			want: Replication{Size: 1, FailureDomain: "osd", RequireSafeReplicaSize: false,
+				Message: "0 replicas requested; using 1"},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ComputeReplication(tc.requested, tc.nodes)
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, got)
+		})
+	}
+}
+
+func TestComputeReplicationWithoutDisksIsAnError(t *testing.T) {
+	for _, requested := range []*int32{nil, ptrTo(int32(2))} {
+		_, err := ComputeReplication(requested, 0)
+		require.ErrorIs(t, err, ErrNoDisks)
+		assert.EqualError(t, err, "no DiskPool contributes disks")
+	}
+}
+
+func TestDescribeReplicationChange(t *testing.T) {
+	cases := []struct {
+		name      string
+		oldSize   int32
+		oldDomain string
+		next      Replication
+		want      string
+	}{
+		{name: "first sizing is not a change", oldSize: 0, next: Replication{Size: 3, FailureDomain: "host"}},
+		{name: "unchanged sizing says nothing", oldSize: 2, oldDomain: "host", next: Replication{Size: 2, FailureDomain: "host"}},
+		{name: "shrinking moves no data and says nothing", oldSize: 3, oldDomain: "host", next: Replication{Size: 2, FailureDomain: "host"}},
+		{
+			name: "a node joining grows two to three and says so", oldSize: 2, oldDomain: "host",
+			next: Replication{Size: 3, FailureDomain: "host"},
+			want: "replication changes from 2 (host) to 3 (host): Ceph re-replicates every byte in the pool",
+		},
+		{
+			name: "osd to host with growth says so", oldSize: 1, oldDomain: "osd",
+			next: Replication{Size: 2, FailureDomain: "host"},
+			want: "replication changes from 1 (osd) to 2 (host): Ceph re-replicates every byte in the pool",
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, DescribeReplicationChange(tc.oldSize, tc.oldDomain, tc.next))
+		})
+	}
+}
