@@ -116,7 +116,9 @@ func (r PoolResolution) Message() string {
 // DiskPoolStatus is the status a pool should have for this resolution at
 // generation. Conditions from prev are kept; the Ready condition keeps its
 // lastTransitionTime unless its status changes (then it becomes now), so an
-// unchanged resolution yields an unchanged status and costs no write.
+// unchanged resolution yields an unchanged status and costs no write
+// (compare with equality.Semantic.DeepEqual, which compares quantities by
+// value).
 func (r PoolResolution) DiskPoolStatus(prev cephv1alpha1.DiskPoolStatus, generation int64, now time.Time) cephv1alpha1.DiskPoolStatus {
 	capacity := r.RawCapacity.DeepCopy()
 	next := cephv1alpha1.DiskPoolStatus{

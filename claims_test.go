@@ -1,0 +1,126 @@
+package main
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
+)
+
+var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// pool is a DiskPool created minutesAfter the epoch, listing disks.
+func pool(name string, minutesAfter int, disks ...string) cephv1alpha1.DiskPool {
+	return cephv1alpha1.DiskPool{
+		ObjectMeta: metav1.ObjectMeta{Name: name, CreationTimestamp: metav1.NewTime(epoch.Add(time.Duration(minutesAfter) * time.Minute))},
+		Spec:       cephv1alpha1.DiskPoolSpec{Disks: disks},
+	}
+}
+
+func deleting(p cephv1alpha1.DiskPool) cephv1alpha1.DiskPool {
+	now := metav1.NewTime(epoch.Add(time.Hour))
+	p.DeletionTimestamp = &now
+	return p
+}
+
+func TestClaimOwners(t *testing.T) {
+	cases := []struct {
+		name  string
+		pools []cephv1alpha1.DiskPool
+		want  map[string]string
+	}{
+		{
+			name:  "an uncontested disk belongs to the pool listing it",
+			pools: []cephv1alpha1.DiskPool{pool("a", 0, "d1"), pool("b", 1, "d2")},
+			want:  map[string]string{"d1": "a", "d2": "b"},
+		},
+		{
+			name:  "the older pool keeps a contested disk even when listed second",
+			pools: []cephv1alpha1.DiskPool{pool("young", 5, "d1", "d2"), pool("old", 1, "d1")},
+			want:  map[string]string{"d1": "old", "d2": "young"},
+		},
+		{
+			name:  "pools of the same age break the tie on name",
+			pools: []cephv1alpha1.DiskPool{pool("zeta", 0, "d1"), pool("alpha", 0, "d1")},
+			want:  map[string]string{"d1": "alpha"},
+		},
+		{
+			name:  "a pool being deleted owns nothing and frees its disks for the next pool",
+			pools: []cephv1alpha1.DiskPool{deleting(pool("old", 0, "d1")), pool("young", 3, "d1")},
+			want:  map[string]string{"d1": "young"},
+		},
+		{
+			name:  "no pools, no owners",
+			pools: nil,
+			want:  map[string]string{},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, ClaimOwners(tc.pools))
+		})
+	}
+}
+
+func TestClaimOwnersDoesNotReorderItsInput(t *testing.T) {
+	pools := []cephv1alpha1.DiskPool{pool("b", 2, "d"), pool("a", 1, "d")}
+	ClaimOwners(pools)
+	assert.Equal(t, "b", pools[0].Name)
+}
+
+// A thousand pools contesting a thousand disks each: one pass over sorted
+// pools decides them in milliseconds, where scanning every pool per disk
+// would not finish in the test's time.
+func TestClaimOwnersScales(t *testing.T) {
+	const pools, disksPerPool = 1000, 1000
+	disks := make([]string, disksPerPool)
+	for i := range disks {
+		disks[i] = fmt.Sprintf("disk-%d", i)
+	}
+	in := make([]cephv1alpha1.DiskPool, pools)
+	for i := range in {
+		in[i] = pool(fmt.Sprintf("pool-%04d", i), pools-i, disks...)
+	}
+	start := time.Now()
+	owners := ClaimOwners(in)
+	assert.Less(t, time.Since(start), 5*time.Second)
+	assert.Len(t, owners, disksPerPool)
+	assert.Equal(t, "pool-0999", owners["disk-0"], "the pool created first wins")
+}
+
+func TestDerivedNames(t *testing.T) {
+	assert.Equal(t, "ceph-fast", BlockPoolName("fast"))
+	assert.Equal(t, "cephfs-shared", FilesystemName("shared"))
+	assert.Equal(t, "cephobj-s3", ObjectStoreName("s3"))
+	assert.Equal(t, "ceph-local-path", BlockPoolName("local-path"), "a consumer named like k3d's class cannot take it over")
+}
+
+func TestIsControlledBy(t *testing.T) {
+	owner := &cephv1alpha1.BlockStorage{ObjectMeta: metav1.ObjectMeta{Name: "fast", UID: types.UID("uid-1")}}
+	ours := metav1.ObjectMeta{Name: "ceph-fast", OwnerReferences: []metav1.OwnerReference{controllerReference(owner, "BlockStorage")}}
+	sameNameOtherUID := metav1.ObjectMeta{Name: "ceph-fast", OwnerReferences: []metav1.OwnerReference{
+		controllerReference(&cephv1alpha1.BlockStorage{ObjectMeta: metav1.ObjectMeta{Name: "fast", UID: "uid-old"}}, "BlockStorage"),
+	}}
+	notController := metav1.ObjectMeta{Name: "ceph-fast", OwnerReferences: []metav1.OwnerReference{{Name: "fast", UID: "uid-1"}}}
+
+	t.Run("our controller reference by UID is ours", func(t *testing.T) {
+		assert.True(t, IsControlledBy(&ours, "uid-1"))
+	})
+	t.Run("a reference to a same-named owner with another UID is foreign", func(t *testing.T) {
+		assert.False(t, IsControlledBy(&sameNameOtherUID, "uid-1"))
+	})
+	t.Run("an owner reference that is not the controller is foreign", func(t *testing.T) {
+		assert.False(t, IsControlledBy(&notController, "uid-1"))
+	})
+	t.Run("an object without references is foreign", func(t *testing.T) {
+		assert.False(t, IsControlledBy(&metav1.ObjectMeta{Name: "ceph-fast"}, "uid-1"))
+	})
+	t.Run("an owner without a UID owns nothing", func(t *testing.T) {
+		assert.False(t, IsControlledBy(&metav1.ObjectMeta{OwnerReferences: []metav1.OwnerReference{{UID: "", Controller: ptrTo(true)}}}, ""))
+	})
+}

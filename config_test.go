@@ -1,0 +1,100 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func environ(vars map[string]string) func(string) string {
+	return func(key string) string { return vars[key] }
+}
+
+// testConfig is the default configuration, as the renderer tests use it.
+func testConfig() Config {
+	cfg, err := LoadConfig(environ(nil))
+	if err != nil {
+		panic(err)
+	}
+	return cfg
+}
+
+func TestLoadConfigDefaults(t *testing.T) {
+	cfg, err := LoadConfig(environ(nil))
+	require.NoError(t, err)
+	assert.Equal(t, Config{
+		OperatorNamespace: "rook-ceph",
+		ClusterNamespace:  "rook-ceph",
+		CephImage:         "quay.io/ceph/ceph:v19.2.3",
+		MonCount:          3,
+		MgrCount:          2,
+		CephFSMounter:     "kernel",
+		S3Region:          "nl-1",
+		ChartRepository:   "https://charts.rook.io/release",
+	}, cfg)
+}
+
+func TestLoadConfigReadsEveryKey(t *testing.T) {
+	cfg, err := LoadConfig(environ(map[string]string{
+		"FUNP_OPERATOR_NAMESPACE":      "rook-operator",
+		"FUNP_CLUSTER_NAMESPACE":       "ceph",
+		"FUNP_CEPH_IMAGE":              "registry.local/ceph:v19",
+		"FUNP_MON_COUNT":               "1",
+		"FUNP_MGR_COUNT":               "1",
+		"FUNP_ALLOW_MULTIPLE_PER_NODE": "true",
+		"FUNP_DEV_LOOP_DEVICES":        "true",
+		"FUNP_CEPHFS_MOUNTER":          "fuse",
+		"FUNP_S3_REGION":               "eu-west-1",
+		"FUNP_CHART_REPOSITORY":        "http://charts.local/rook",
+	}))
+	require.NoError(t, err)
+	assert.Equal(t, Config{
+		OperatorNamespace:    "rook-operator",
+		ClusterNamespace:     "ceph",
+		CephImage:            "registry.local/ceph:v19",
+		MonCount:             1,
+		MgrCount:             1,
+		AllowMultiplePerNode: true,
+		DevLoopDevices:       true,
+		CephFSMounter:        "fuse",
+		S3Region:             "eu-west-1",
+		ChartRepository:      "http://charts.local/rook",
+	}, cfg)
+}
+
+func TestLoadConfigRejects(t *testing.T) {
+	cases := []struct {
+		name string
+		vars map[string]string
+		want string
+	}{
+		{name: "a namespace that is not a DNS label", vars: map[string]string{"FUNP_CLUSTER_NAMESPACE": "Rook_Ceph"}, want: `FUNP_CLUSTER_NAMESPACE="Rook_Ceph": not a namespace name`},
+		{name: "an even monitor count, which cannot keep a quorum", vars: map[string]string{"FUNP_MON_COUNT": "2"}, want: `FUNP_MON_COUNT="2": must be odd`},
+		{name: "more monitors than Rook allows", vars: map[string]string{"FUNP_MON_COUNT": "11"}, want: `FUNP_MON_COUNT="11": must be a whole number from 1 to 9`},
+		{name: "a manager count that is not a number", vars: map[string]string{"FUNP_MGR_COUNT": "two"}, want: `FUNP_MGR_COUNT="two": must be a whole number from 1 to 5`},
+		{name: "zero managers", vars: map[string]string{"FUNP_MGR_COUNT": "0"}, want: `FUNP_MGR_COUNT="0"`},
+		{name: "a boolean that is not one", vars: map[string]string{"FUNP_DEV_LOOP_DEVICES": "yes please"}, want: `FUNP_DEV_LOOP_DEVICES="yes please": must be true or false`},
+		{name: "an unknown CephFS mounter", vars: map[string]string{"FUNP_CEPHFS_MOUNTER": "nfs"}, want: `FUNP_CEPHFS_MOUNTER="nfs": must be one of [kernel fuse]`},
+		{name: "a chart repository that is not a URL", vars: map[string]string{"FUNP_CHART_REPOSITORY": "charts.rook.io/release"}, want: `FUNP_CHART_REPOSITORY="charts.rook.io/release": must be an http(s) URL`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := LoadConfig(environ(tc.vars))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+}
+
+func TestLoadConfigReportsEveryInvalidKeyAtOnce(t *testing.T) {
+	_, err := LoadConfig(environ(map[string]string{"FUNP_MON_COUNT": "4", "FUNP_S3_REGION": "", "FUNP_CEPHFS_MOUNTER": "x", "FUNP_OPERATOR_NAMESPACE": "-"}))
+	require.Error(t, err)
+	for _, key := range []string{"FUNP_MON_COUNT", "FUNP_CEPHFS_MOUNTER", "FUNP_OPERATOR_NAMESPACE"} {
+		assert.Contains(t, err.Error(), key)
+	}
+}
+
+func TestRookChartVersionIsPinned(t *testing.T) {
+	assert.Equal(t, "v1.18.0", RookChartVersion)
+}
