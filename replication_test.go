@@ -45,12 +45,12 @@ func TestComputeReplication(t *testing.T) {
 		{
 			name:      "one requested on three nodes stays one, osd domain, safety check off",
 			requested: &one, nodes: 3,
-			want:      Replication{Size: 1, FailureDomain: "osd", RequireSafeReplicaSize: false},
+			want: Replication{Size: 1, FailureDomain: "osd", RequireSafeReplicaSize: false},
 		},
 		{
 			name:      "three requested on four nodes is honoured without a message",
 			requested: &three, nodes: 4,
-			want:      Replication{Size: 3, FailureDomain: "host", RequireSafeReplicaSize: true},
+			want: Replication{Size: 3, FailureDomain: "host", RequireSafeReplicaSize: true},
 		},
 		{
 			name:      "an out-of-range request the CRD should have stopped is capped at three",
