@@ -65,6 +65,9 @@ type Options struct {
 	TokenTTL time.Duration
 	// Logger receives refusals and serving errors; nil means slog.Default().
 	Logger *slog.Logger
+	// OnProxyRequest, when set, is told of every API request the
+	// kube-api-proxy checks, allowed or refused: what a page really sent.
+	OnProxyRequest func(ProxiedRequest)
 }
 
 // Server is a running development console.
@@ -122,7 +125,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if clusterID == "" {
 		clusterID = "dev"
 	}
-	if err := s.buildProxy(opts.RESTConfig, clusterID); err != nil {
+	if err := s.buildProxy(opts.RESTConfig, clusterID, opts.OnProxyRequest); err != nil {
 		_ = consoleLn.Close()
 		_ = pluginLn.Close()
 		return nil, err
@@ -183,7 +186,7 @@ func (s *Server) serve(ln net.Listener, handler http.Handler) {
 	}()
 }
 
-func (s *Server) buildProxy(cfg *rest.Config, clusterID string) error {
+func (s *Server) buildProxy(cfg *rest.Config, clusterID string, observe func(ProxiedRequest)) error {
 	transport, err := rest.TransportFor(cfg)
 	if err != nil {
 		return fmt.Errorf("devconsole: transport to the API server: %w", err)
@@ -204,6 +207,7 @@ func (s *Server) buildProxy(cfg *rest.Config, clusterID string) error {
 		upstream:     upstream,
 		transport:    transport,
 		log:          s.log,
+		observe:      observe,
 	}
 	return nil
 }

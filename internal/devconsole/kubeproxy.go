@@ -1,8 +1,10 @@
 package devconsole
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httputil"
@@ -24,6 +26,17 @@ type kubeProxy struct {
 	upstream     *url.URL
 	transport    http.RoundTripper
 	log          *slog.Logger
+	observe      func(ProxiedRequest)
+}
+
+// ProxiedRequest is what the kube-api-proxy saw of one API request, for
+// Options.OnProxyRequest: which verb on which resource, whether it was let
+// through, and a write's content type and body.
+type ProxiedRequest struct {
+	Verb, Group, Version, Resource, Namespace, Name string
+	ContentType                                     string
+	Body                                            []byte
+	Allowed                                         bool
 }
 
 func (p *kubeProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -48,7 +61,13 @@ func (p *kubeProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeStatus(w, http.StatusForbidden, metav1.StatusReasonForbidden, "kube-api-proxy: "+err.Error())
 		return
 	}
-	if !p.policy.allows(req) {
+	allowed := p.policy.allows(req)
+	if p.observe != nil {
+		if !p.record(w, r, req, allowed) {
+			return
+		}
+	}
+	if !allowed {
 		p.log.Info("kube-api-proxy refused a request outside allowedResources", "request", req.String(), "name", req.Name, "namespace", req.Namespace)
 		writeStatus(w, http.StatusForbidden, metav1.StatusReasonForbidden,
 			fmt.Sprintf("kube-api-proxy: %s is not in the plugin's spec.allowedResources", req))
@@ -56,6 +75,27 @@ func (p *kubeProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	p.forward(w, r, req)
 }
+
+// record reports the request to the observer, buffering the body so it
+// can still be forwarded; false means the body could not be read and the
+// request was answered.
+func (p *kubeProxy) record(w http.ResponseWriter, r *http.Request, req apiRequest, allowed bool) bool {
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxObservedBody))
+	if err != nil {
+		writeStatus(w, http.StatusBadRequest, metav1.StatusReasonBadRequest, "kube-api-proxy: read request body: "+err.Error())
+		return false
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	p.observe(ProxiedRequest{
+		Verb: req.Verb, Group: req.Group, Version: req.Version, Resource: req.Resource, Namespace: req.Namespace, Name: req.Name,
+		ContentType: r.Header.Get("Content-Type"), Body: body, Allowed: allowed,
+	})
+	return true
+}
+
+// maxObservedBody bounds what an observed request may carry; Kubernetes
+// itself refuses objects over 3 MiB.
+const maxObservedBody = 3 << 20
 
 // allowPluginOrigin lets the plugin's pages, and nothing else, call the
 // proxy from the browser.

@@ -1,0 +1,375 @@
+package devconsole_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/dom"
+	cdplog "github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+)
+
+// chromiumPath is Debian's chromium (apt-get install chromium).
+const chromiumPath = "/usr/bin/chromium"
+
+// watchScript runs in every frame before its own scripts and turns what the
+// DevTools protocol does not report as such into console errors the
+// recorder can see: CSP violations and unhandled promise rejections.
+const watchScript = `
+window.addEventListener('securitypolicyviolation', (e) => {
+  console.error('CSP-VIOLATION ' + e.violatedDirective + ' blocked ' + e.blockedURI + ' at ' + e.sourceFile + ':' + e.lineNumber);
+});
+window.addEventListener('unhandledrejection', (e) => {
+  console.error('UNHANDLED-REJECTION ' + String((e.reason && e.reason.stack) || e.reason));
+});
+`
+
+// problems collects what must never happen on any page: CSP violations,
+// uncaught errors, console errors and dialogs (an alert means injected code
+// ran).
+type problems struct {
+	mu   sync.Mutex
+	list []string
+}
+
+func (p *problems) add(format string, args ...any) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.list = append(p.list, fmt.Sprintf(format, args...))
+}
+
+func (p *problems) all() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.list...)
+}
+
+// browser is one headless Chromium tab on the development console.
+type browser struct {
+	t           *testing.T
+	ctx         context.Context
+	consoleURL  string
+	problems    *problems
+	screenshots string
+}
+
+func startBrowser(t *testing.T, consoleURL string) *browser {
+	t.Helper()
+	_, err := os.Stat(chromiumPath)
+	require.NoError(t, err, "Chromium is needed for the console tests: apt-get install -y chromium")
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(chromiumPath),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 900),
+		chromedp.Flag("headless", true),
+		chromedp.Flag("no-sandbox", true),
+		chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("no-first-run", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+	}
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelCtx := chromedp.NewContext(allocCtx)
+	t.Cleanup(func() { cancelCtx(); cancelAlloc() })
+
+	b := &browser{t: t, ctx: ctx, consoleURL: consoleURL, problems: &problems{}, screenshots: screenshotDir(t)}
+	// Open the tab first so the listener sees everything from its start.
+	require.NoError(t, chromedp.Do(ctx))
+	require.NoError(t, chromedp.Listen(ctx, b.record))
+	_, err = chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: watchScript})
+	require.NoError(t, err)
+	return b
+}
+
+func (b *browser) record(ev any) {
+	switch e := ev.(type) {
+	case *runtime.EventExceptionThrown:
+		b.problems.add("uncaught exception: %s", exceptionText(e.ExceptionDetails))
+	case *runtime.EventConsoleAPICalled:
+		if e.Type == runtime.ConsoleAPICalledTypeError || e.Type == runtime.ConsoleAPICalledTypeAssert {
+			b.problems.add("console.%s: %s", e.Type, consoleArgs(e.Args))
+		}
+	case *cdplog.EventEntryAdded:
+		// Failed requests (a 403 or 422 the page handles) are the network's
+		// business; security entries are CSP refusals.
+		if e.Entry.Source == cdplog.EntrySourceSecurity || strings.Contains(e.Entry.Text, "Content Security Policy") {
+			b.problems.add("CSP: %s", e.Entry.Text)
+		}
+	case *page.EventJavascriptDialogOpening:
+		b.problems.add("a %s dialog opened: %q", e.Type, e.Message)
+		// A dialog blocks the page; close it from outside the event loop.
+		go func() {
+			_, _ = chromedp.Call(b.ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: false})
+		}()
+	}
+}
+
+func exceptionText(d *runtime.ExceptionDetails) string {
+	if d == nil {
+		return ""
+	}
+	if d.Exception != nil && d.Exception.Description != "" {
+		return d.Exception.Description
+	}
+	return fmt.Sprintf("%s (%s:%d)", d.Text, d.URL, d.LineNumber)
+}
+
+func consoleArgs(args []*runtime.RemoteObject) string {
+	parts := make([]string, 0, len(args))
+	for _, a := range args {
+		if len(a.Value) > 0 {
+			var s string
+			if json.Unmarshal(a.Value, &s) == nil {
+				parts = append(parts, s)
+				continue
+			}
+			parts = append(parts, string(a.Value))
+		} else {
+			parts = append(parts, a.Description)
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+func screenshotDir(t *testing.T) string {
+	base := os.Getenv("ARTIFACTS")
+	if base == "" {
+		base = os.TempDir()
+	}
+	dir := filepath.Join(base, "ceph-rook-console-screenshots")
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	t.Logf("console screenshots are written to %s", dir)
+	return dir
+}
+
+// open loads a host route, e.g. /view/disks.ceph.fundament.io.
+func (b *browser) open(route string) {
+	b.t.Helper()
+	require.NoError(b.t, chromedp.Do(b.ctx, chromedp.Navigate(b.consoleURL+route)))
+}
+
+// screenshot saves the whole host page (the iframes sized to their pages).
+func (b *browser) screenshot(name string) {
+	b.t.Helper()
+	png, err := chromedp.Run(b.ctx, chromedp.FullScreenshot(100))
+	require.NoError(b.t, err)
+	path := filepath.Join(b.screenshots, name+".png")
+	require.NoError(b.t, os.WriteFile(path, png, 0o644))
+	b.t.Logf("screenshot %s", path)
+}
+
+// Frames of the host page.
+const (
+	pageFrame  = "#page-frame"
+	sheetFrame = "#sheet-frame"
+)
+
+// call runs fn (a JavaScript function, this = the element) on the first
+// element matching sel inside the frame, in the frame's own context, and
+// returns its JSON result. found is false when the frame or element is not
+// there (yet).
+func (b *browser) call(frame, sel, fn string, args ...any) (result json.RawMessage, found bool, err error) {
+	nodeID, found, err := queryInFrame(b.ctx, frame, sel)
+	if err != nil || !found {
+		return nil, false, err
+	}
+	resolved, err := chromedp.Call(b.ctx, dom.ResolveNode, dom.ResolveNodeParams{NodeID: nodeID})
+	if err != nil {
+		return nil, false, err
+	}
+	callArgs := make([]*runtime.CallArgument, 0, len(args))
+	for _, a := range args {
+		raw, err := json.Marshal(a)
+		if err != nil {
+			return nil, false, err
+		}
+		callArgs = append(callArgs, &runtime.CallArgument{Value: raw})
+	}
+	res, err := chromedp.Call(b.ctx, runtime.CallFunctionOn, runtime.CallFunctionOnParams{
+		FunctionDeclaration: fn,
+		ObjectID:            resolved.Object.ObjectID,
+		Arguments:           callArgs,
+		ReturnByValue:       new(true),
+		AwaitPromise:        new(true),
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	if res.ExceptionDetails != nil {
+		return nil, true, fmt.Errorf("%s on %s %s: %s", fn, frame, sel, exceptionText(res.ExceptionDetails))
+	}
+	return json.RawMessage(res.Result.Value), true, nil
+}
+
+// queryInFrame finds sel in the document of the iframe matching frame. The
+// plugin origin is same-site with the console (both 127.0.0.1), so Chromium
+// keeps the frame in the page's process and its document in the page's DOM.
+func queryInFrame(ctx context.Context, frame, sel string) (cdp.NodeID, bool, error) {
+	doc, err := chromedp.Call(ctx, dom.GetDocument, dom.GetDocumentParams{Depth: new(int64(-1)), Pierce: new(true)})
+	if err != nil {
+		return 0, false, err
+	}
+	frameNode, err := chromedp.Call(ctx, dom.QuerySelector, dom.QuerySelectorParams{NodeID: doc.Root.NodeID, Selector: frame})
+	if err != nil || frameNode.NodeID == 0 {
+		return 0, false, nil
+	}
+	iframe := findNode(doc.Root, frameNode.NodeID)
+	if iframe == nil || iframe.ContentDocument == nil {
+		return 0, false, nil
+	}
+	found, err := chromedp.Call(ctx, dom.QuerySelector, dom.QuerySelectorParams{NodeID: iframe.ContentDocument.NodeID, Selector: sel})
+	if err != nil || found.NodeID == 0 {
+		return 0, false, nil
+	}
+	return found.NodeID, true, nil
+}
+
+func findNode(n *cdp.Node, id cdp.NodeID) *cdp.Node {
+	if n.NodeID == id {
+		return n
+	}
+	for _, c := range n.Children {
+		if found := findNode(c, id); found != nil {
+			return found
+		}
+	}
+	if n.ContentDocument != nil {
+		return findNode(n.ContentDocument, id)
+	}
+	return nil
+}
+
+// waitFor polls until sel exists in the frame and fn (default: true)
+// returns true on it.
+func (b *browser) waitFor(frame, sel string, fn ...string) {
+	b.t.Helper()
+	check := "function() { return true; }"
+	if len(fn) > 0 {
+		check = fn[0]
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	var lastErr error
+	for time.Now().Before(deadline) {
+		res, found, err := b.call(frame, sel, check)
+		lastErr = err
+		if err == nil && found && string(res) == "true" {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	text, _ := b.frameText(frame)
+	b.t.Fatalf("waiting for %s in %s: not there after 15 s (last error: %v); the frame shows:\n%s\nproblems so far: %v", sel, frame, lastErr, text, b.problems.all())
+}
+
+// waitText waits until the element's text contains want.
+func (b *browser) waitText(frame, sel, want string) {
+	b.t.Helper()
+	b.waitFor(frame, sel, fmt.Sprintf("function() { return this.textContent.includes(%s); }", jsString(want)))
+}
+
+func jsString(s string) string {
+	raw, _ := json.Marshal(s)
+	return string(raw)
+}
+
+// text returns an element's textContent.
+func (b *browser) text(frame, sel string) string {
+	b.t.Helper()
+	b.waitFor(frame, sel)
+	res, _, err := b.call(frame, sel, "function() { return this.textContent; }")
+	require.NoError(b.t, err)
+	var s string
+	require.NoError(b.t, json.Unmarshal(res, &s))
+	return s
+}
+
+func (b *browser) frameText(frame string) (string, error) {
+	res, found, err := b.call(frame, "body", "function() { return this.innerText; }")
+	if err != nil || !found {
+		return "", err
+	}
+	var s string
+	err = json.Unmarshal(res, &s)
+	return s, err
+}
+
+// count is the number of elements matching sel in the frame (0 if the
+// frame is not there).
+func (b *browser) count(frame, sel string) int {
+	b.t.Helper()
+	res, found, err := b.call(frame, "html", "function(sel) { return this.querySelectorAll(sel).length; }", sel)
+	require.NoError(b.t, err)
+	if !found {
+		return 0
+	}
+	var n int
+	require.NoError(b.t, json.Unmarshal(res, &n))
+	return n
+}
+
+// click clicks an element in a frame, as the DOM does for a user's click.
+func (b *browser) click(frame, sel string) {
+	b.t.Helper()
+	b.waitFor(frame, sel)
+	_, _, err := b.call(frame, sel, "function() { this.click(); }")
+	require.NoError(b.t, err)
+}
+
+// fill sets a control's value and fires input and change, as typing does.
+func (b *browser) fill(frame, sel, value string) {
+	b.t.Helper()
+	b.waitFor(frame, sel)
+	_, _, err := b.call(frame, sel, `function(v) {
+  this.value = v;
+  this.dispatchEvent(new Event('input', { bubbles: true }));
+  this.dispatchEvent(new Event('change', { bubbles: true }));
+}`, value)
+	require.NoError(b.t, err)
+}
+
+// hostPath is the host page's current path and query.
+func (b *browser) hostPath() string {
+	b.t.Helper()
+	path, err := chromedp.Run(b.ctx, chromedp.Evaluate[string](`location.pathname + location.search`))
+	require.NoError(b.t, err)
+	return path
+}
+
+// waitHostPath waits for the host to be on a route.
+func (b *browser) waitHostPath(want string) {
+	b.t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		if b.hostPath() == want {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	b.t.Fatalf("the console is on %s, want %s", b.hostPath(), want)
+}
+
+// sheetOpen reports whether the host shows a sheet.
+func (b *browser) sheetOpen() bool {
+	b.t.Helper()
+	hidden, err := chromedp.Run(b.ctx, chromedp.Evaluate[bool](`document.getElementById('sheet').hidden`))
+	require.NoError(b.t, err)
+	return !hidden
+}
+
+const (
+	defaultWait = 15 * time.Second
+	pollEvery   = 100 * time.Millisecond
+)

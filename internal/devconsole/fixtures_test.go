@@ -1,0 +1,126 @@
+package devconsole_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/fundament-oss/ceph-rook/api/v1alpha1"
+)
+
+// The objects the console is shown. Status is written as the reconcilers
+// would, through the status subresource.
+const (
+	xssModel     = `<img src=x onerror=alert(1)>`
+	existingPool = "pool-existing"
+	goneDisk     = "disk-gone" // listed by existingPool, no Disk any more
+	blockName    = "bs-fast"
+	fileName     = "fs-shared"
+	objectName   = "os-s3"
+	objectClass  = "cephobj-os-s3"
+	appNamespace = "apps"
+	rookNS       = "rook-ceph"
+)
+
+func disk(name, node, path, size string, typ v1alpha1.DiskType, state v1alpha1.DiskState, claimedBy, model string) *v1alpha1.Disk {
+	q := resource.MustParse(size)
+	return &v1alpha1.Disk{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Status: v1alpha1.DiskStatus{
+			NodeName: node, Path: path, StablePath: "/dev/disk/by-id/wwn-" + name, Size: &q, Type: typ,
+			Rotational: typ == v1alpha1.DiskTypeHDD, Model: model, Serial: "SER-" + name, State: state, ClaimedBy: claimedBy,
+			Available: state == v1alpha1.DiskAvailable,
+		},
+	}
+}
+
+func createFixtures(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	c := env.Client
+
+	for _, d := range []*v1alpha1.Disk{
+		disk("disk-a1", "node-a", "/dev/sdb", "4Ti", v1alpha1.DiskTypeHDD, v1alpha1.DiskAvailable, "", "ST4000NM0035"),
+		disk("disk-a2", "node-a", "/dev/sdc", "2Ti", v1alpha1.DiskTypeSSD, v1alpha1.DiskAvailable, "", "Samsung PM883"),
+		disk("disk-b1", "node-b", "/dev/nvme0n1", "1Ti", v1alpha1.DiskTypeNVMe, v1alpha1.DiskInUse, existingPool, "Micron 7450"),
+		disk("disk-xss", "node-b", "/dev/sdd", "500Gi", v1alpha1.DiskTypeSSD, v1alpha1.DiskAvailable, "", xssModel),
+	} {
+		createWithStatus(t, d)
+	}
+
+	pool := &v1alpha1.DiskPool{ObjectMeta: metav1.ObjectMeta{Name: existingPool}, Spec: v1alpha1.DiskPoolSpec{Disks: []string{"disk-b1", goneDisk}}}
+	raw := resource.MustParse("1Ti")
+	pool.Status = v1alpha1.DiskPoolStatus{Phase: v1alpha1.DiskPoolReady, SelectedDiskCount: 1, RawCapacity: &raw, Message: "1 of 2 disks resolved; disk-gone: no such Disk"}
+	createWithStatus(t, pool)
+
+	ready := func(class string, replicas int32) v1alpha1.StorageStatus {
+		return v1alpha1.StorageStatus{Phase: v1alpha1.StorageReady, StorageClassName: class, Replicas: replicas, FailureDomain: "host", Message: "ready", ObservedGeneration: 1}
+	}
+	createWithStatus(t, &v1alpha1.BlockStorage{ObjectMeta: metav1.ObjectMeta{Name: blockName}, Spec: v1alpha1.BlockStorageSpec{Replicas: ptr.To[int32](2), Default: true}, Status: ready("ceph-"+blockName, 2)})
+	createWithStatus(t, &v1alpha1.FileStorage{ObjectMeta: metav1.ObjectMeta{Name: fileName}, Status: ready("cephfs-"+fileName, 2)})
+	createWithStatus(t, &v1alpha1.ObjectStorage{ObjectMeta: metav1.ObjectMeta{Name: objectName}, Status: ready(objectClass, 2)})
+
+	for _, ns := range []string{rookNS, appNamespace} {
+		require.NoError(t, c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
+	}
+	createWithStatus(t, &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "ceph.rook.io/v1", "kind": "CephCluster",
+		"metadata": map[string]any{"name": "rook-ceph", "namespace": rookNS},
+		"spec":     map[string]any{"cephVersion": map[string]any{"image": "quay.io/ceph/ceph:v19.2.3"}, "dataDirHostPath": "/var/lib/rook"},
+		"status": map[string]any{"phase": "Ready", "ceph": map[string]any{
+			"health":   "HEALTH_OK",
+			"capacity": map[string]any{"bytesTotal": int64(7696581394432), "bytesUsed": int64(1099511627776), "bytesAvailable": int64(6597069766656)},
+		}},
+	}})
+
+	// A claim Rook has bound, with the ConfigMap it writes.
+	createWithStatus(t, &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "objectbucket.io/v1alpha1", "kind": "ObjectBucketClaim",
+		"metadata": map[string]any{"name": "existing-claim", "namespace": appNamespace},
+		"spec":     map[string]any{"storageClassName": objectClass, "bucketName": "taken-bucket"},
+		"status":   map[string]any{"phase": "Bound"},
+	}})
+	createWithStatus(t, &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "objectbucket.io/v1alpha1", "kind": "ObjectBucket",
+		"metadata": map[string]any{"name": "obc-apps-existing-claim"},
+		"spec": map[string]any{"storageClassName": objectClass, "reclaimPolicy": "Delete", "endpoint": map[string]any{
+			"bucketHost": "rook-ceph-rgw-cephobj-os-s3.rook-ceph.svc", "bucketPort": int64(80), "bucketName": "taken-bucket",
+		}},
+		"status": map[string]any{"phase": "Bound"},
+	}})
+	// A claim still waiting for its bucket.
+	createWithStatus(t, &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "objectbucket.io/v1alpha1", "kind": "ObjectBucketClaim",
+		"metadata": map[string]any{"name": "pending-claim", "namespace": appNamespace},
+		"spec":     map[string]any{"storageClassName": objectClass, "bucketName": "requested-bucket"},
+		"status":   map[string]any{"phase": "Pending"},
+	}})
+	require.NoError(t, c.Create(ctx, &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: "existing-claim", Namespace: appNamespace},
+		Data:       map[string]string{"BUCKET_HOST": "rook-ceph-rgw-cephobj-os-s3.rook-ceph.svc", "BUCKET_PORT": "80", "BUCKET_NAME": "taken-bucket"},
+	}))
+}
+
+// createWithStatus creates obj and then writes its status, which the API
+// server drops on create when status is a subresource.
+func createWithStatus(t *testing.T, obj client.Object) {
+	t.Helper()
+	ctx := context.Background()
+	withStatus := obj.DeepCopyObject().(client.Object)
+	require.NoError(t, env.Client.Create(ctx, obj))
+	withStatus.SetResourceVersion(obj.GetResourceVersion())
+	withStatus.SetUID(obj.GetUID())
+	err := env.Client.Status().Update(ctx, withStatus)
+	if apierrors.IsNotFound(err) {
+		return // no status subresource: the create kept the status
+	}
+	require.NoError(t, err)
+}
