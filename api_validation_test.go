@@ -181,7 +181,9 @@ func TestStatusCannotBeChangedThroughTheMainResource(t *testing.T) {
 		},
 		{
 			kind: "BlockStorage", obj: &cephv1alpha1.BlockStorage{ObjectMeta: metav1.ObjectMeta{Name: "status-bs"}},
-			setStatus: func(o client.Object) { o.(*cephv1alpha1.BlockStorage).Status = storageStatus(cephv1alpha1.StorageReady) },
+			setStatus: func(o client.Object) {
+				o.(*cephv1alpha1.BlockStorage).Status = storageStatus(cephv1alpha1.StorageReady)
+			},
 			edit: func(o client.Object) {
 				b := o.(*cephv1alpha1.BlockStorage)
 				b.Spec.Default = true
@@ -203,7 +205,9 @@ func TestStatusCannotBeChangedThroughTheMainResource(t *testing.T) {
 		},
 		{
 			kind: "ObjectStorage", obj: &cephv1alpha1.ObjectStorage{ObjectMeta: metav1.ObjectMeta{Name: "status-os"}},
-			setStatus: func(o client.Object) { o.(*cephv1alpha1.ObjectStorage).Status = storageStatus(cephv1alpha1.StorageReady) },
+			setStatus: func(o client.Object) {
+				o.(*cephv1alpha1.ObjectStorage).Status = storageStatus(cephv1alpha1.StorageReady)
+			},
 			edit: func(o client.Object) {
 				s := o.(*cephv1alpha1.ObjectStorage)
 				s.Spec.GatewayInstances = 3

@@ -53,10 +53,13 @@ type DiskStatus struct {
 	// Rotational is true for spinning disks.
 	// +optional
 	Rotational bool `json:"rotational,omitempty"`
+	// Model is the device's model string (udev ID_MODEL).
 	// +optional
 	Model string `json:"model,omitempty"`
+	// Serial is the device's serial (udev ID_SERIAL).
 	// +optional
 	Serial string `json:"serial,omitempty"`
+	// WWN is the device's World Wide Name, when it has one.
 	// +optional
 	WWN string `json:"wwn,omitempty"`
 	// Filesystem is the filesystem discovery found on the device, if any.
