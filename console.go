@@ -2,8 +2,9 @@ package main
 
 import (
 	"embed"
-	"io/fs"
 	"net/http"
+
+	"github.com/fundament-oss/ceph-rook/pluginruntime/console"
 )
 
 // consoleFiles are the hand-written console pages (no build step): the HTML,
@@ -15,9 +16,5 @@ var consoleFiles embed.FS
 // consoleAssets is what the plugin serves at /console/ as a
 // pluginruntime.ConsoleProvider: the files of console/, at the root.
 func consoleAssets() http.FileSystem {
-	sub, err := fs.Sub(consoleFiles, "console")
-	if err != nil {
-		panic(err) // "console" is a literal directory of the embed above
-	}
-	return http.FS(sub)
+	return console.MustFileSystem(consoleFiles, "console")
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	_ "embed"
 	"io/fs"
 	"regexp"
 	"slices"
@@ -14,9 +13,6 @@ import (
 
 	"github.com/fundament-oss/ceph-rook/pluginruntime/definition"
 )
-
-//go:embed definition.yaml
-var definitionYAML []byte
 
 func parsedDefinition(t *testing.T) *definition.PluginDefinition {
 	t.Helper()

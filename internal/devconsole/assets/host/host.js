@@ -62,8 +62,10 @@ function go(url) {
 function renderRoute() {
   closeSheet();
   const current = route();
-  const first = Object.values(config.menu).flat()[0];
-  if (!current && first) return go(`/view/${first.crd}`);
+  if (!current) {
+    const first = Object.values(config.menu).flat()[0];
+    return first ? go(`/view/${first.crd}`) : showError(document.getElementById('page-error'), 'The plugin has no menu entries.');
+  }
   for (const a of document.querySelectorAll('#menu a')) {
     if (a.dataset.crd === current.crd) a.setAttribute('aria-current', 'page'); else a.removeAttribute('aria-current');
   }
