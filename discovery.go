@@ -138,20 +138,29 @@ func describeNode(node string, devices []discoveredDevice, opts DiscoveryOptions
 	return disks
 }
 
-// nameDisks gives each disk its deterministic name. Two devices that claim
-// the same identity (a serial shared by virtual disks, a WWN seen through two
-// paths) both fall back to their kernel path, so neither hides the other.
+// nameDisks gives each disk its deterministic name. Devices that claim the
+// same identity (a serial shared by virtual disks, a WWN seen through two
+// paths) fall back to their kernel paths, which are unique on a node, so
+// neither hides the other. Falling back can only move keys to kernel paths,
+// so the loop ends.
 func nameDisks(node string, disks []DiscoveredDisk) {
 	keys := make([]string, len(disks))
-	seen := make(map[string]int, len(disks))
 	for i, d := range disks {
 		keys[i] = DeviceKey(d.Status.StablePath, d.Status.WWN, d.Status.Serial, d.Status.Path)
-		seen[keys[i]]++
+	}
+	for changed := true; changed; {
+		changed = false
+		count := make(map[string]int, len(keys))
+		for _, k := range keys {
+			count[k]++
+		}
+		for i, k := range keys {
+			if count[k] > 1 && k != disks[i].Status.Path {
+				keys[i], changed = disks[i].Status.Path, true
+			}
+		}
 	}
 	for i := range disks {
-		if seen[keys[i]] > 1 {
-			keys[i] = disks[i].Status.Path
-		}
 		disks[i].Name = DiskName(node, keys[i])
 	}
 }
