@@ -1,0 +1,112 @@
+package main
+
+import (
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
+)
+
+// Condition types a consumer reports besides Ready.
+const (
+	// ConditionReplicationChanged records the last automatic resize that
+	// makes Ceph re-replicate a pool (a node joined).
+	ConditionReplicationChanged = "ReplicationChanged"
+	// ConditionDefaultClass says whether a BlockStorage that asks for the
+	// cluster's default StorageClass holds it.
+	ConditionDefaultClass = "DefaultClass"
+)
+
+// Reasons of a consumer's Ready condition.
+const (
+	ReasonReady             = "Ready"
+	ReasonProvisioning      = "Provisioning"
+	ReasonNoDisks           = "NoDisks"
+	ReasonForeignObject     = "ForeignObject"
+	ReasonStorageClassDrift = "StorageClassDrift"
+	ReasonReconcileError    = "ReconcileError"
+)
+
+// consumerOutcome is what one reconcile of a consumer concluded.
+type consumerOutcome struct {
+	Phase   cephv1alpha1.StoragePhase
+	Reason  string
+	Message string
+	// Replication is set once the consumer has been sized.
+	Replication *Replication
+	// StorageClassName is set once the class is known to be ours.
+	StorageClassName string
+	// ReplicationChange, when not empty, describes an automatic resize
+	// that re-replicates data (DescribeReplicationChange).
+	ReplicationChange string
+	// DefaultClass is nil unless the consumer asks for the default class;
+	// then it says whether it holds it and, if not, why.
+	DefaultClass *defaultClassOutcome
+}
+
+type defaultClassOutcome struct {
+	Held    bool
+	Message string
+}
+
+// consumerStatus is the status an outcome yields for the spec at
+// generation. Fields the outcome does not decide keep their previous value,
+// and conditions keep their lastTransitionTime unless their status flips,
+// so the same outcome twice yields the same status and costs no write.
+func consumerStatus(prev cephv1alpha1.StorageStatus, out consumerOutcome, generation int64, now time.Time) cephv1alpha1.StorageStatus {
+	next := *prev.DeepCopy()
+	next.Phase = out.Phase
+	next.Message = out.Message
+	next.ObservedGeneration = generation
+	if out.StorageClassName != "" {
+		next.StorageClassName = out.StorageClassName
+	}
+	if out.Replication != nil {
+		next.Replicas = out.Replication.Size
+		next.FailureDomain = out.Replication.FailureDomain
+	}
+	ready := metav1.Condition{
+		Type:               cephv1alpha1.ConditionReady,
+		Status:             metav1.ConditionFalse,
+		Reason:             out.Reason,
+		Message:            out.Message,
+		ObservedGeneration: generation,
+		LastTransitionTime: metav1.NewTime(now),
+	}
+	if out.Phase == cephv1alpha1.StorageReady {
+		ready.Status = metav1.ConditionTrue
+	}
+	if ready.Message == "" {
+		ready.Message = string(out.Phase)
+	}
+	meta.SetStatusCondition(&next.Conditions, ready)
+	if out.ReplicationChange != "" {
+		meta.SetStatusCondition(&next.Conditions, metav1.Condition{
+			Type:               ConditionReplicationChanged,
+			Status:             metav1.ConditionTrue,
+			Reason:             "NodesJoined",
+			Message:            out.ReplicationChange,
+			ObservedGeneration: generation,
+			LastTransitionTime: metav1.NewTime(now),
+		})
+	}
+	if out.DefaultClass != nil {
+		cond := metav1.Condition{
+			Type:               ConditionDefaultClass,
+			Status:             metav1.ConditionTrue,
+			Reason:             "Held",
+			Message:            "the StorageClass is the cluster default",
+			ObservedGeneration: generation,
+			LastTransitionTime: metav1.NewTime(now),
+		}
+		if !out.DefaultClass.Held {
+			cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, "HeldByOlder", out.DefaultClass.Message
+		}
+		meta.SetStatusCondition(&next.Conditions, cond)
+	} else {
+		meta.RemoveStatusCondition(&next.Conditions, ConditionDefaultClass)
+	}
+	return next
+}

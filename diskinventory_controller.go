@@ -1,0 +1,304 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/util/workqueue"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
+)
+
+// DiscoveryConfigMapLabel ties a Disk to the discovery ConfigMap that
+// reported it. When that ConfigMap is deleted (its node left) the label is
+// how the Disks of the node are found again, since Rook hashes long node
+// names out of the ConfigMap's name.
+const DiscoveryConfigMapLabel = "ceph.fundament.io/discovery-configmap"
+
+// DiskInventoryReconciler publishes one Disk per device Rook's discovery
+// daemon reports. A request is one discovery ConfigMap (namespace/name).
+//
+// It is the only writer of Disks, and it remembers what it wrote: a
+// reconcile that runs before the cache has seen its own create or status
+// write neither creates again nor writes the same status twice. That keeps
+// convergence free of AlreadyExists retries and at two writes per new disk.
+type DiskInventoryReconciler struct {
+	Client    client.Client
+	Namespace string
+	Discovery DiscoveryOptions
+	Recorder  events.EventRecorder
+	Now       func() time.Time
+
+	mu      sync.Mutex
+	written map[string]cephv1alpha1.DiskStatus
+}
+
+// SetupWithManager watches the discovery ConfigMaps and the DiskPools
+// (whose changes move claimedBy), and settles at start-up the nodes whose
+// ConfigMap vanished while the plugin was down.
+func (r *DiskInventoryReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.Now == nil {
+		r.Now = time.Now
+	}
+	r.written = map[string]cephv1alpha1.DiskStatus{}
+	settle := manager.RunnableFunc(func(ctx context.Context) error {
+		if !mgr.GetCache().WaitForCacheSync(ctx) {
+			return nil
+		}
+		return r.settleOrphans(ctx)
+	})
+	if err := mgr.Add(settle); err != nil {
+		return err
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("diskinventory").
+		For(&corev1.ConfigMap{}, builder.WithPredicates(r.isDiscoveryConfigMap(), devicesChanged())).
+		Watches(&cephv1alpha1.DiskPool{}, r.poolClaimsHandler(), builder.WithPredicates(claimsMayChange())).
+		Complete(r)
+}
+
+// Reconcile publishes the Disks of one discovery ConfigMap.
+func (r *DiskInventoryReconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	log := logf.FromContext(ctx)
+	var cm corev1.ConfigMap
+	err := r.Client.Get(ctx, req.NamespacedName, &cm)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return reconcile.Result{}, err
+	}
+	configMapGone := apierrors.IsNotFound(err)
+
+	var discovered []DiscoveredDisk
+	if !configMapGone {
+		discovered, err = ParseDiscovery(&cm, r.Discovery)
+		if err != nil {
+			// Bad input from one node must not stop the others: say which
+			// ConfigMap and why, keep its Disks as they are, and wait for
+			// Rook to rewrite it (which triggers a new reconcile).
+			log.Error(err, "ignoring malformed discovery ConfigMap", "configMap", req.NamespacedName.String())
+			if r.Recorder != nil {
+				r.Recorder.Eventf(&cm, nil, corev1.EventTypeWarning, "MalformedDiscovery", "ParseDiscovery", "%v", err)
+			}
+			return reconcile.Result{}, nil
+		}
+	}
+	owners, err := r.claimOwners(ctx)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	existing, err := r.publishedDisks(ctx, req.Name)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	now := r.Now()
+	for _, d := range discovered {
+		want := d.Status
+		want.ClaimedBy = owners[d.Name]
+		prev, found := existing[d.Name]
+		want.LastSeenTime = lastSeen(prev, found, now)
+		delete(existing, d.Name)
+		if err := r.publish(ctx, d.Name, req.Name, prev, found, want); err != nil {
+			return reconcile.Result{}, err
+		}
+	}
+	// What is left was not reported: its device or its whole node is gone.
+	// A Disk is never deleted; it is marked Missing with when it was seen.
+	for name, prev := range existing {
+		want := prev.Status
+		if want.State != cephv1alpha1.DiskMissing {
+			want = MarkMissing(prev.Status, now)
+		}
+		want.ClaimedBy = owners[name]
+		if err := r.publish(ctx, name, req.Name, prev, true, want); err != nil {
+			return reconcile.Result{}, err
+		}
+	}
+	return reconcile.Result{}, nil
+}
+
+// lastSeen keeps the time a device was first seen in its current streak of
+// reports, so a Disk that is simply still there is not rewritten on every
+// reconcile; a Disk coming back from Missing is stamped now.
+func lastSeen(prev *cephv1alpha1.Disk, found bool, now time.Time) *metav1.Time {
+	if found && prev.Status.LastSeenTime != nil && prev.Status.State != cephv1alpha1.DiskMissing {
+		return prev.Status.LastSeenTime
+	}
+	return &metav1.Time{Time: now.Truncate(time.Second)}
+}
+
+// publish creates the Disk when it does not exist and writes its status
+// when it differs from what is stored (or from what this process last wrote,
+// when the cache has not caught up with that write yet).
+func (r *DiskInventoryReconciler) publish(ctx context.Context, name, configMap string, prev *cephv1alpha1.Disk, found bool, want cephv1alpha1.DiskStatus) error {
+	last, wrote := r.lastWritten(name)
+	if wrote && equality.Semantic.DeepEqual(last, want) {
+		return nil
+	}
+	if found && equality.Semantic.DeepEqual(prev.Status, want) {
+		return nil
+	}
+	disk := prev
+	if !found && !wrote {
+		disk = &cephv1alpha1.Disk{ObjectMeta: metav1.ObjectMeta{
+			Name:   name,
+			Labels: map[string]string{DiscoveryConfigMapLabel: configMap, ManagedByLabel: ManagedByValue},
+		}}
+		if err := r.Client.Create(ctx, disk); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("create Disk %s: %w", name, err)
+		}
+	} else if disk == nil {
+		disk = &cephv1alpha1.Disk{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	}
+	// A merge patch of status alone: no resourceVersion, so a cache that
+	// lags behind our own create cannot turn this into a conflict.
+	patch := client.RawPatch(types.MergePatchType, mustJSON(map[string]any{"status": want}))
+	if err := r.Client.Status().Patch(ctx, disk, patch); err != nil {
+		return fmt.Errorf("write status of Disk %s: %w", name, err)
+	}
+	r.remember(name, want)
+	return nil
+}
+
+func (r *DiskInventoryReconciler) lastWritten(name string) (cephv1alpha1.DiskStatus, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s, ok := r.written[name]
+	return s, ok
+}
+
+func (r *DiskInventoryReconciler) remember(name string, s cephv1alpha1.DiskStatus) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.written[name] = s
+}
+
+// publishedDisks are the Disks a discovery ConfigMap reported before.
+func (r *DiskInventoryReconciler) publishedDisks(ctx context.Context, configMap string) (map[string]*cephv1alpha1.Disk, error) {
+	var list cephv1alpha1.DiskList
+	if err := r.Client.List(ctx, &list, client.MatchingLabels{DiscoveryConfigMapLabel: configMap}); err != nil {
+		return nil, fmt.Errorf("list Disks of %s: %w", configMap, err)
+	}
+	out := make(map[string]*cephv1alpha1.Disk, len(list.Items))
+	for i := range list.Items {
+		out[list.Items[i].Name] = &list.Items[i]
+	}
+	return out, nil
+}
+
+func (r *DiskInventoryReconciler) claimOwners(ctx context.Context) (map[string]string, error) {
+	var pools cephv1alpha1.DiskPoolList
+	if err := r.Client.List(ctx, &pools); err != nil {
+		return nil, fmt.Errorf("list DiskPools: %w", err)
+	}
+	return ClaimOwners(pools.Items), nil
+}
+
+// settleOrphans reconciles, once the caches are synced, every ConfigMap
+// that has Disks but no longer exists: a deletion the plugin missed while
+// it was down leaves no event to react to.
+func (r *DiskInventoryReconciler) settleOrphans(ctx context.Context) error {
+	var disks cephv1alpha1.DiskList
+	if err := r.Client.List(ctx, &disks); err != nil {
+		return fmt.Errorf("list Disks: %w", err)
+	}
+	seen := map[string]bool{}
+	for _, d := range disks.Items {
+		cmName := d.Labels[DiscoveryConfigMapLabel]
+		if cmName == "" || seen[cmName] {
+			continue
+		}
+		seen[cmName] = true
+		key := types.NamespacedName{Namespace: r.Namespace, Name: cmName}
+		err := r.Client.Get(ctx, key, &corev1.ConfigMap{})
+		if !apierrors.IsNotFound(err) {
+			continue
+		}
+		if _, err := r.Reconcile(ctx, reconcile.Request{NamespacedName: key}); err != nil {
+			logf.FromContext(ctx).Error(err, "settling Disks of a vanished discovery ConfigMap", "configMap", key.String())
+		}
+	}
+	return nil
+}
+
+func (r *DiskInventoryReconciler) isDiscoveryConfigMap() predicate.Predicate {
+	return predicate.NewPredicateFuncs(func(o client.Object) bool {
+		return o.GetNamespace() == r.Namespace && o.GetLabels()[DiscoveryAppLabel] == DiscoveryAppValue
+	})
+}
+
+// devicesChanged lets through ConfigMap updates whose data or node label
+// changed; resyncs and metadata-only updates cost nothing.
+func devicesChanged() predicate.Predicate {
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		oldCM, okOld := e.ObjectOld.(*corev1.ConfigMap)
+		newCM, okNew := e.ObjectNew.(*corev1.ConfigMap)
+		if !okOld || !okNew {
+			return true
+		}
+		return oldCM.Data[DiscoveryDevicesKey] != newCM.Data[DiscoveryDevicesKey] ||
+			oldCM.Labels[DiscoveryNodeLabel] != newCM.Labels[DiscoveryNodeLabel]
+	}}
+}
+
+// claimsMayChange passes pool creations, deletions and spec.disks changes:
+// only those move claimedBy (status writes of the pool do not).
+func claimsMayChange() predicate.Predicate {
+	return predicate.Or(predicate.GenerationChangedPredicate{}, predicate.Funcs{
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			return e.ObjectOld.GetDeletionTimestamp().IsZero() != e.ObjectNew.GetDeletionTimestamp().IsZero()
+		},
+	})
+}
+
+// poolClaimsHandler enqueues the discovery ConfigMaps of the disks a pool
+// lists (before and after an edit): only those disks' claimant sets change.
+func (r *DiskInventoryReconciler) poolClaimsHandler() handler.TypedEventHandler[client.Object, reconcile.Request] {
+	enqueue := func(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request], pools ...client.Object) {
+		seen := map[string]bool{}
+		for _, obj := range pools {
+			pool, ok := obj.(*cephv1alpha1.DiskPool)
+			if !ok {
+				continue
+			}
+			for _, name := range pool.Spec.Disks {
+				var disk cephv1alpha1.Disk
+				if err := r.Client.Get(ctx, client.ObjectKey{Name: name}, &disk); err != nil {
+					continue
+				}
+				cmName := disk.Labels[DiscoveryConfigMapLabel]
+				if cmName == "" || seen[cmName] {
+					continue
+				}
+				seen[cmName] = true
+				q.Add(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: r.Namespace, Name: cmName}})
+			}
+		}
+	}
+	return handler.Funcs{
+		CreateFunc: func(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			enqueue(ctx, q, e.Object)
+		},
+		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			enqueue(ctx, q, e.ObjectOld, e.ObjectNew)
+		},
+		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			enqueue(ctx, q, e.Object)
+		},
+	}
+}

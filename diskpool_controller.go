@@ -1,0 +1,364 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"sync"
+	"time"
+
+	cephv1 "github.com/rook/rook/pkg/apis/ceph.rook.io/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
+)
+
+// poolDisksIndex indexes DiskPools by the Disk names they list, so a Disk
+// event reaches only the pools that care about it.
+const poolDisksIndex = "spec.disks"
+
+// unionOnlyRequest is the request that recomputes the CephCluster's device
+// list without writing any pool's status (a CephCluster event, or start-up
+// with no pools left).
+var unionOnlyRequest = reconcile.Request{}
+
+// cephClusterGVK is read and patched as unstructured: Rook's Go types lag
+// the CRDs the cluster runs, and a typed round trip would lose fields.
+var cephClusterGVK = cephv1.SchemeGroupVersion.WithKind("CephCluster")
+
+// DiskPoolReconciler folds every live DiskPool's disks into the singleton
+// CephCluster's spec.storage.nodes and writes each pool's status.
+type DiskPoolReconciler struct {
+	Client  client.Client
+	Cluster types.NamespacedName
+	Union   *SharedUnion
+	Now     func() time.Time
+}
+
+// SetupWithManager registers the controller and its index.
+func (r *DiskPoolReconciler) SetupWithManager(mgr manager.Manager) error {
+	if r.Now == nil {
+		r.Now = time.Now
+	}
+	err := mgr.GetFieldIndexer().IndexField(context.Background(), &cephv1alpha1.DiskPool{}, poolDisksIndex,
+		func(o client.Object) []string { return o.(*cephv1alpha1.DiskPool).Spec.Disks })
+	if err != nil {
+		return err
+	}
+	cluster := &unstructured.Unstructured{}
+	cluster.SetGroupVersionKind(cephClusterGVK)
+	return builder.ControllerManagedBy(mgr).
+		Named("diskpool").
+		For(&cephv1alpha1.DiskPool{}, builder.WithPredicates(claimsMayChange())).
+		Watches(&cephv1alpha1.Disk{}, handler.EnqueueRequestsFromMapFunc(r.poolsListing), builder.WithPredicates(resolutionMayChange())).
+		Watches(cluster, handler.EnqueueRequestsFromMapFunc(r.unionOnly), builder.WithPredicates(r.isCluster(), storageNodesChanged())).
+		Complete(r)
+}
+
+// Reconcile recomputes the shared union, patches the CephCluster's device
+// list when it differs, and writes the requested pool's status.
+func (r *DiskPoolReconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	cluster, err := r.getCluster(ctx)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	union, err := r.Union.Compute(ctx, ClusterDevices(cluster.typed))
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if err := r.patchStorageNodes(ctx, cluster.raw, union); err != nil {
+		return reconcile.Result{}, err
+	}
+	if req == unionOnlyRequest {
+		return reconcile.Result{}, nil
+	}
+	return reconcile.Result{}, r.writePoolStatus(ctx, req.Name, union)
+}
+
+type cephCluster struct {
+	raw   *unstructured.Unstructured
+	typed *cephv1.CephCluster
+}
+
+func (r *DiskPoolReconciler) getCluster(ctx context.Context) (cephCluster, error) {
+	raw := &unstructured.Unstructured{}
+	raw.SetGroupVersionKind(cephClusterGVK)
+	if err := r.Client.Get(ctx, r.Cluster, raw); err != nil {
+		return cephCluster{}, fmt.Errorf("read CephCluster %s: %w", r.Cluster, err)
+	}
+	typed := &cephv1.CephCluster{}
+	// Only spec.storage is read from the typed form; fields the old types
+	// lack are simply ignored here and never written back.
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(raw.Object, typed); err != nil {
+		return cephCluster{}, fmt.Errorf("decode CephCluster %s: %w", r.Cluster, err)
+	}
+	return cephCluster{raw: raw, typed: typed}, nil
+}
+
+// patchStorageNodes writes spec.storage.nodes, and only that field, when
+// the union renders a different list. Whatever else another writer set on
+// a node or device that stays (config, resources) is carried over.
+func (r *DiskPoolReconciler) patchStorageNodes(ctx context.Context, cluster *unstructured.Unstructured, union DiskUnion) error {
+	current, _, err := unstructured.NestedSlice(cluster.Object, "spec", "storage", "nodes")
+	if err != nil {
+		return fmt.Errorf("CephCluster %s spec.storage.nodes: %w", r.Cluster, err)
+	}
+	want := mergeStorageNodes(current, RenderStorageNodes(union.Disks))
+	if reflect.DeepEqual(current, want) || (len(current) == 0 && len(want) == 0) {
+		return nil
+	}
+	// The resourceVersion makes this an optimistic write: the list is
+	// replaced whole, so a concurrent edit of it must be re-read, not lost.
+	patch := map[string]any{
+		"metadata": map[string]any{"resourceVersion": cluster.GetResourceVersion()},
+		"spec":     map[string]any{"storage": map[string]any{"nodes": want}},
+	}
+	if err := r.Client.Patch(ctx, cluster, client.RawPatch(types.MergePatchType, mustJSON(patch))); err != nil {
+		return fmt.Errorf("patch CephCluster %s spec.storage.nodes: %w", r.Cluster, err)
+	}
+	logf.FromContext(ctx).Info("updated CephCluster device list", "nodes", len(want), "devices", len(union.Disks))
+	return nil
+}
+
+// mergeStorageNodes renders the wanted nodes as unstructured values,
+// keeping the extra fields of nodes and devices that already exist.
+func mergeStorageNodes(current []any, want []cephv1.Node) []any {
+	existingNode := map[string]map[string]any{}
+	for _, n := range current {
+		if m, ok := n.(map[string]any); ok {
+			if name, _ := m["name"].(string); name != "" {
+				existingNode[name] = m
+			}
+		}
+	}
+	out := make([]any, 0, len(want))
+	for _, node := range want {
+		m := map[string]any{}
+		existingDevice := map[string]map[string]any{}
+		if prev, ok := existingNode[node.Name]; ok {
+			m = runtime.DeepCopyJSON(prev)
+			devices, _ := m["devices"].([]any)
+			for _, d := range devices {
+				if dm, ok := d.(map[string]any); ok {
+					if name, _ := dm["name"].(string); name != "" {
+						existingDevice[name] = dm
+					}
+				}
+			}
+		}
+		m["name"] = node.Name
+		devices := make([]any, 0, len(node.Devices))
+		for _, dev := range node.Devices {
+			dm, ok := existingDevice[dev.Name]
+			if !ok {
+				dm = map[string]any{"name": dev.Name}
+			}
+			devices = append(devices, dm)
+		}
+		m["devices"] = devices
+		out = append(out, m)
+	}
+	return out
+}
+
+func (r *DiskPoolReconciler) writePoolStatus(ctx context.Context, name string, union DiskUnion) error {
+	var pool cephv1alpha1.DiskPool
+	if err := r.Client.Get(ctx, client.ObjectKey{Name: name}, &pool); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if !pool.DeletionTimestamp.IsZero() {
+		return nil
+	}
+	res, ok := union.Pools[name]
+	if !ok {
+		return nil
+	}
+	want := res.DiskPoolStatus(pool.Status, pool.Generation, r.Now())
+	if equality.Semantic.DeepEqual(pool.Status, want) {
+		return nil
+	}
+	patch := client.RawPatch(types.MergePatchType, mustJSON(map[string]any{"status": want}))
+	if err := r.Client.Status().Patch(ctx, &pool, patch); err != nil {
+		return fmt.Errorf("write status of DiskPool %s: %w", name, err)
+	}
+	return nil
+}
+
+// poolsListing maps a Disk to the pools that list it.
+func (r *DiskPoolReconciler) poolsListing(ctx context.Context, o client.Object) []reconcile.Request {
+	var pools cephv1alpha1.DiskPoolList
+	if err := r.Client.List(ctx, &pools, client.MatchingFields{poolDisksIndex: o.GetName()}); err != nil {
+		logf.FromContext(ctx).Error(err, "listing DiskPools for a Disk", "disk", o.GetName())
+		return nil
+	}
+	reqs := make([]reconcile.Request, 0, len(pools.Items))
+	for _, p := range pools.Items {
+		reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Name: p.Name}})
+	}
+	return reqs
+}
+
+func (r *DiskPoolReconciler) unionOnly(context.Context, client.Object) []reconcile.Request {
+	return []reconcile.Request{unionOnlyRequest}
+}
+
+func (r *DiskPoolReconciler) isCluster() predicate.Predicate {
+	return predicate.NewPredicateFuncs(func(o client.Object) bool {
+		return o.GetNamespace() == r.Cluster.Namespace && o.GetName() == r.Cluster.Name
+	})
+}
+
+// storageNodesChanged passes the CephCluster's creation and edits of its
+// device list (someone else's drift is put back); status churn is ignored.
+func storageNodesChanged() predicate.Predicate {
+	return predicate.Funcs{
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			oldU, okOld := e.ObjectOld.(*unstructured.Unstructured)
+			newU, okNew := e.ObjectNew.(*unstructured.Unstructured)
+			if !okOld || !okNew {
+				return true
+			}
+			oldNodes, _, _ := unstructured.NestedFieldNoCopy(oldU.Object, "spec", "storage", "nodes")
+			newNodes, _, _ := unstructured.NestedFieldNoCopy(newU.Object, "spec", "storage", "nodes")
+			return !reflect.DeepEqual(oldNodes, newNodes)
+		},
+		DeleteFunc:  func(event.DeleteEvent) bool { return false },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+	}
+}
+
+// resolutionMayChange passes Disk events that can change how a pool
+// resolves: creation, and changes of the fields resolution and the
+// CephCluster entry read. claimedBy, reason and lastSeenTime do not.
+func resolutionMayChange() predicate.Predicate {
+	return predicate.Funcs{
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			oldD, okOld := e.ObjectOld.(*cephv1alpha1.Disk)
+			newD, okNew := e.ObjectNew.(*cephv1alpha1.Disk)
+			if !okOld || !okNew {
+				return true
+			}
+			return resolutionFields(oldD.Status) != resolutionFields(newD.Status) ||
+				!equality.Semantic.DeepEqual(oldD.Status.Size, newD.Status.Size)
+		},
+		DeleteFunc: func(event.DeleteEvent) bool { return true },
+	}
+}
+
+type diskResolutionFields struct {
+	node, path, stablePath string
+	state                  cephv1alpha1.DiskState
+	available              bool
+}
+
+func resolutionFields(s cephv1alpha1.DiskStatus) diskResolutionFields {
+	return diskResolutionFields{s.NodeName, s.Path, s.StablePath, s.State, s.Available}
+}
+
+// SharedUnion computes the disk union from the cache once per change and
+// shares it: the DiskPool reconciler writes it into the CephCluster, the
+// consumer reconcilers size replication from its node count. When the node
+// count or the emptiness of the union changes, every consumer is told.
+type SharedUnion struct {
+	Client client.Reader
+
+	mu        sync.Mutex
+	nodes     int
+	computed  bool
+	listeners []chan<- event.GenericEvent
+}
+
+// Subscribe returns a channel that receives an event whenever the union's
+// node count changes (for a source.Channel).
+func (s *SharedUnion) Subscribe() <-chan event.GenericEvent {
+	ch := make(chan event.GenericEvent, 1)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.listeners = append(s.listeners, ch)
+	return ch
+}
+
+// Compute lists the pools and disks from the cache and folds them.
+func (s *SharedUnion) Compute(ctx context.Context, inCluster map[DeviceID]bool) (DiskUnion, error) {
+	var pools cephv1alpha1.DiskPoolList
+	if err := s.Client.List(ctx, &pools); err != nil {
+		return DiskUnion{}, fmt.Errorf("list DiskPools: %w", err)
+	}
+	disks, err := s.listedDisks(ctx, pools.Items)
+	if err != nil {
+		return DiskUnion{}, err
+	}
+	union := Union(pools.Items, disks, inCluster)
+	s.publish(union.Nodes)
+	return union, nil
+}
+
+// Nodes is the node count of the union, computing it when nothing has yet.
+func (s *SharedUnion) Nodes(ctx context.Context, clusterDevices func(context.Context) (map[DeviceID]bool, error)) (int, error) {
+	s.mu.Lock()
+	if s.computed {
+		n := s.nodes
+		s.mu.Unlock()
+		return n, nil
+	}
+	s.mu.Unlock()
+	inCluster, err := clusterDevices(ctx)
+	if err != nil {
+		return 0, err
+	}
+	u, err := s.Compute(ctx, inCluster)
+	return u.Nodes, err
+}
+
+// listedDisks reads only the Disks some pool lists, not the whole inventory.
+func (s *SharedUnion) listedDisks(ctx context.Context, pools []cephv1alpha1.DiskPool) ([]cephv1alpha1.Disk, error) {
+	seen := map[string]bool{}
+	var disks []cephv1alpha1.Disk
+	for _, p := range pools {
+		for _, name := range p.Spec.Disks {
+			if seen[name] {
+				continue
+			}
+			seen[name] = true
+			var d cephv1alpha1.Disk
+			err := s.Client.Get(ctx, client.ObjectKey{Name: name}, &d)
+			switch {
+			case apierrors.IsNotFound(err):
+				continue
+			case err != nil:
+				return nil, fmt.Errorf("read Disk %s: %w", name, err)
+			}
+			disks = append(disks, d)
+		}
+	}
+	return disks, nil
+}
+
+func (s *SharedUnion) publish(nodes int) {
+	s.mu.Lock()
+	changed := !s.computed || s.nodes != nodes
+	s.nodes, s.computed = nodes, true
+	listeners := s.listeners
+	s.mu.Unlock()
+	if !changed {
+		return
+	}
+	for _, ch := range listeners {
+		select {
+		case ch <- event.GenericEvent{Object: &cephv1alpha1.DiskPool{}}:
+		default: // one pending notification is enough: it re-lists everything
+		}
+	}
+}

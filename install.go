@@ -1,0 +1,108 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	cephv1 "github.com/rook/rook/pkg/apis/ceph.rook.io/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// RookReleaseName is the Helm release of the Rook operator chart.
+const RookReleaseName = "rook-ceph"
+
+// rookCRDs are the Rook CRDs the manager watches: the cache cannot sync
+// until they are Established (pitfalls 12).
+var rookCRDs = []string{
+	"cephclusters.ceph.rook.io",
+	"cephblockpools.ceph.rook.io",
+	"cephfilesystems.ceph.rook.io",
+	"cephobjectstores.ceph.rook.io",
+}
+
+// chartRelease is the Helm release the plugin wants.
+type chartRelease struct {
+	Name, Namespace string
+	RepoURL, Chart  string
+	Version         string
+	Values          map[string]any
+}
+
+// chartInstaller installs a chart release with upgrade --install semantics.
+// An installed release with the same chart version and values is left as it
+// is, so a restart writes nothing.
+type chartInstaller interface {
+	EnsureRelease(ctx context.Context, release chartRelease) error
+}
+
+// install is what Start does before the manager runs, each step idempotent:
+// the Rook operator chart, our CRDs (applied only when their manifests
+// changed), the wait for every CRD the manager watches to be Established,
+// and the singleton CephCluster (created when absent, never overwritten).
+func install(ctx context.Context, c client.Client, charts chartInstaller, cfg Config, log *slog.Logger) error {
+	release := chartRelease{
+		Name:      RookReleaseName,
+		Namespace: cfg.OperatorNamespace,
+		RepoURL:   cfg.ChartRepository,
+		Chart:     RookChartName,
+		Version:   RookChartVersion,
+		Values:    RookValues(cfg),
+	}
+	if err := charts.EnsureRelease(ctx, release); err != nil {
+		return fmt.Errorf("install the %s chart %s from %s: %w", RookChartName, RookChartVersion, cfg.ChartRepository, err)
+	}
+	ours, err := applyOwnCRDs(ctx, c)
+	if err != nil {
+		return err
+	}
+	if err := waitEstablished(ctx, c, append(ours, rookCRDs...)); err != nil {
+		return err
+	}
+	created, err := ensureCephCluster(ctx, c, cfg)
+	if err != nil {
+		return err
+	}
+	if created {
+		log.Info("created the CephCluster", "namespace", cfg.ClusterNamespace, "name", CephClusterName)
+	}
+	return nil
+}
+
+// ensureCephCluster creates the singleton CephCluster when there is none.
+// An existing one is never written here: its spec.storage belongs to the
+// DiskPool reconciler, the rest to whoever set it.
+func ensureCephCluster(ctx context.Context, c client.Client, cfg Config) (bool, error) {
+	want := BootstrapCephCluster(cfg)
+	err := c.Get(ctx, client.ObjectKeyFromObject(want), &cephv1.CephCluster{})
+	switch {
+	case err == nil:
+		return false, nil
+	case !apierrors.IsNotFound(err):
+		return false, fmt.Errorf("read CephCluster %s/%s: %w", want.Namespace, want.Name, err)
+	}
+	if err := createNamespaceIfMissing(ctx, c, want.Namespace); err != nil {
+		return false, err
+	}
+	if err := c.Create(ctx, want); err != nil && !apierrors.IsAlreadyExists(err) {
+		return false, fmt.Errorf("create CephCluster %s/%s: %w", want.Namespace, want.Name, err)
+	}
+	return true, nil
+}
+
+// createNamespaceIfMissing creates a namespace that does not exist yet (the cluster
+// namespace may differ from the operator's, which Helm creates).
+func createNamespaceIfMissing(ctx context.Context, c client.Client, name string) error {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	err := c.Get(ctx, client.ObjectKeyFromObject(ns), &corev1.Namespace{})
+	if !apierrors.IsNotFound(err) {
+		return err
+	}
+	if err := c.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("create namespace %s: %w", name, err)
+	}
+	return nil
+}

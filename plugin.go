@@ -1,0 +1,184 @@
+package main
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"time"
+
+	cephv1 "github.com/rook/rook/pkg/apis/ceph.rook.io/v1"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
+	"github.com/fundament-oss/ceph-rook/pluginruntime"
+	"github.com/fundament-oss/ceph-rook/pluginruntime/definition"
+	"github.com/fundament-oss/ceph-rook/pluginruntime/pluginerrors"
+)
+
+//go:embed definition.yaml
+var definitionYAML []byte
+
+// Plugin is ceph-rook as a Fundament plugin: Start installs Rook-Ceph and
+// runs the reconcilers on one controller-runtime manager.
+type Plugin struct {
+	definition *definition.PluginDefinition
+	// getenv reads the FUNP_ configuration (os.Getenv in production).
+	getenv func(string) string
+	// restConfig finds the API server: in-cluster, or $KUBECONFIG.
+	restConfig func() (*rest.Config, error)
+	// installer installs or upgrades the Rook chart.
+	installer chartInstaller
+}
+
+// NewPlugin is the production plugin.
+func NewPlugin() *Plugin {
+	return &Plugin{
+		definition: definition.MustParseDefinition(definitionYAML),
+		getenv:     os.Getenv,
+		restConfig: ctrl.GetConfig,
+	}
+}
+
+var _ pluginruntime.ConsoleProvider = (*Plugin)(nil)
+
+// Definition is the embedded definition.yaml.
+func (p *Plugin) Definition() pluginruntime.PluginDefinition { return *p.definition }
+
+// ConsoleAssets serves console/ at /console/.
+func (p *Plugin) ConsoleAssets() http.FileSystem { return consoleAssets() }
+
+// Shutdown has nothing to release: the manager stops with Start's context.
+func (p *Plugin) Shutdown(context.Context) error { return nil }
+
+// Start installs (idempotently: it runs on every container start), then
+// runs the reconcilers until ctx ends.
+func (p *Plugin) Start(ctx context.Context, host pluginruntime.Host) error {
+	host.ReportStatus(pluginruntime.PluginStatus{Phase: pluginruntime.PhaseInstalling, Message: "installing Rook-Ceph"})
+	cfg, err := LoadConfig(p.getenv)
+	if err != nil {
+		return pluginerrors.NewPermanent(err)
+	}
+	restCfg, err := p.restConfig()
+	if err != nil {
+		return pluginerrors.NewTransient(fmt.Errorf("find the API server: %w", err))
+	}
+	scheme, err := newScheme()
+	if err != nil {
+		return pluginerrors.NewPermanent(err)
+	}
+	c, err := client.New(restCfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return pluginerrors.NewTransient(fmt.Errorf("client: %w", err))
+	}
+	installer := p.installer
+	if installer == nil {
+		installer = newHelmInstaller(restCfg, host.Logger())
+	}
+	if err := install(ctx, c, installer, cfg, host.Logger()); err != nil {
+		return pluginerrors.NewTransient(err)
+	}
+	mgr, err := newManager(restCfg, scheme, cfg)
+	if err != nil {
+		return pluginerrors.NewTransient(err)
+	}
+	if err := setupReconcilers(mgr, cfg, host); err != nil {
+		return pluginerrors.NewPermanent(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	if !mgr.GetCache().WaitForCacheSync(ctx) {
+		return errors.Join(ctx.Err(), <-done)
+	}
+	host.ReportReady()
+	host.ReportStatus(pluginruntime.PluginStatus{Phase: pluginruntime.PhaseRunning, Message: "rook-ceph storage plugin running"})
+	if err := <-done; err != nil {
+		return pluginerrors.NewTransient(fmt.Errorf("manager: %w", err))
+	}
+	return nil
+}
+
+func newScheme() (*runtime.Scheme, error) {
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{
+		clientgoscheme.AddToScheme, apiextensionsv1.AddToScheme, cephv1.AddToScheme, cephv1alpha1.AddToScheme,
+	} {
+		if err := add(scheme); err != nil {
+			return nil, err
+		}
+	}
+	return scheme, nil
+}
+
+// newManager scopes the cache to what is read: of all ConfigMaps only the
+// discovery ones (operator namespace, app=rook-discover), of the Rook kinds
+// only the cluster namespace.
+func newManager(restCfg *rest.Config, scheme *runtime.Scheme, cfg Config) (manager.Manager, error) {
+	discovery := labels.SelectorFromSet(labels.Set{DiscoveryAppLabel: DiscoveryAppValue})
+	inCluster := map[string]cache.Config{cfg.ClusterNamespace: {}}
+	return ctrl.NewManager(restCfg, ctrl.Options{
+		Scheme:  scheme,
+		Metrics: metricsserver.Options{BindAddress: "0"},
+		// The runtime's HTTP server already serves the probes.
+		HealthProbeBindAddress: "0",
+		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
+			&corev1.ConfigMap{}:       {Namespaces: map[string]cache.Config{cfg.OperatorNamespace: {}}, Label: discovery},
+			&cephv1.CephBlockPool{}:   {Namespaces: inCluster},
+			&cephv1.CephFilesystem{}:  {Namespaces: inCluster},
+			&cephv1.CephObjectStore{}: {Namespaces: inCluster},
+		}},
+	})
+}
+
+// setupReconcilers registers the inventory, the pools and one consumer
+// reconciler per consumer kind on the manager.
+func setupReconcilers(mgr manager.Manager, cfg Config, host pluginruntime.Host) error {
+	c := mgr.GetClient()
+	cluster := types.NamespacedName{Namespace: cfg.ClusterNamespace, Name: CephClusterName}
+	union := &SharedUnion{Client: c}
+	recorder := mgr.GetEventRecorder("ceph-rook")
+	inventory := &DiskInventoryReconciler{
+		Client:    c,
+		Namespace: cfg.OperatorNamespace,
+		Discovery: DiscoveryOptions{AllowLoopDevices: cfg.DevLoopDevices},
+		Recorder:  recorder,
+	}
+	if err := inventory.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("disk inventory controller: %w", err)
+	}
+	pools := &DiskPoolReconciler{Client: c, Cluster: cluster, Union: union}
+	if err := pools.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("disk pool controller: %w", err)
+	}
+	clusterDevices := func(ctx context.Context) (map[DeviceID]bool, error) {
+		cc, err := pools.getCluster(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return ClusterDevices(cc.typed), nil
+	}
+	for _, kind := range []consumerKind{blockStorageKind, fileStorageKind, objectStorageKind} {
+		r := &ConsumerReconciler{Client: c, Kind: kind, Config: cfg, Union: union, Recorder: recorder, ClusterDevices: clusterDevices}
+		if err := r.SetupWithManager(mgr); err != nil {
+			return fmt.Errorf("%s controller: %w", kind.Kind, err)
+		}
+	}
+	health := &clusterHealthReconciler{Client: c, Cluster: cluster, Host: host}
+	return health.SetupWithManager(mgr)
+}
+
+// establishedTimeout bounds the wait for CRDs after they are applied.
+const establishedTimeout = 2 * time.Minute
