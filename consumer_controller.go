@@ -268,7 +268,7 @@ func (r *ConsumerReconciler) writeStatus(ctx context.Context, obj client.Object,
 	if equality.Semantic.DeepEqual(*prev, want) {
 		return nil
 	}
-	patch := client.RawPatch(types.MergePatchType, mustJSON(map[string]any{"status": want}))
+	patch := statusPatch(want)
 	if err := r.Client.Status().Patch(ctx, obj, patch); err != nil {
 		return fmt.Errorf("write status of %s %s: %w", r.Kind.Kind, obj.GetName(), err)
 	}

@@ -14,6 +14,7 @@ import (
 	cephv1 "github.com/rook/rook/pkg/apis/ceph.rook.io/v1"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -262,3 +263,19 @@ type roundTripperFunc func(*http.Request) (*http.Response, error)
 func (f roundTripperFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 var errNotYet = errors.New("not yet")
+
+// eventsv1List finds Events the plugin recorded about an object.
+type eventsv1List struct{}
+
+func (eventsv1List) find(h *harness, regarding, reason string) error {
+	var list eventsv1.EventList
+	if err := h.c.List(h.ctx, &list); err != nil {
+		return err
+	}
+	for _, e := range list.Items {
+		if e.Regarding.Name == regarding && e.Reason == reason {
+			return nil
+		}
+	}
+	return fmt.Errorf("no %s Event about %s among %d", reason, regarding, len(list.Items))
+}

@@ -167,7 +167,7 @@ func (r *DiskInventoryReconciler) publish(ctx context.Context, name, configMap s
 	}
 	// A merge patch of status alone: no resourceVersion, so a cache that
 	// lags behind our own create cannot turn this into a conflict.
-	patch := client.RawPatch(types.MergePatchType, mustJSON(map[string]any{"status": want}))
+	patch := statusPatch(want)
 	if err := r.Client.Status().Patch(ctx, disk, patch); err != nil {
 		return fmt.Errorf("write status of Disk %s: %w", name, err)
 	}

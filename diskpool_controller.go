@@ -189,7 +189,7 @@ func (r *DiskPoolReconciler) writePoolStatus(ctx context.Context, name string, u
 	if equality.Semantic.DeepEqual(pool.Status, want) {
 		return nil
 	}
-	patch := client.RawPatch(types.MergePatchType, mustJSON(map[string]any{"status": want}))
+	patch := statusPatch(want)
 	if err := r.Client.Status().Patch(ctx, &pool, patch); err != nil {
 		return fmt.Errorf("write status of DiskPool %s: %w", name, err)
 	}

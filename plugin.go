@@ -20,6 +20,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -134,6 +135,9 @@ func newManager(restCfg *rest.Config, scheme *runtime.Scheme, cfg Config) (manag
 		Metrics: metricsserver.Options{BindAddress: "0"},
 		// The runtime's HTTP server already serves the probes.
 		HealthProbeBindAddress: "0",
+		// Start runs again in the same process after a transient error;
+		// its controllers keep their names.
+		Controller: ctrlconfig.Controller{SkipNameValidation: ptrTo(true)},
 		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
 			&corev1.ConfigMap{}:       {Namespaces: map[string]cache.Config{cfg.OperatorNamespace: {}}, Label: discovery},
 			&cephv1.CephBlockPool{}:   {Namespaces: inCluster},

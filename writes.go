@@ -3,6 +3,11 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // mustJSON marshals values built from our own types, which always encode.
@@ -12,4 +17,32 @@ func mustJSON(v any) []byte {
 		panic(fmt.Sprintf("marshal %T: %v", v, err))
 	}
 	return data
+}
+
+// statusPatch is a JSON merge patch that sets the whole status to want,
+// whatever the stored status is: every field of want's struct that encodes
+// to nothing (omitempty zero values: false, "", 0) is sent as null, which a
+// merge patch reads as "remove". A plain {"status": want} would leave such
+// fields at their stored values (available: true would never turn false),
+// and a diff against a cached object could miss what our own last write
+// changed. No resourceVersion: we are the status's only writer.
+func statusPatch(want any) client.Patch {
+	fields := map[string]any{}
+	if err := json.Unmarshal(mustJSON(want), &fields); err != nil {
+		panic(fmt.Sprintf("status of %T is not an object: %v", want, err))
+	}
+	t := reflect.TypeOf(want)
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		if name == "" || name == "-" {
+			continue
+		}
+		if _, set := fields[name]; !set {
+			fields[name] = nil
+		}
+	}
+	return client.RawPatch(types.MergePatchType, mustJSON(map[string]any{"status": fields}))
 }

@@ -1,0 +1,228 @@
+package main
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
+)
+
+// Realistic devices of one node: an HDD, an SSD, an NVMe drive, a
+// partitioned disk and a disk carrying a filesystem.
+func hdd(kernel, wwn string) device {
+	return sdb().with(device{
+		"name": kernel, "devLinks": "/dev/disk/by-id/wwn-" + wwn + " /dev/disk/by-path/pci-" + kernel,
+		"wwn": wwn, "wwnVendorExtension": wwn, "serial": "ST4000_" + wwn, "real-path": "/dev/" + kernel, "kernel-name": kernel,
+		"cephVolumeData": `{"path":"/dev/` + kernel + `","available":true,"rejected_reasons":[]}`,
+	})
+}
+
+func ssd(kernel, wwn string) device {
+	return hdd(kernel, wwn).with(device{"rotational": false, "model": "Samsung SSD 870", "size": uint64(1000204886016)})
+}
+
+func nvme(kernel, eui string) device {
+	return hdd(kernel, "").with(device{
+		"rotational": false, "model": "Samsung SSD 980 PRO", "wwn": "", "wwnVendorExtension": "",
+		"devLinks": "/dev/disk/by-id/nvme-eui." + eui + " /dev/disk/by-id/nvme-Samsung_980_" + eui, "serial": "S5GX" + eui,
+		"size": uint64(2000398934016),
+	})
+}
+
+func withFilesystem(d device, fs string) device {
+	return d.with(device{"filesystem": fs, "empty": false,
+		"cephVolumeData": `{"available":false,"rejected_reasons":["Has a FileSystem"]}`})
+}
+
+// workerDevices are the devices of worker node i: every device kind a
+// discovery report can hold.
+func workerDevices(i int) []device {
+	id := func(s string) string { return fmt.Sprintf("0x5000%02d%s", i, s) }
+	devices := []device{
+		hdd("sdb", id("b")),
+		ssd("sdd", id("d")),
+		nvme("nvme0n1", fmt.Sprintf("0025385b7150%02d", i)),
+		withFilesystem(hdd("sde", id("e")), "ext4"),
+	}
+	return append(devices, partitionsOfSdc()...)
+}
+
+// The whole flow from discovery to the CephCluster's device list.
+func TestDiscoveryToDisksToPoolToCephCluster(t *testing.T) {
+	h := newHarness(t)
+	h.start()
+	for i := 1; i <= 3; i++ {
+		h.publishDiscovery(fmt.Sprintf("flow-%d", i), workerDevices(i)...)
+	}
+	disks := h.waitDisks("flow-1", 5)
+
+	t.Run("every device is published with its type and state", func(t *testing.T) {
+		assert.Equal(t, cephv1alpha1.DiskTypeHDD, disks["/dev/sdb"].Status.Type)
+		assert.Equal(t, cephv1alpha1.DiskTypeSSD, disks["/dev/sdd"].Status.Type)
+		assert.Equal(t, cephv1alpha1.DiskTypeNVMe, disks["/dev/nvme0n1"].Status.Type)
+		assert.Equal(t, cephv1alpha1.DiskAvailable, disks["/dev/sdb"].Status.State)
+		assert.True(t, disks["/dev/sdb"].Status.Available)
+		assert.Equal(t, "/dev/disk/by-id/wwn-0x500001b", disks["/dev/sdb"].Status.StablePath)
+		assert.Equal(t, cephv1alpha1.DiskInUse, disks["/dev/sde"].Status.State)
+		assert.Contains(t, disks["/dev/sde"].Status.Reason, "ext4")
+		assert.Equal(t, cephv1alpha1.DiskInUse, disks["/dev/sdc"].Status.State, "a partitioned disk is published, not dropped")
+		assert.Contains(t, disks["/dev/sdc"].Status.Reason, "partitioned")
+		assert.NotNil(t, disks["/dev/sdb"].Status.LastSeenTime)
+	})
+
+	var names []string
+	for i := 1; i <= 3; i++ {
+		d := h.waitDisks(fmt.Sprintf("flow-%d", i), 5)
+		names = append(names, d["/dev/sdb"].Name, d["/dev/nvme0n1"].Name)
+	}
+	// A disk in use is listed too: it is skipped and named in the message.
+	names = append(names, disks["/dev/sde"].Name)
+	pool := h.createPool("flow", names...)
+
+	h.eventually("the CephCluster lists the pool's usable devices", func() error {
+		got := h.clusterDevices()
+		if len(got) != 3 || len(got["flow-2"]) != 2 {
+			return fmt.Errorf("CephCluster devices: %v", got)
+		}
+		return nil
+	})
+	assert.Equal(t, []string{"/dev/disk/by-id/nvme-eui.0025385b715001", "/dev/disk/by-id/wwn-0x500001b"}, h.clusterDevices()["flow-1"],
+		"devices are named by their stable path, sorted")
+
+	h.eventually("the pool reports what it selected", func() error {
+		require.NoError(t, h.c.Get(h.ctx, client.ObjectKeyFromObject(pool), pool))
+		if pool.Status.Phase != cephv1alpha1.DiskPoolReady || pool.Status.ObservedGeneration != pool.Generation {
+			return fmt.Errorf("pool status %+v", pool.Status)
+		}
+		return nil
+	})
+	assert.Equal(t, int32(6), pool.Status.SelectedDiskCount)
+	assert.Contains(t, pool.Status.Message, disks["/dev/sde"].Name)
+	wantCapacity := 3 * (4000787030016 + 2000398934016)
+	assert.Equal(t, int64(wantCapacity), pool.Status.RawCapacity.Value())
+
+	h.eventually("claimedBy names the pool", func() error {
+		for _, d := range h.disksOf("flow-1") {
+			if d.Name == disks["/dev/sdb"].Name && d.Status.ClaimedBy != "flow" {
+				return fmt.Errorf("claimedBy %q", d.Status.ClaimedBy)
+			}
+		}
+		return nil
+	})
+}
+
+func TestContestedDiskBelongsToTheOlderPool(t *testing.T) {
+	h := newHarness(t)
+	h.start()
+	h.publishDiscovery("contest-1", hdd("sdb", "0xc1b"), hdd("sdc", "0xc1c"))
+	disks := h.waitDisks("contest-1", 2)
+	shared := disks["/dev/sdb"].Name
+
+	older := h.createPool("contest-older", shared)
+	h.eventually("the older pool holds the disk", func() error {
+		return h.poolPhase(older, cephv1alpha1.DiskPoolReady)
+	})
+	younger := h.createPool("contest-younger", shared, disks["/dev/sdc"].Name)
+
+	h.eventually("the younger pool says the disk is taken", func() error {
+		require.NoError(t, h.c.Get(h.ctx, client.ObjectKeyFromObject(younger), younger))
+		if younger.Status.ObservedGeneration != younger.Generation {
+			return errNotYet
+		}
+		if younger.Status.SelectedDiskCount != 1 {
+			return fmt.Errorf("younger selected %d", younger.Status.SelectedDiskCount)
+		}
+		return nil
+	})
+	assert.Contains(t, younger.Status.Message, shared)
+	assert.Contains(t, younger.Status.Message, "older DiskPool contest-older")
+
+	h.eventually("claimedBy agrees with the reconciler", func() error {
+		d := h.disksOf("contest-1")
+		if d["/dev/sdb"].Status.ClaimedBy != "contest-older" || d["/dev/sdc"].Status.ClaimedBy != "contest-younger" {
+			return fmt.Errorf("claimedBy sdb=%q sdc=%q", d["/dev/sdb"].Status.ClaimedBy, d["/dev/sdc"].Status.ClaimedBy)
+		}
+		return nil
+	})
+	assert.Len(t, h.clusterDevices()["contest-1"], 2, "the contested disk is counted once")
+}
+
+func TestDeletingAPoolShrinksTheDeviceList(t *testing.T) {
+	h := newHarness(t)
+	h.start()
+	h.publishDiscovery("shrink-1", hdd("sdb", "0xd1b"), hdd("sdc", "0xd1c"))
+	disks := h.waitDisks("shrink-1", 2)
+	keep := h.createPool("shrink-keep", disks["/dev/sdb"].Name)
+	gone := h.createPool("shrink-gone", disks["/dev/sdc"].Name)
+	h.eventually("both pools' devices are listed", func() error {
+		if n := len(h.clusterDevices()["shrink-1"]); n != 2 {
+			return fmt.Errorf("%d devices", n)
+		}
+		return nil
+	})
+
+	require.NoError(t, h.c.Delete(h.ctx, gone))
+	h.eventually("only the remaining pool's device stays", func() error {
+		if got := h.clusterDevices()["shrink-1"]; len(got) != 1 || got[0] != disks["/dev/sdb"].Status.StablePath {
+			return fmt.Errorf("devices %v", got)
+		}
+		return nil
+	})
+
+	require.NoError(t, h.c.Delete(h.ctx, keep))
+	h.eventually("no pool, no device", func() error {
+		if got := h.clusterDevices(); len(got) != 0 {
+			return fmt.Errorf("devices %v", got)
+		}
+		return nil
+	})
+}
+
+func TestVanishedDevicesAndNodesGoMissingNeverDeleted(t *testing.T) {
+	h := newHarness(t)
+	h.start()
+	h.publishDiscovery("vanish-1", hdd("sdb", "0xe1b"), hdd("sdc", "0xe1c"))
+	h.publishDiscovery("vanish-2", hdd("sdb", "0xe2b"))
+	before := h.waitDisks("vanish-1", 2)
+	h.waitDisks("vanish-2", 1)
+	pool := h.createPool("vanish", before["/dev/sdc"].Name)
+	h.eventually("the device is in the CephCluster", func() error { return h.poolPhase(pool, cephv1alpha1.DiskPoolReady) })
+
+	h.publishDiscovery("vanish-1", hdd("sdb", "0xe1b")) // sdc is pulled
+	h.removeDiscovery("vanish-2")                      // the node leaves
+
+	h.eventually("the pulled device is Missing", func() error {
+		d := h.disksOf("vanish-1")["/dev/sdc"]
+		if d.Status.State != cephv1alpha1.DiskMissing {
+			return fmt.Errorf("state %q", d.Status.State)
+		}
+		return nil
+	})
+	h.eventually("the departed node's disk is Missing", func() error {
+		d := h.disksOf("vanish-2")["/dev/sdb"]
+		if d.Status.State != cephv1alpha1.DiskMissing || d.Status.Available {
+			return fmt.Errorf("state %q available %v", d.Status.State, d.Status.Available)
+		}
+		return nil
+	})
+	missing := h.disksOf("vanish-1")["/dev/sdc"]
+	assert.Contains(t, missing.Status.Reason, "not reported by discovery since")
+	assert.Equal(t, before["/dev/sdc"].UID, missing.UID, "the same Disk object, never deleted and re-created")
+	assert.Len(t, h.disksOf("vanish-1"), 2)
+	assert.Equal(t, []string{before["/dev/sdc"].Status.StablePath}, h.clusterDevices()["vanish-1"],
+		"a vanished device a pool lists keeps its place in the CephCluster")
+}
+
+func (h *harness) poolPhase(pool *cephv1alpha1.DiskPool, want cephv1alpha1.DiskPoolPhase) error {
+	if err := h.c.Get(h.ctx, client.ObjectKeyFromObject(pool), pool); err != nil {
+		return err
+	}
+	if pool.Status.Phase != want || pool.Status.ObservedGeneration != pool.Generation {
+		return fmt.Errorf("pool %s phase %q (generation %d observed %d), want %q", pool.Name, pool.Status.Phase, pool.Generation, pool.Status.ObservedGeneration, want)
+	}
+	return nil
+}
