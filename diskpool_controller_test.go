@@ -193,7 +193,7 @@ func TestVanishedDevicesAndNodesGoMissingNeverDeleted(t *testing.T) {
 	h.eventually("the device is in the CephCluster", func() error { return h.poolPhase(pool, cephv1alpha1.DiskPoolReady) })
 
 	h.publishDiscovery("vanish-1", hdd("sdb", "0xe1b")) // sdc is pulled
-	h.removeDiscovery("vanish-2")                      // the node leaves
+	h.removeDiscovery("vanish-2")                       // the node leaves
 
 	h.eventually("the pulled device is Missing", func() error {
 		d := h.disksOf("vanish-1")["/dev/sdc"]

@@ -69,13 +69,12 @@ func run(dataDir string, fresh bool, port int) error {
 		return fmt.Errorf("build the plugin: %w", err)
 	}
 
-	plugin := exec.Command(binary)
+	plugin := exec.Command(binary, "--addr=127.0.0.1:"+strconv.Itoa(port))
 	plugin.Env = append(os.Environ(),
 		"KUBECONFIG="+kubeconfig,
 		"FUNDAMENT_CLUSTER_ID=local",
 		"FUNDAMENT_INSTALL_ID=local",
 		"FUNDAMENT_ORGANIZATION_ID=local",
-		"FUNP_HTTP_PORT="+strconv.Itoa(port),
 	)
 	plugin.Stdout, plugin.Stderr = os.Stdout, os.Stderr
 	if err := plugin.Start(); err != nil {
