@@ -1,0 +1,68 @@
+package pluginruntime
+
+import (
+	"context"
+	"errors"
+	"net/http"
+
+	"connectrpc.com/connect"
+
+	pluginmetadatav1 "github.com/fundament-oss/ceph-rook/pluginruntime/gen/pluginmetadata/v1"
+	"github.com/fundament-oss/ceph-rook/pluginruntime/gen/pluginmetadata/v1/pluginmetadatav1connect"
+)
+
+// routes is the plugin's one HTTP surface; the platform's Service and
+// probes point at it.
+func (r *runtime) routes() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /livez", func(w http.ResponseWriter, _ *http.Request) {
+		// Alive means the process serves HTTP; a failing plugin is reported
+		// through its phase, not by getting restarted.
+		writeText(w, http.StatusOK, "ok")
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if !r.board.isReady() {
+			writeText(w, http.StatusServiceUnavailable, "not ready")
+			return
+		}
+		writeText(w, http.StatusOK, "ok")
+	})
+	mux.Handle(pluginmetadatav1connect.NewPluginMetadataServiceHandler(&metadataService{r: r}))
+	if cp, ok := r.plugin.(ConsoleProvider); ok {
+		mux.Handle("GET /console/", http.StripPrefix("/console/", http.FileServer(cp.ConsoleAssets())))
+	}
+	return mux
+}
+
+func writeText(w http.ResponseWriter, code int, body string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(code)
+	_, _ = w.Write([]byte(body + "\n"))
+}
+
+// metadataService is the Connect PluginMetadataService the platform's
+// controller polls.
+type metadataService struct {
+	r *runtime
+}
+
+var _ pluginmetadatav1connect.PluginMetadataServiceHandler = (*metadataService)(nil)
+
+func (s *metadataService) GetStatus(context.Context, *connect.Request[pluginmetadatav1.GetStatusRequest]) (*connect.Response[pluginmetadatav1.GetStatusResponse], error) {
+	status := s.r.board.get()
+	phase, message := string(status.Phase), status.Message
+	return connect.NewResponse(&pluginmetadatav1.GetStatusResponse{Phase: &phase, Message: &message}), nil
+}
+
+func (s *metadataService) RequestUninstall(context.Context, *connect.Request[pluginmetadatav1.RequestUninstallRequest]) (*connect.Response[pluginmetadatav1.RequestUninstallResponse], error) {
+	switch err := s.r.requestUninstall(); {
+	case err == nil:
+		return connect.NewResponse(&pluginmetadatav1.RequestUninstallResponse{}), nil
+	case errors.Is(err, errNoInstaller):
+		return nil, connect.NewError(connect.CodeUnimplemented, err)
+	case errors.Is(err, errStopping):
+		return nil, connect.NewError(connect.CodeUnavailable, err)
+	default:
+		return nil, connect.NewError(connect.CodeFailedPrecondition, err)
+	}
+}
