@@ -99,11 +99,18 @@ func WaitEstablished(ctx context.Context, c client.Reader, names []string, opts 
 	}
 	var last error
 	err := wait.PollUntilContextCancel(ctx, o.interval, true, func(ctx context.Context) (bool, error) {
-		last = Check(ctx, c, names...)
-		return last == nil, nil
+		err := Check(ctx, c, names...)
+		if err != nil && ctx.Err() != nil {
+			return false, nil // cut short by the deadline: keep the last real answer
+		}
+		last = err
+		return err == nil, nil
 	})
 	if err == nil {
 		return nil
+	}
+	if last == nil {
+		return pluginerrors.NewTransient(fmt.Errorf("wait for CRDs %s: %w", strings.Join(names, ", "), err))
 	}
 	return pluginerrors.NewTransient(fmt.Errorf("wait for CRDs: %w: %w", err, last))
 }
