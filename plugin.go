@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"time"
 
 	cephv1 "github.com/rook/rook/pkg/apis/ceph.rook.io/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -184,5 +183,3 @@ func setupReconcilers(mgr manager.Manager, cfg Config, host pluginruntime.Host) 
 	return health.SetupWithManager(mgr)
 }
 
-// establishedTimeout bounds the wait for CRDs after they are applied.
-const establishedTimeout = 2 * time.Minute
