@@ -31,6 +31,16 @@ import (
 // exists and is Established. A CRD that is missing or not yet established is
 // a transient error naming each such CRD and why.
 func Check(ctx context.Context, c client.Reader, names ...string) error {
+	problems, err := check(ctx, c, names)
+	if err != nil {
+		return pluginerrors.NewTransient(err)
+	}
+	return problemsError(problems)
+}
+
+// check returns what keeps the CRDs from being usable, or the error that
+// prevented finding out.
+func check(ctx context.Context, c client.Reader, names []string) ([]string, error) {
 	var problems []string
 	for _, name := range names {
 		var obj apiextensionsv1.CustomResourceDefinition
@@ -39,17 +49,21 @@ func Check(ctx context.Context, c client.Reader, names ...string) error {
 		case apierrors.IsNotFound(err):
 			problems = append(problems, name+": not found")
 		case err != nil:
-			return pluginerrors.NewTransient(fmt.Errorf("get CRD %s: %w", name, err))
+			return nil, fmt.Errorf("get CRD %s: %w", name, err)
 		default:
 			if reason := notEstablished(&obj); reason != "" {
 				problems = append(problems, name+": "+reason)
 			}
 		}
 	}
-	if len(problems) > 0 {
-		return pluginerrors.NewTransient(fmt.Errorf("CRDs not ready: %s", strings.Join(problems, "; ")))
+	return problems, nil
+}
+
+func problemsError(problems []string) error {
+	if len(problems) == 0 {
+		return nil
 	}
-	return nil
+	return pluginerrors.NewTransient(fmt.Errorf("CRDs not ready: %s", strings.Join(problems, "; ")))
 }
 
 // notEstablished returns why a CRD is not usable yet, or "" when it is.
@@ -97,20 +111,28 @@ func WaitEstablished(ctx context.Context, c client.Reader, names []string, opts 
 	for _, opt := range opts {
 		opt(&o)
 	}
-	var last error
+	// The answer on timeout is the last thing learned about the CRDs; an API
+	// error only when nothing was learned, because the final poll is often
+	// cut short by the very deadline that ends the wait.
+	var problems []string
+	var apiErr error
 	err := wait.PollUntilContextCancel(ctx, o.interval, true, func(ctx context.Context) (bool, error) {
-		err := Check(ctx, c, names...)
-		if err != nil && ctx.Err() != nil {
-			return false, nil // cut short by the deadline: keep the last real answer
+		p, err := check(ctx, c, names)
+		if err != nil {
+			apiErr = err
+			return false, nil
 		}
-		last = err
-		return err == nil, nil
+		problems = p
+		return len(problems) == 0, nil
 	})
-	if err == nil {
+	switch {
+	case err == nil:
 		return nil
-	}
-	if last == nil {
+	case problems != nil:
+		return pluginerrors.NewTransient(fmt.Errorf("wait for CRDs: %w: %w", err, problemsError(problems)))
+	case apiErr != nil:
+		return pluginerrors.NewTransient(fmt.Errorf("wait for CRDs: %w: %w", err, apiErr))
+	default:
 		return pluginerrors.NewTransient(fmt.Errorf("wait for CRDs %s: %w", strings.Join(names, ", "), err))
 	}
-	return pluginerrors.NewTransient(fmt.Errorf("wait for CRDs: %w: %w", err, last))
 }

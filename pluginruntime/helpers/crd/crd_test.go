@@ -53,7 +53,7 @@ func TestWaitEstablishedWaitsForACRDCreatedLater(t *testing.T) {
 
 	done := make(chan error, 1)
 	go func() {
-		done <- crd.WaitEstablished(ctx, env.Client, []string{pools.Name, buckets.Name}, crd.WithInterval(50*time.Millisecond))
+		done <- crd.WaitEstablished(ctx, env.Client, []string{pools.Name, buckets.Name}, crd.WithInterval(100*time.Millisecond))
 	}()
 
 	select {
@@ -79,7 +79,7 @@ func TestCheck(t *testing.T) {
 	group := testGroup()
 	pools := newCRD(group, "Pool", "pools")
 	require.NoError(t, env.Client.Create(ctx, pools))
-	require.NoError(t, crd.WaitEstablished(ctx, env.Client, []string{pools.Name}, crd.WithInterval(50*time.Millisecond)))
+	require.NoError(t, crd.WaitEstablished(ctx, env.Client, []string{pools.Name}, crd.WithInterval(100*time.Millisecond)))
 
 	t.Run("an established CRD passes", func(t *testing.T) {
 		assert.NoError(t, crd.Check(ctx, env.Client, pools.Name))
@@ -100,12 +100,12 @@ func TestWaitEstablishedTimesOutOnConflictingNames(t *testing.T) {
 	// so it never becomes Established.
 	second := newCRD(group, "Pool", "poolz")
 	require.NoError(t, env.Client.Create(ctx, first))
-	require.NoError(t, crd.WaitEstablished(ctx, env.Client, []string{first.Name}, crd.WithInterval(50*time.Millisecond)))
+	require.NoError(t, crd.WaitEstablished(ctx, env.Client, []string{first.Name}, crd.WithInterval(100*time.Millisecond)))
 	require.NoError(t, env.Client.Create(ctx, second))
 
 	waitCtx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	err := crd.WaitEstablished(waitCtx, env.Client, []string{second.Name}, crd.WithInterval(50*time.Millisecond))
+	err := crd.WaitEstablished(waitCtx, env.Client, []string{second.Name}, crd.WithInterval(100*time.Millisecond))
 	require.Error(t, err)
 	assert.True(t, pluginerrors.IsTransient(err))
 	assert.Contains(t, err.Error(), "poolz."+group+": names not accepted (ListKindConflict")
