@@ -182,4 +182,3 @@ func setupReconcilers(mgr manager.Manager, cfg Config, host pluginruntime.Host) 
 	health := &clusterHealthReconciler{Client: c, Cluster: cluster, Host: host}
 	return health.SetupWithManager(mgr)
 }
-
