@@ -1,0 +1,264 @@
+package helm_test
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/release"
+	"helm.sh/helm/v3/pkg/repo"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/rand"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/fundament-oss/ceph-rook/internal/testenv"
+	"github.com/fundament-oss/ceph-rook/pluginruntime/helpers/helm"
+)
+
+var env *testenv.Env
+
+func TestMain(m *testing.M) { testenv.Run(m, testenv.Options{}, &env) }
+
+// serveChartRepo publishes the demo chart, in versions 0.1.0 and 0.2.0, from
+// a local chart repository and returns its URL.
+func serveChartRepo(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, version := range []string{"0.1.0", "0.2.0"} {
+		ch := &chart.Chart{
+			Metadata: &chart.Metadata{APIVersion: chart.APIVersionV2, Name: "demo", Version: version, AppVersion: version},
+			// Save packages values.yaml from Raw, not from Values.
+			Raw: []*chart.File{{Name: chartutil.ValuesfileName, Data: []byte("greeting: hello\nreplicas: 1\n")}},
+			Templates: []*chart.File{{
+				Name: "templates/configmap.yaml",
+				Data: []byte(`apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{ .Release.Name }}-settings
+data:
+  greeting: {{ .Values.greeting | quote }}
+  replicas: {{ .Values.replicas | quote }}
+  chartVersion: {{ .Chart.Version | quote }}
+`),
+			}},
+		}
+		_, err := chartutil.Save(ch, dir)
+		require.NoError(t, err)
+	}
+	srv := httptest.NewServer(http.FileServer(http.Dir(dir)))
+	t.Cleanup(srv.Close)
+	index, err := repo.IndexDirectory(dir, srv.URL)
+	require.NoError(t, err)
+	require.NoError(t, index.WriteFile(dir+"/index.yaml", 0o644))
+	return srv.URL
+}
+
+func newClient(t *testing.T, opts ...helm.Option) *helm.Client {
+	t.Helper()
+	c, err := helm.New(env.Config, append([]helm.Option{helm.WithCacheDir(t.TempDir())}, opts...)...)
+	require.NoError(t, err)
+	return c
+}
+
+func configMap(t *testing.T, namespace, name string) *corev1.ConfigMap {
+	t.Helper()
+	var cm corev1.ConfigMap
+	require.NoError(t, env.Client.Get(context.Background(), client.ObjectKey{Namespace: namespace, Name: name}, &cm))
+	return &cm
+}
+
+func TestInstallUpgradeUninstall(t *testing.T) {
+	ctx := context.Background()
+	repoURL := serveChartRepo(t)
+	c := newClient(t)
+	ns := "helm-" + rand.String(5)
+	rel := helm.Release{
+		Name:      "demo",
+		Namespace: ns,
+		Chart:     helm.Chart{RepoURL: repoURL, Name: "demo", Version: "0.1.0"},
+		Values:    map[string]any{"greeting": "hoi", "replicas": 3},
+	}
+
+	var settingsVersion string
+	t.Run("installs into a namespace it creates", func(t *testing.T) {
+		res, err := c.InstallOrUpgrade(ctx, rel)
+		require.NoError(t, err)
+		assert.Equal(t, helm.Installed, res.Action)
+		assert.Equal(t, 1, res.Release.Version)
+		assert.Equal(t, release.StatusDeployed, res.Release.Info.Status)
+
+		cm := configMap(t, ns, "demo-settings")
+		assert.Equal(t, map[string]string{"greeting": "hoi", "replicas": "3", "chartVersion": "0.1.0"}, cm.Data)
+		settingsVersion = cm.ResourceVersion
+	})
+
+	t.Run("re-installing the same release changes nothing", func(t *testing.T) {
+		res, err := c.InstallOrUpgrade(ctx, rel)
+		require.NoError(t, err)
+		assert.Equal(t, helm.Unchanged, res.Action)
+		assert.Equal(t, 1, res.Release.Version, "no new revision")
+		assert.Equal(t, settingsVersion, configMap(t, ns, "demo-settings").ResourceVersion, "no object was written")
+	})
+
+	t.Run("new values upgrade", func(t *testing.T) {
+		changed := rel
+		changed.Values = map[string]any{"greeting": "moin", "replicas": 3}
+		res, err := c.InstallOrUpgrade(ctx, changed)
+		require.NoError(t, err)
+		assert.Equal(t, helm.Upgraded, res.Action)
+		assert.Equal(t, 2, res.Release.Version)
+		assert.Equal(t, "moin", configMap(t, ns, "demo-settings").Data["greeting"])
+	})
+
+	t.Run("a new chart version upgrades", func(t *testing.T) {
+		changed := rel
+		changed.Values = map[string]any{"greeting": "moin", "replicas": 3}
+		changed.Chart.Version = "0.2.0"
+		res, err := c.InstallOrUpgrade(ctx, changed)
+		require.NoError(t, err)
+		assert.Equal(t, helm.Upgraded, res.Action)
+		assert.Equal(t, 3, res.Release.Version)
+		assert.Equal(t, "0.2.0", configMap(t, ns, "demo-settings").Data["chartVersion"])
+	})
+
+	t.Run("status reports the deployed revision", func(t *testing.T) {
+		r, err := c.Status(ctx, "demo", ns)
+		require.NoError(t, err)
+		assert.Equal(t, 3, r.Version)
+		assert.Equal(t, release.StatusDeployed, r.Info.Status)
+		assert.Equal(t, "0.2.0", r.Chart.Metadata.Version)
+	})
+
+	t.Run("uninstall removes the release and its objects", func(t *testing.T) {
+		require.NoError(t, c.Uninstall(ctx, "demo", ns))
+		err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "demo-settings"}, &corev1.ConfigMap{})
+		assert.True(t, apierrors.IsNotFound(err), "ConfigMap deleted, got %v", err)
+		_, err = c.Status(ctx, "demo", ns)
+		assert.ErrorIs(t, err, helm.ErrReleaseNotFound)
+	})
+
+	t.Run("uninstalling a missing release succeeds", func(t *testing.T) {
+		assert.NoError(t, c.Uninstall(ctx, "demo", ns))
+	})
+}
+
+func TestInstallOrUpgradeErrors(t *testing.T) {
+	ctx := context.Background()
+	repoURL := serveChartRepo(t)
+	c := newClient(t)
+	tests := []struct {
+		name    string
+		rel     helm.Release
+		wantErr string
+	}{
+		{
+			name:    "a version the repository does not have",
+			rel:     helm.Release{Name: "demo", Namespace: "default", Chart: helm.Chart{RepoURL: repoURL, Name: "demo", Version: "9.9.9"}},
+			wantErr: `locate chart demo 9.9.9 in ` + repoURL,
+		},
+		{
+			name:    "a chart the repository does not have",
+			rel:     helm.Release{Name: "demo", Namespace: "default", Chart: helm.Chart{RepoURL: repoURL, Name: "other", Version: "0.1.0"}},
+			wantErr: "locate chart other 0.1.0",
+		},
+		{
+			name:    "a release without a namespace",
+			rel:     helm.Release{Name: "demo", Chart: helm.Chart{RepoURL: repoURL, Name: "demo"}},
+			wantErr: "Name, Namespace and Chart.Name are required",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := c.InstallOrUpgrade(ctx, tc.rel)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.wantErr)
+		})
+	}
+}
+
+// TestInstallWaitsForRBAC starts an install as a user without permissions
+// and grants them a moment later, as the platform does for a new plugin.
+func TestInstallWaitsForRBAC(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	repoURL := serveChartRepo(t)
+	user := "plugin-" + rand.String(5)
+	u, err := env.Environment.AddUser(envtest.User{Name: user}, nil)
+	require.NoError(t, err)
+	logs := &lockedWriter{}
+	c, err := helm.New(u.Config(),
+		helm.WithCacheDir(t.TempDir()),
+		helm.WithRBACWait(30*time.Second),
+		helm.WithLogger(slog.New(slog.NewJSONHandler(logs, nil))))
+	require.NoError(t, err)
+	ns := "rbac-" + rand.String(5)
+
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.InstallOrUpgrade(ctx, helm.Release{Name: "demo", Namespace: ns, Chart: helm.Chart{RepoURL: repoURL, Name: "demo", Version: "0.1.0"}})
+		done <- err
+	}()
+	require.Eventually(t, func() bool { return logs.contains("forbidden; waiting for RBAC") }, 20*time.Second, 50*time.Millisecond,
+		"the install is refused first")
+
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: user},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}},
+	}
+	require.NoError(t, env.Client.Create(ctx, binding))
+	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), binding) })
+
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-ctx.Done():
+		t.Fatal("install did not finish after RBAC was granted")
+	}
+	assert.Equal(t, "hello", configMap(t, ns, "demo-settings").Data["greeting"], "the chart's default values")
+}
+
+func TestInstallGivesUpOnForbiddenAfterTheRBACWait(t *testing.T) {
+	repoURL := serveChartRepo(t)
+	u, err := env.Environment.AddUser(envtest.User{Name: "nobody-" + rand.String(5)}, nil)
+	require.NoError(t, err)
+	c, err := helm.New(u.Config(), helm.WithCacheDir(t.TempDir()), helm.WithRBACWait(time.Second))
+	require.NoError(t, err)
+	began := time.Now()
+	_, err = c.InstallOrUpgrade(context.Background(), helm.Release{Name: "demo", Namespace: "default", Chart: helm.Chart{RepoURL: repoURL, Name: "demo", Version: "0.1.0"}})
+	require.Error(t, err)
+	assert.True(t, apierrors.IsForbidden(err), "the API error survives wrapping: %v", err)
+	assert.Less(t, time.Since(began), 10*time.Second)
+}
+
+// lockedWriter collects log output written from the client's goroutine.
+type lockedWriter struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (w *lockedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.Write(p)
+}
+
+func (w *lockedWriter) contains(s string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return strings.Contains(w.buf.String(), s)
+}
