@@ -27,7 +27,18 @@ const (
 	EnvCephFSMounter        = "FUNP_CEPHFS_MOUNTER"
 	EnvS3Region             = "FUNP_S3_REGION"
 	EnvChartRepository      = "FUNP_CHART_REPOSITORY"
+	EnvKubeAPIQPS           = "FUNP_KUBE_API_QPS"
+	EnvKubeAPIBurst         = "FUNP_KUBE_API_BURST"
+	EnvLeaderElection       = "FUNP_LEADER_ELECTION"
 )
+
+// ConfigKeys are every key LoadConfig reads; definition.yaml's configSchema
+// must offer each one (definition_test.go).
+var ConfigKeys = []string{
+	EnvOperatorNamespace, EnvClusterNamespace, EnvCephImage, EnvMonCount, EnvMgrCount,
+	EnvAllowMultiplePerNode, EnvDevLoopDevices, EnvCephFSMounter, EnvS3Region, EnvChartRepository,
+	EnvKubeAPIQPS, EnvKubeAPIBurst, EnvLeaderElection,
+}
 
 // Defaults for keys that are unset or empty, and the bounds Rook's
 // CephCluster CRD puts on the daemon counts.
@@ -40,6 +51,13 @@ const (
 	defaultMgrCount        = 2
 	maxMonCount            = 9
 	maxMgrCount            = 5
+	// The API client's rate limit. client-go's 5 QPS (controller-runtime's
+	// 20) would take a quarter of an hour to publish a 10,000-disk
+	// inventory at two writes a disk; 200/400 publishes it at the API
+	// server's pace while still capping what one plugin can send.
+	defaultKubeAPIQPS   = 200
+	defaultKubeAPIBurst = 400
+	maxKubeAPIQPS       = 10000
 )
 
 // CephFS mounters the CephFS CSI driver accepts.
@@ -77,6 +95,11 @@ type Config struct {
 	S3Region string
 	// ChartRepository is the Helm repository the Rook chart is installed from.
 	ChartRepository string
+	// KubeAPIQPS and KubeAPIBurst rate-limit the plugin's API client.
+	KubeAPIQPS, KubeAPIBurst int
+	// LeaderElection makes one of several plugin instances (a rolling
+	// update) the only writer, through a Lease in the operator namespace.
+	LeaderElection bool
 }
 
 // LoadConfig reads the FUNP_ environment through getenv (os.Getenv in
@@ -95,6 +118,9 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		CephFSMounter:        r.oneOf(EnvCephFSMounter, MounterKernel, MounterKernel, MounterFuse),
 		S3Region:             r.str(EnvS3Region, defaultS3Region),
 		ChartRepository:      r.url(EnvChartRepository, defaultChartRepository),
+		KubeAPIQPS:           r.count(EnvKubeAPIQPS, defaultKubeAPIQPS, 1, maxKubeAPIQPS),
+		KubeAPIBurst:         r.count(EnvKubeAPIBurst, defaultKubeAPIBurst, 1, maxKubeAPIQPS),
+		LeaderElection:       r.booleanDefault(EnvLeaderElection, true),
 	}
 	if cfg.MonCount%2 == 0 {
 		r.fail(EnvMonCount, strconv.Itoa(cfg.MonCount), "must be odd so the monitors keep a quorum")
@@ -144,10 +170,12 @@ func (r *envReader) count(key string, def, lo, hi int) int {
 	return n
 }
 
-func (r *envReader) boolean(key string) bool {
+func (r *envReader) boolean(key string) bool { return r.booleanDefault(key, false) }
+
+func (r *envReader) booleanDefault(key string, def bool) bool {
 	v := r.getenv(key)
 	if v == "" {
-		return false
+		return def
 	}
 	b, err := strconv.ParseBool(v)
 	if err != nil {

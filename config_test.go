@@ -32,6 +32,9 @@ func TestLoadConfigDefaults(t *testing.T) {
 		CephFSMounter:     "kernel",
 		S3Region:          "nl-1",
 		ChartRepository:   "https://charts.rook.io/release",
+		KubeAPIQPS:        200,
+		KubeAPIBurst:      400,
+		LeaderElection:    true,
 	}, cfg)
 }
 
@@ -47,6 +50,9 @@ func TestLoadConfigReadsEveryKey(t *testing.T) {
 		"FUNP_CEPHFS_MOUNTER":          "fuse",
 		"FUNP_S3_REGION":               "eu-west-1",
 		"FUNP_CHART_REPOSITORY":        "http://charts.local/rook",
+		"FUNP_KUBE_API_QPS":            "50",
+		"FUNP_KUBE_API_BURST":          "75",
+		"FUNP_LEADER_ELECTION":         "false",
 	}))
 	require.NoError(t, err)
 	assert.Equal(t, Config{
@@ -60,6 +66,8 @@ func TestLoadConfigReadsEveryKey(t *testing.T) {
 		CephFSMounter:        "fuse",
 		S3Region:             "eu-west-1",
 		ChartRepository:      "http://charts.local/rook",
+		KubeAPIQPS:           50,
+		KubeAPIBurst:         75,
 	}, cfg)
 }
 
@@ -76,6 +84,8 @@ func TestLoadConfigRejects(t *testing.T) {
 		{name: "zero managers", vars: map[string]string{"FUNP_MGR_COUNT": "0"}, want: `FUNP_MGR_COUNT="0"`},
 		{name: "a boolean that is not one", vars: map[string]string{"FUNP_DEV_LOOP_DEVICES": "yes please"}, want: `FUNP_DEV_LOOP_DEVICES="yes please": must be true or false`},
 		{name: "an unknown CephFS mounter", vars: map[string]string{"FUNP_CEPHFS_MOUNTER": "nfs"}, want: `FUNP_CEPHFS_MOUNTER="nfs": must be one of [kernel fuse]`},
+		{name: "a zero API rate limit", vars: map[string]string{"FUNP_KUBE_API_QPS": "0"}, want: `FUNP_KUBE_API_QPS="0": must be a whole number from 1 to 10000`},
+		{name: "leader election that is not a boolean", vars: map[string]string{"FUNP_LEADER_ELECTION": "maybe"}, want: `FUNP_LEADER_ELECTION="maybe": must be true or false`},
 		{name: "a chart repository that is not a URL", vars: map[string]string{"FUNP_CHART_REPOSITORY": "charts.rook.io/release"}, want: `FUNP_CHART_REPOSITORY="charts.rook.io/release": must be an http(s) URL`},
 	}
 	for _, tc := range cases {

@@ -63,8 +63,7 @@ func TestDefinitionConfigSchemaCoversEveryFUNPKey(t *testing.T) {
 	for _, field := range def.Spec.ConfigSchema {
 		names = append(names, "FUNP_"+field.Name)
 	}
-	for _, key := range []string{EnvOperatorNamespace, EnvClusterNamespace, EnvCephImage, EnvMonCount, EnvMgrCount,
-		EnvAllowMultiplePerNode, EnvDevLoopDevices, EnvCephFSMounter, EnvS3Region, EnvChartRepository} {
+	for _, key := range ConfigKeys {
 		assert.Contains(t, names, key)
 	}
 }

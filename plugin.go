@@ -76,6 +76,8 @@ func (p *Plugin) Start(ctx context.Context, host pluginruntime.Host) error {
 	if err != nil {
 		return pluginerrors.NewTransient(fmt.Errorf("find the API server: %w", err))
 	}
+	restCfg = rest.CopyConfig(restCfg)
+	restCfg.QPS, restCfg.Burst = float32(cfg.KubeAPIQPS), cfg.KubeAPIBurst
 	scheme, err := newScheme()
 	if err != nil {
 		return pluginerrors.NewPermanent(err)
@@ -137,6 +139,13 @@ func newManager(restCfg *rest.Config, scheme *runtime.Scheme, cfg Config) (manag
 		// Start runs again in the same process after a transient error;
 		// its controllers keep their names.
 		Controller: ctrlconfig.Controller{SkipNameValidation: ptrTo(true)},
+		// One writer at a time: a rolling update briefly runs two plugins.
+		LeaderElection:          cfg.LeaderElection,
+		LeaderElectionID:        "ceph-rook-plugin",
+		LeaderElectionNamespace: cfg.OperatorNamespace,
+		// Stepping down ends the process (the runtime restarts Start), so
+		// the next leader never races a stale writer.
+		LeaderElectionReleaseOnCancel: true,
 		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
 			&corev1.ConfigMap{}:       {Namespaces: map[string]cache.Config{cfg.OperatorNamespace: {}}, Label: discovery},
 			&cephv1.CephBlockPool{}:   {Namespaces: inCluster},
