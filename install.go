@@ -9,7 +9,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/fundament-oss/ceph-rook/pluginruntime/helpers/helm"
 )
 
 // RookReleaseName is the Helm release of the Rook operator chart.
@@ -37,6 +40,36 @@ type chartRelease struct {
 // is, so a restart writes nothing.
 type chartInstaller interface {
 	EnsureRelease(ctx context.Context, release chartRelease) error
+}
+
+// helmInstaller installs charts through the runtime's Helm SDK helper.
+type helmInstaller struct {
+	config *rest.Config
+	log    *slog.Logger
+}
+
+func newHelmInstaller(config *rest.Config, log *slog.Logger) chartInstaller {
+	return &helmInstaller{config: config, log: log}
+}
+
+// EnsureRelease installs or upgrades the release; an identical release is
+// left unchanged.
+func (h *helmInstaller) EnsureRelease(ctx context.Context, r chartRelease) error {
+	client, err := helm.New(h.config, helm.WithLogger(h.log))
+	if err != nil {
+		return err
+	}
+	res, err := client.InstallOrUpgrade(ctx, helm.Release{
+		Name:      r.Name,
+		Namespace: r.Namespace,
+		Chart:     helm.Chart{RepoURL: r.RepoURL, Name: r.Chart, Version: r.Version},
+		Values:    r.Values,
+	})
+	if err != nil {
+		return err
+	}
+	h.log.Info("Rook chart reconciled", "action", res.Action, "revision", res.Release.Version)
+	return nil
 }
 
 // install is what Start does before the manager runs, each step idempotent:

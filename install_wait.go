@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"log/slog"
 	"time"
 
-	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fundament-oss/ceph-rook/pluginruntime/helpers/crd"
@@ -21,5 +19,3 @@ func waitEstablished(ctx context.Context, c client.Client, names []string) error
 	defer cancel()
 	return crd.WaitEstablished(ctx, c, names, crd.WithInterval(200*time.Millisecond))
 }
-
-func newHelmInstaller(*rest.Config, *slog.Logger) chartInstaller { return nil }
