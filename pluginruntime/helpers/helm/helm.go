@@ -40,6 +40,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/fundament-oss/ceph-rook/pluginruntime/pluginerrors"
 )
 
 // ErrReleaseNotFound is returned by Status for a release that does not
@@ -241,6 +243,9 @@ func (c *Client) installOrUpgrade(ctx context.Context, rel Release, ch *chart.Ch
 	if err != nil {
 		return nil, fmt.Errorf("last release: %w", err)
 	}
+	if err := c.recoverInterrupted(cfg, last, timeout); err != nil {
+		return nil, err
+	}
 	if same, err := unchanged(last, ch, values); err != nil {
 		return nil, err
 	} else if same {
@@ -257,6 +262,29 @@ func (c *Client) installOrUpgrade(ctx context.Context, rel Release, ch *chart.Ch
 		return nil, fmt.Errorf("upgrade: %w", err)
 	}
 	return &Result{Action: Upgraded, Release: r}, nil
+}
+
+// recoverInterrupted unblocks a release left pending by an operation that
+// died with its process — a plugin killed during an upgrade — which Helm
+// would otherwise refuse to touch forever ("another operation is in
+// progress"). A pending revision older than the operation timeout cannot
+// belong to a live operation, so it is marked failed, which Helm upgrades
+// from. A younger one may be live: that is a transient error.
+func (c *Client) recoverInterrupted(cfg *action.Configuration, last *release.Release, timeout time.Duration) error {
+	if last.Info == nil || !last.Info.Status.IsPending() {
+		return nil
+	}
+	age := time.Since(last.Info.LastDeployed.Time)
+	if age < timeout {
+		return pluginerrors.NewTransient(fmt.Errorf("revision %d is %s since %s ago; waiting for that operation", last.Version, last.Info.Status, age.Round(time.Second)))
+	}
+	c.logger.Warn("marking an interrupted helm operation failed", "release", last.Name, "namespace", last.Namespace,
+		"revision", last.Version, "status", last.Info.Status.String(), "age", age.Round(time.Second).String())
+	last.SetStatus(release.StatusFailed, fmt.Sprintf("interrupted while %s; marked failed by the plugin runtime", last.Info.Status))
+	if err := cfg.Releases.Update(last); err != nil {
+		return fmt.Errorf("mark interrupted revision %d failed: %w", last.Version, err)
+	}
+	return nil
 }
 
 // unchanged reports whether the last revision is deployed from the same

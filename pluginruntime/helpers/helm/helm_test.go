@@ -13,20 +13,24 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/repo"
+	helmtime "helm.sh/helm/v3/pkg/time"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/fundament-oss/ceph-rook/internal/testenv"
 	"github.com/fundament-oss/ceph-rook/pluginruntime/helpers/helm"
+	"github.com/fundament-oss/ceph-rook/pluginruntime/pluginerrors"
 )
 
 var env *testenv.Env
@@ -261,4 +265,47 @@ func (w *lockedWriter) contains(s string) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return strings.Contains(w.buf.String(), s)
+}
+
+// TestInstallOrUpgradeRecoversAnInterruptedUpgrade leaves a revision
+// pending-upgrade, as a plugin killed mid-upgrade would, and expects the
+// next call to get past it once the revision is older than the timeout.
+func TestInstallOrUpgradeRecoversAnInterruptedUpgrade(t *testing.T) {
+	ctx := context.Background()
+	repoURL := serveChartRepo(t)
+	c := newClient(t)
+	ns := "pending-" + rand.String(5)
+	rel := helm.Release{Name: "demo", Namespace: ns, Chart: helm.Chart{RepoURL: repoURL, Name: "demo", Version: "0.1.0"}, Timeout: time.Minute}
+	_, err := c.InstallOrUpgrade(ctx, rel)
+	require.NoError(t, err)
+
+	interrupt := func(age time.Duration) {
+		t.Helper()
+		cfg := new(action.Configuration)
+		flags := genericclioptions.NewConfigFlags(false)
+		flags.KubeConfig, flags.Namespace = &env.Kubeconfig, &ns
+		require.NoError(t, cfg.Init(flags, ns, "secret", func(string, ...any) {}))
+		last, err := cfg.Releases.Last("demo")
+		require.NoError(t, err)
+		last.Info.Status = release.StatusPendingUpgrade
+		last.Info.LastDeployed = helmtime.Time{Time: time.Now().Add(-age)}
+		require.NoError(t, cfg.Releases.Update(last))
+	}
+
+	rel.Values = map[string]any{"greeting": "after the crash"}
+	t.Run("a pending revision younger than the timeout is a transient error", func(t *testing.T) {
+		interrupt(time.Second)
+		_, err := c.InstallOrUpgrade(ctx, rel)
+		require.Error(t, err)
+		assert.True(t, pluginerrors.IsTransient(err))
+		assert.Contains(t, err.Error(), "revision 1 is pending-upgrade")
+	})
+	t.Run("an older one is marked failed and upgraded from", func(t *testing.T) {
+		interrupt(time.Hour)
+		res, err := c.InstallOrUpgrade(ctx, rel)
+		require.NoError(t, err)
+		assert.Equal(t, helm.Upgraded, res.Action)
+		assert.Equal(t, release.StatusDeployed, res.Release.Info.Status)
+		assert.Equal(t, "after the crash", configMap(t, ns, "demo-settings").Data["greeting"])
+	})
 }
