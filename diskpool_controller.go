@@ -107,70 +107,38 @@ func (r *DiskPoolReconciler) getCluster(ctx context.Context) (cephCluster, error
 	return cephCluster{raw: raw, typed: typed}, nil
 }
 
-// patchStorageNodes writes spec.storage.nodes, and only that field, when
-// the union renders a different list. Whatever else another writer set on
-// a node or device that stays (config, resources) is carried over.
+// patchStorageNodes writes spec.storage.nodes (and the record of which
+// devices are ours), and only those, when the plan differs from what is
+// there (PlanStorageNodes).
 func (r *DiskPoolReconciler) patchStorageNodes(ctx context.Context, cluster *unstructured.Unstructured, union DiskUnion) error {
 	current, _, err := unstructured.NestedSlice(cluster.Object, "spec", "storage", "nodes")
 	if err != nil {
 		return fmt.Errorf("CephCluster %s spec.storage.nodes: %w", r.Cluster, err)
 	}
-	want := mergeStorageNodes(current, RenderStorageNodes(union.Disks))
-	if reflect.DeepEqual(current, want) || (len(current) == 0 && len(want) == 0) {
+	managed := cluster.GetAnnotations()[ManagedDevicesAnnotation]
+	plan := PlanStorageNodes(current, managed, RenderStorageNodes(union.Disks))
+	nodesSame := reflect.DeepEqual(current, plan.Nodes) || (len(current) == 0 && len(plan.Nodes) == 0)
+	if nodesSame && managed == plan.Managed {
 		return nil
+	}
+	var annotation any = plan.Managed
+	if plan.Managed == "" {
+		annotation = nil
 	}
 	// The resourceVersion makes this an optimistic write: the list is
 	// replaced whole, so a concurrent edit of it must be re-read, not lost.
 	patch := map[string]any{
-		"metadata": map[string]any{"resourceVersion": cluster.GetResourceVersion()},
-		"spec":     map[string]any{"storage": map[string]any{"nodes": want}},
+		"metadata": map[string]any{
+			"resourceVersion": cluster.GetResourceVersion(),
+			"annotations":     map[string]any{ManagedDevicesAnnotation: annotation},
+		},
+		"spec": map[string]any{"storage": map[string]any{"nodes": plan.Nodes}},
 	}
 	if err := r.Client.Patch(ctx, cluster, client.RawPatch(types.MergePatchType, mustJSON(patch))); err != nil {
 		return fmt.Errorf("patch CephCluster %s spec.storage.nodes: %w", r.Cluster, err)
 	}
-	logf.FromContext(ctx).Info("updated CephCluster device list", "nodes", len(want), "devices", len(union.Disks))
+	logf.FromContext(ctx).Info("updated CephCluster device list", "nodes", len(plan.Nodes), "devices", len(union.Disks))
 	return nil
-}
-
-// mergeStorageNodes renders the wanted nodes as unstructured values,
-// keeping the extra fields of nodes and devices that already exist.
-func mergeStorageNodes(current []any, want []cephv1.Node) []any {
-	existingNode := map[string]map[string]any{}
-	for _, n := range current {
-		if m, ok := n.(map[string]any); ok {
-			if name, _ := m["name"].(string); name != "" {
-				existingNode[name] = m
-			}
-		}
-	}
-	out := make([]any, 0, len(want))
-	for _, node := range want {
-		m := map[string]any{}
-		existingDevice := map[string]map[string]any{}
-		if prev, ok := existingNode[node.Name]; ok {
-			m = runtime.DeepCopyJSON(prev)
-			devices, _ := m["devices"].([]any)
-			for _, d := range devices {
-				if dm, ok := d.(map[string]any); ok {
-					if name, _ := dm["name"].(string); name != "" {
-						existingDevice[name] = dm
-					}
-				}
-			}
-		}
-		m["name"] = node.Name
-		devices := make([]any, 0, len(node.Devices))
-		for _, dev := range node.Devices {
-			dm, ok := existingDevice[dev.Name]
-			if !ok {
-				dm = map[string]any{"name": dev.Name}
-			}
-			devices = append(devices, dm)
-		}
-		m["devices"] = devices
-		out = append(out, m)
-	}
-	return out
 }
 
 func (r *DiskPoolReconciler) writePoolStatus(ctx context.Context, name string, union DiskUnion) error {

@@ -1,0 +1,108 @@
+package main
+
+import (
+	"encoding/json"
+	"testing"
+
+	cephv1 "github.com/rook/rook/pkg/apis/ceph.rook.io/v1"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func nodesJSON(t *testing.T, s string) []any {
+	t.Helper()
+	var out []any
+	require.NoError(t, json.Unmarshal([]byte(s), &out))
+	return out
+}
+
+func wantNodes(nodeDevices ...[]string) []cephv1.Node {
+	var out []cephv1.Node
+	for _, nd := range nodeDevices {
+		n := cephv1.Node{Name: nd[0]}
+		for _, d := range nd[1:] {
+			n.Devices = append(n.Devices, cephv1.Device{Name: d})
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+func TestPlanStorageNodes(t *testing.T) {
+	cases := []struct {
+		name        string
+		current     string
+		managed     string
+		want        []cephv1.Node
+		wantNodes   string
+		wantManaged string
+	}{
+		{
+			name:        "an empty cluster gets the pools' devices, sorted",
+			current:     `[]`,
+			want:        wantNodes([]string{"b", "/dev/y", "/dev/x"}, []string{"a", "/dev/z"}),
+			wantNodes:   `[{"name":"a","devices":[{"name":"/dev/z"}]},{"name":"b","devices":[{"name":"/dev/x"},{"name":"/dev/y"}]}]`,
+			wantManaged: `["a|/dev/z","b|/dev/x","b|/dev/y"]`,
+		},
+		{
+			name:        "a device listed before the plugin (not managed) is never removed",
+			current:     `[{"name":"a","devices":[{"name":"/dev/theirs"}]}]`,
+			want:        nil,
+			wantNodes:   `[{"name":"a","devices":[{"name":"/dev/theirs"}]}]`,
+			wantManaged: ``,
+		},
+		{
+			name:        "a managed device no pool wants any more is removed",
+			current:     `[{"name":"a","devices":[{"name":"/dev/ours"},{"name":"/dev/theirs"}]}]`,
+			managed:     `["a|/dev/ours"]`,
+			want:        nil,
+			wantNodes:   `[{"name":"a","devices":[{"name":"/dev/theirs"}]}]`,
+			wantManaged: ``,
+		},
+		{
+			name:        "a node with only managed devices goes when they go",
+			current:     `[{"name":"a","devices":[{"name":"/dev/ours"}]},{"name":"b","devices":[{"name":"/dev/kept"}]}]`,
+			managed:     `["a|/dev/ours","b|/dev/kept"]`,
+			want:        wantNodes([]string{"b", "/dev/kept"}),
+			wantNodes:   `[{"name":"b","devices":[{"name":"/dev/kept"}]}]`,
+			wantManaged: `["b|/dev/kept"]`,
+		},
+		{
+			name:        "fields someone else set on nodes and devices are carried over",
+			current:     `[{"name":"a","config":{"osdsPerDevice":"2"},"devices":[{"name":"/dev/ours","config":{"deviceClass":"ssd"}}]}]`,
+			managed:     `["a|/dev/ours"]`,
+			want:        wantNodes([]string{"a", "/dev/ours", "/dev/new"}),
+			wantNodes:   `[{"name":"a","config":{"osdsPerDevice":"2"},"devices":[{"name":"/dev/new"},{"name":"/dev/ours","config":{"deviceClass":"ssd"}}]}]`,
+			wantManaged: `["a|/dev/new","a|/dev/ours"]`,
+		},
+		{
+			name:        "a device both listed by someone else and wanted becomes managed, once",
+			current:     `[{"name":"a","devices":[{"name":"/dev/both"}]}]`,
+			want:        wantNodes([]string{"a", "/dev/both"}),
+			wantNodes:   `[{"name":"a","devices":[{"name":"/dev/both"}]}]`,
+			wantManaged: `["a|/dev/both"]`,
+		},
+		{
+			name:        "a malformed record is read as managing nothing, so nothing is removed",
+			current:     `[{"name":"a","devices":[{"name":"/dev/x"}]}]`,
+			managed:     `not json`,
+			want:        nil,
+			wantNodes:   `[{"name":"a","devices":[{"name":"/dev/x"}]}]`,
+			wantManaged: ``,
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			plan := PlanStorageNodes(nodesJSON(t, tc.current), tc.managed, tc.want)
+			assert.JSONEq(t, tc.wantNodes, string(mustJSON(plan.Nodes)))
+			assert.Equal(t, tc.wantManaged, plan.Managed)
+		})
+	}
+}
+
+func TestPlanStorageNodesIsStable(t *testing.T) {
+	want := wantNodes([]string{"a", "/dev/x", "/dev/y"}, []string{"b", "/dev/z"})
+	first := PlanStorageNodes(nil, "", want)
+	second := PlanStorageNodes(first.Nodes, first.Managed, want)
+	assert.Equal(t, first, second, "planning again over its own result changes nothing (no write)")
+}
