@@ -1,0 +1,46 @@
+package plugincontroller
+
+import (
+	"fmt"
+
+	pluginsv1 "github.com/fundament-oss/ceph-rook/internal/plugincontroller/api/v1"
+	"github.com/fundament-oss/ceph-rook/pluginruntime/definition"
+)
+
+// testImage is a digest-pinned image, as a published definition has.
+const testImage = "registry.example.com/acme/widgets@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+
+// publishedDefinition is a published definition of plugin name at version,
+// with cluster-wide permissions including a rule limited by resourceNames.
+func publishedDefinition(name, version string) []byte {
+	return fmt.Appendf(nil, `apiVersion: fundament.io/v1
+kind: PluginDefinition
+metadata:
+  name: %s
+  version: %s
+spec:
+  permissions:
+    rbac:
+      - apiGroups: [apiextensions.k8s.io]
+        resources: [customresourcedefinitions]
+        verbs: [get, list, watch]
+      - apiGroups: [""]
+        resources: [configmaps]
+        resourceNames: [settings, other-settings]
+        verbs: [get, update]
+  configSchema:
+    - {name: REPLICAS, type: int, default: "3"}
+  image: %s
+  imagePullPolicy: IfNotPresent
+`, name, version, testImage)
+}
+
+// refTo pins raw as organization/plugin at version.
+func refTo(org, plugin, version string, raw []byte) pluginsv1.DefinitionRef {
+	return pluginsv1.DefinitionRef{
+		OrganizationName: org,
+		PluginName:       plugin,
+		PluginVersion:    version,
+		DefinitionHash:   definition.Hash(raw),
+	}
+}
