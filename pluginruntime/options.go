@@ -2,6 +2,8 @@ package pluginruntime
 
 import (
 	"io"
+
+	"connectrpc.com/connect"
 	"net"
 	"os"
 	"syscall"
@@ -26,6 +28,7 @@ type options struct {
 	retryMax        time.Duration
 	tracerOptions   []sdktrace.TracerProviderOption
 	meterOptions    []sdkmetric.Option
+	metadataOptions []connect.HandlerOption
 }
 
 // DefaultShutdownTimeout bounds Shutdown and the HTTP server's drain. It
@@ -109,4 +112,13 @@ func WithTracerProviderOptions(opts ...sdktrace.TracerProviderOption) Option {
 // sdkmetric.WithReader(sdkmetric.NewManualReader()) in a test.
 func WithMeterProviderOptions(opts ...sdkmetric.Option) Option {
 	return func(o *options) { o.meterOptions = append(o.meterOptions, opts...) }
+}
+
+// WithMetadataHandlerOptions adds Connect handler options to the
+// PluginMetadataService, for example an interceptor that requires the
+// platform's token:
+//
+//	pluginruntime.Run(p, pluginruntime.WithMetadataHandlerOptions(connect.WithInterceptors(validator.Interceptor())))
+func WithMetadataHandlerOptions(opts ...connect.HandlerOption) Option {
+	return func(o *options) { o.metadataOptions = append(o.metadataOptions, opts...) }
 }

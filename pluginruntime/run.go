@@ -11,7 +11,6 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -128,8 +127,11 @@ type runtime struct {
 	ctx        context.Context
 	cancelWork context.CancelFunc
 	work       sync.WaitGroup
-	// uninstalling is the uninstall goroutine, at most one.
-	uninstallRequested atomic.Bool
+	// uninstalling is the uninstall goroutine, at most one; mu orders its
+	// start against stop's wait for it.
+	mu                 sync.Mutex
+	stopping           bool
+	uninstallRequested bool
 	uninstalling       sync.WaitGroup
 
 	shutdownOnce sync.Once
@@ -177,6 +179,9 @@ func (r *runtime) run(ctx context.Context, ln net.Listener) error {
 // stop ends everything within the shutdown timeout. Readiness goes first so
 // the Service stops sending traffic while the plugin winds down.
 func (r *runtime) stop(ctx context.Context, srv *http.Server) error {
+	r.mu.Lock()
+	r.stopping = true
+	r.mu.Unlock()
 	r.board.setReady(false)
 	r.cancelWork()
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.opts.shutdownTimeout)
@@ -319,15 +324,18 @@ func (r *runtime) requestUninstall() error {
 	if !ok {
 		return errNoInstaller
 	}
-	if r.ctx.Err() != nil {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch {
+	case r.stopping || r.ctx.Err() != nil:
 		return errStopping
-	}
-	if !r.uninstallRequested.CompareAndSwap(false, true) {
+	case r.uninstallRequested:
 		return nil
 	}
 	if err := r.board.set(PluginStatus{Phase: PhaseUninstalling, Message: "uninstall requested"}); err != nil {
 		return err
 	}
+	r.uninstallRequested = true
 	r.uninstalling.Go(func() { r.uninstall(inst) })
 	return nil
 }

@@ -649,3 +649,25 @@ func TestRunExitsWhenClusterIDIsMissing(t *testing.T) {
 	assert.NotContains(t, string(out), "Run returned")
 	assert.NotContains(t, string(out), "FUNDAMENT_INSTALL_ID is required", "only what is missing is named")
 }
+
+func TestMetadataHandlerOptions(t *testing.T) {
+	// An interceptor standing in for auth.Validator.Interceptor.
+	deny := connect.UnaryInterceptorFunc(func(next connect.UnaryFunc) connect.UnaryFunc {
+		return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
+			if req.Header().Get("Authorization") != "Bearer platform" {
+				return nil, connect.NewError(connect.CodeUnauthenticated, errors.New("no token"))
+			}
+			return next(ctx, req)
+		}
+	})
+	rt := startRuntime(t, newTestPlugin(), nil, pluginruntime.WithMetadataHandlerOptions(connect.WithInterceptors(deny)))
+
+	_, err := rt.client.GetStatus(context.Background(), connect.NewRequest(&pluginmetadatav1.GetStatusRequest{}))
+	assert.Equal(t, connect.CodeUnauthenticated, connect.CodeOf(err))
+
+	req := connect.NewRequest(&pluginmetadatav1.GetStatusRequest{})
+	req.Header().Set("Authorization", "Bearer platform")
+	res, err := rt.client.GetStatus(context.Background(), req)
+	require.NoError(t, err)
+	assert.Equal(t, "installing", res.Msg.GetPhase())
+}

@@ -27,7 +27,7 @@ func (r *runtime) routes() http.Handler {
 		}
 		writeText(w, http.StatusOK, "ok")
 	})
-	mux.Handle(pluginmetadatav1connect.NewPluginMetadataServiceHandler(&metadataService{r: r}))
+	mux.Handle(pluginmetadatav1connect.NewPluginMetadataServiceHandler(&metadataService{r: r}, r.opts.metadataOptions...))
 	if cp, ok := r.plugin.(ConsoleProvider); ok {
 		mux.Handle("GET /console/", http.StripPrefix("/console/", http.FileServer(cp.ConsoleAssets())))
 	}
