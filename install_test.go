@@ -1,0 +1,141 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	cephv1 "github.com/rook/rook/pkg/apis/ceph.rook.io/v1"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/fundament-oss/ceph-rook/internal/cachedir"
+	"github.com/fundament-oss/ceph-rook/internal/chartrepo"
+	"github.com/fundament-oss/ceph-rook/internal/testenv"
+	"github.com/fundament-oss/ceph-rook/pluginruntime"
+	"github.com/fundament-oss/ceph-rook/pluginruntime/definition"
+)
+
+// bareControlPlane is an API server without Rook's CRDs: the chart installs
+// them, as on a fresh cluster (Helm refuses to adopt CRDs it did not make).
+func bareControlPlane(t *testing.T) *testenv.Env {
+	t.Helper()
+	scheme, err := newScheme()
+	require.NoError(t, err)
+	cp, err := testenv.Start(testenv.Options{Scheme: scheme})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = cp.Stop() })
+	return cp
+}
+
+// startedPlugin is one run of Plugin.Start, as the runtime makes it.
+type startedPlugin struct {
+	host   *recordingHost
+	writes *writeCounter
+	cancel context.CancelFunc
+	done   chan error
+}
+
+func startPlugin(t *testing.T, cp *testenv.Env, repoURL string) *startedPlugin {
+	t.Helper()
+	writes := &writeCounter{}
+	p := &Plugin{
+		definition: definition.MustParseDefinition(definitionYAML),
+		getenv: func(key string) string {
+			if key == EnvChartRepository {
+				return repoURL
+			}
+			return ""
+		},
+		restConfig: func() (*rest.Config, error) {
+			cfg := rest.CopyConfig(cp.Config)
+			cfg.Wrap(writes.wrap)
+			return cfg, nil
+		},
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	sp := &startedPlugin{host: &recordingHost{}, writes: writes, cancel: cancel, done: make(chan error, 1)}
+	go func() { sp.done <- p.Start(ctx, sp.host) }()
+	err := testenv.Eventually(ctx, 3*time.Minute, func(context.Context) error {
+		select {
+		case err := <-sp.done:
+			return fmt.Errorf("Start returned: %w", err)
+		default:
+		}
+		if got := sp.host.last(); got.Phase != pluginruntime.PhaseRunning {
+			return fmt.Errorf("plugin status %+v", got)
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	return sp
+}
+
+func (sp *startedPlugin) stop(t *testing.T) {
+	sp.cancel()
+	select {
+	case err := <-sp.done:
+		require.NoError(t, err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("Start did not return after its context ended")
+	}
+}
+
+func TestInstallFromTheRookChartIsIdempotent(t *testing.T) {
+	cp := bareControlPlane(t)
+	repo, err := chartrepo.Serve("127.0.0.1:0", cachedir.RookChartArchive())
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = repo.Close() })
+	ctx := context.Background()
+
+	first := startPlugin(t, cp, repo.URL)
+	assert.True(t, first.host.ready, "ReportReady once the manager runs")
+	statuses := first.host.statuses
+	require.NotEmpty(t, statuses)
+	assert.Equal(t, pluginruntime.PhaseInstalling, statuses[0].Phase, "Start reports installing first")
+
+	var operator appsv1.Deployment
+	require.NoError(t, cp.Client.Get(ctx, client.ObjectKey{Namespace: "rook-ceph", Name: "rook-ceph-operator"}, &operator),
+		"the chart's operator Deployment exists")
+	for _, name := range append([]string{"disks.ceph.fundament.io", "diskpools.ceph.fundament.io", "objectbucketclaims.objectbucket.io"}, rookCRDs...) {
+		var crd apiextensionsv1.CustomResourceDefinition
+		assert.NoError(t, cp.Client.Get(ctx, client.ObjectKey{Name: name}, &crd), "CRD %s", name)
+	}
+	var cluster cephv1.CephCluster
+	require.NoError(t, cp.Client.Get(ctx, client.ObjectKey{Namespace: "rook-ceph", Name: CephClusterName}, &cluster))
+	assert.False(t, cluster.Spec.Storage.UseAllNodes)
+	assert.Equal(t, 1, helmRevisions(t, cp), "one release revision")
+	first.stop(t)
+
+	// Someone configures storage on the CephCluster by hand meanwhile.
+	cluster.Spec.Storage.Nodes = []cephv1.Node{{Name: "by-hand", Selection: cephv1.Selection{Devices: []cephv1.Device{{Name: "/dev/disk/by-id/wwn-0xhand"}}}}}
+	require.NoError(t, cp.Client.Update(ctx, &cluster))
+
+	second := startPlugin(t, cp, repo.URL)
+	time.Sleep(2 * time.Second) // every controller has reconciled what it found
+	assert.Empty(t, second.writes.snapshot(), "a second Start installs, applies and creates nothing")
+	assert.Equal(t, 1, helmRevisions(t, cp), "no upgrade of an identical release")
+	var clusters cephv1.CephClusterList
+	require.NoError(t, cp.Client.List(ctx, &clusters))
+	assert.Len(t, clusters.Items, 1, "no second CephCluster")
+	require.NoError(t, cp.Client.Get(ctx, client.ObjectKeyFromObject(&cluster), &cluster))
+	require.Len(t, cluster.Spec.Storage.Nodes, 1)
+	assert.Equal(t, "/dev/disk/by-id/wwn-0xhand", cluster.Spec.Storage.Nodes[0].Devices[0].Name,
+		"a pre-existing CephCluster's spec.storage survives")
+	second.stop(t)
+}
+
+// helmRevisions counts the release's revisions (Helm keeps one Secret each).
+func helmRevisions(t *testing.T, cp *testenv.Env) int {
+	var secrets corev1.SecretList
+	require.NoError(t, cp.Client.List(context.Background(), &secrets, client.InNamespace("rook-ceph"),
+		client.MatchingLabels{"owner": "helm", "name": RookReleaseName}))
+	return len(secrets.Items)
+}
+
