@@ -138,4 +138,3 @@ func helmRevisions(t *testing.T, cp *testenv.Env) int {
 		client.MatchingLabels{"owner": "helm", "name": RookReleaseName}))
 	return len(secrets.Items)
 }
-
