@@ -31,10 +31,10 @@ type options struct {
 	metadataOptions []connect.HandlerOption
 }
 
-// DefaultShutdownTimeout bounds Shutdown and the HTTP server's drain. It
-// stays under Kubernetes' default terminationGracePeriodSeconds (30s) so the
-// runtime, not SIGKILL, ends the process.
-const DefaultShutdownTimeout = 25 * time.Second
+// DefaultShutdownTimeout bounds Shutdown and the HTTP server's drain. The
+// plugin's Pod should allow a little more (terminationGracePeriodSeconds)
+// so that the runtime, not SIGKILL, ends the process.
+const DefaultShutdownTimeout = 30 * time.Second
 
 func newOptions(opts []Option) options {
 	o := options{
