@@ -1,0 +1,112 @@
+package plugincontroller
+
+import (
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	pluginsv1 "github.com/fundament-oss/ceph-rook/internal/plugincontroller/api/v1"
+)
+
+// Reasons of the Ready condition besides the definition's (definition.go)
+// and the plugin's own phase (Plugin<Phase>, such as PluginDegraded).
+const (
+	ReasonDefinitionUnavailable = "DefinitionUnavailable"
+	ReasonObjectConflict        = "ObjectConflict"
+	ReasonApplyFailed           = "ApplyFailed"
+	ReasonPluginUnreachable     = "PluginUnreachable"
+	ReasonPluginPhaseUnknown    = "PluginPhaseUnknown"
+	ReasonUninstalling          = "Uninstalling"
+)
+
+// Problem is why a reconcile could not deploy or observe the plugin.
+type Problem struct {
+	Reason  string
+	Message string
+	// Permanent problems need an edit of the installation (or of a
+	// foreign object in the way); the plugin is then failed. Others are
+	// retried and leave the last phase as it was.
+	Permanent bool
+}
+
+// Observation is what one reconcile learned.
+type Observation struct {
+	Generation int64
+	// Namespace is set once the plugin's objects are applied.
+	Namespace string
+	// Problem is the first thing that went wrong, if anything did.
+	Problem *Problem
+	// Plugin is the plugin's own answer, when it gave one.
+	Plugin *PluginReport
+}
+
+// knownPhases are the phases the CRD accepts; anything else a plugin says
+// would make the status write fail.
+var knownPhases = map[pluginsv1.Phase]bool{
+	pluginsv1.PhaseInstalling: true, pluginsv1.PhaseRunning: true, pluginsv1.PhaseDegraded: true,
+	pluginsv1.PhaseFailed: true, pluginsv1.PhaseUninstalling: true,
+}
+
+// ComputeStatus is the installation's status after an observation. The
+// plugin's word is copied as it is; the controller's own problems come
+// first, because a plugin that should not run says nothing that matters.
+func ComputeStatus(prev pluginsv1.PluginInstallationStatus, obs Observation, now metav1.Time) pluginsv1.PluginInstallationStatus {
+	next := pluginsv1.PluginInstallationStatus{
+		Phase:              prev.Phase,
+		Namespace:          prev.Namespace,
+		ObservedGeneration: obs.Generation,
+		Conditions:         append([]metav1.Condition(nil), prev.Conditions...),
+	}
+	if obs.Namespace != "" {
+		next.Namespace = obs.Namespace
+	}
+	problem := obs.Problem
+	if problem == nil && obs.Plugin != nil && !knownPhases[pluginsv1.Phase(obs.Plugin.Phase)] {
+		problem = &Problem{Reason: ReasonPluginPhaseUnknown, Message: fmt.Sprintf("the plugin reports the unknown phase %q: %s", obs.Plugin.Phase, obs.Plugin.Message)}
+	}
+	reason := ""
+	switch {
+	case problem != nil && problem.Permanent:
+		next.Phase, next.Message, reason = pluginsv1.PhaseFailed, problem.Message, problem.Reason
+	case problem != nil:
+		// The plugin may well still be doing what it last said; until it
+		// says otherwise the phase stands. Before it ever said anything,
+		// the installation is still being installed.
+		if next.Phase == "" {
+			next.Phase = pluginsv1.PhaseInstalling
+		}
+		next.Message, reason = problem.Message, problem.Reason
+	case obs.Plugin != nil:
+		next.Phase = pluginsv1.Phase(obs.Plugin.Phase)
+		next.Message = obs.Plugin.Message
+		if next.Message == "" {
+			next.Message = "the plugin reports " + obs.Plugin.Phase
+		}
+		reason = "Plugin" + capitalize(obs.Plugin.Phase)
+	default:
+		panic("ComputeStatus: an observation has a problem or a plugin report")
+	}
+	next.Ready = problem == nil && next.Phase == pluginsv1.PhaseRunning
+	ready := metav1.ConditionFalse
+	if next.Ready {
+		ready = metav1.ConditionTrue
+	}
+	meta.SetStatusCondition(&next.Conditions, metav1.Condition{
+		Type:               pluginsv1.ConditionReady,
+		Status:             ready,
+		Reason:             reason,
+		Message:            next.Message,
+		ObservedGeneration: obs.Generation,
+		LastTransitionTime: now,
+	})
+	return next
+}
+
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
