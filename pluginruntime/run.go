@@ -218,13 +218,19 @@ func (r *runtime) shutdownPlugin(ctx context.Context) error {
 		go func() {
 			done <- r.call(ctx, "Shutdown", nil, func(ctx context.Context) error { return r.plugin.Shutdown(ctx) })
 		}()
+		var err error
 		select {
-		case err := <-done:
-			if err != nil {
-				r.shutdownErr = fmt.Errorf("plugin shutdown: %w", err)
-			}
+		case err = <-done:
 		case <-ctx.Done():
-			r.shutdownErr = fmt.Errorf("plugin shutdown did not return within the shutdown timeout of %s", r.opts.shutdownTimeout)
+			select {
+			case err = <-done: // returned just in time
+			default:
+				r.shutdownErr = fmt.Errorf("plugin shutdown did not return within the shutdown timeout of %s", r.opts.shutdownTimeout)
+				return
+			}
+		}
+		if err != nil {
+			r.shutdownErr = fmt.Errorf("plugin shutdown: %w", err)
 		}
 	})
 	return r.shutdownErr
@@ -374,7 +380,9 @@ func (r *runtime) uninstall(inst Installer) {
 			return
 		}
 	}
-	shutdownCtx, cancel := context.WithTimeout(r.ctx, r.opts.shutdownTimeout)
+	// The deadline is Shutdown's own; a stop arriving meanwhile must not cut
+	// it short (stop waits for this goroutine anyway).
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(r.ctx), r.opts.shutdownTimeout)
 	defer cancel()
 	if err := r.shutdownPlugin(shutdownCtx); err != nil {
 		r.logger.Error("plugin shutdown after uninstall failed", "error", err.Error())

@@ -297,13 +297,12 @@ func TestStartAndReconcileSpans(t *testing.T) {
 	}
 	rt := startRuntime(t, p, []string{"FUNP_RECONCILE_INTERVAL=10ms"})
 	require.Eventually(t, func() bool {
+		count := map[string]int{}
 		for _, name := range rt.spanNames() {
-			if name == "pluginruntime.Reconcile" {
-				return true
-			}
+			count[name]++
 		}
-		return false
-	}, 5*time.Second, 10*time.Millisecond)
+		return count["pluginruntime.Start"] == 2 && count["pluginruntime.Reconcile"] > 0
+	}, 5*time.Second, 10*time.Millisecond, "both Start attempts and a Reconcile end")
 	require.NoError(t, rt.stop(t))
 
 	var starts []string
