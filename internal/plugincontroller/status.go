@@ -89,19 +89,26 @@ func ComputeStatus(prev pluginsv1.PluginInstallationStatus, obs Observation, now
 		panic("ComputeStatus: an observation has a problem or a plugin report")
 	}
 	next.Ready = problem == nil && next.Phase == pluginsv1.PhaseRunning
+	setReady(&next, obs.Generation, reason, next.Message, now)
+	return next
+}
+
+// setReady sets the Ready condition from status.Ready. An unchanged
+// condition keeps its lastTransitionTime, so a converged poll writes
+// nothing.
+func setReady(status *pluginsv1.PluginInstallationStatus, generation int64, reason, message string, now metav1.Time) {
 	ready := metav1.ConditionFalse
-	if next.Ready {
+	if status.Ready {
 		ready = metav1.ConditionTrue
 	}
-	meta.SetStatusCondition(&next.Conditions, metav1.Condition{
+	meta.SetStatusCondition(&status.Conditions, metav1.Condition{
 		Type:               pluginsv1.ConditionReady,
 		Status:             ready,
 		Reason:             reason,
-		Message:            next.Message,
-		ObservedGeneration: obs.Generation,
+		Message:            message,
+		ObservedGeneration: generation,
 		LastTransitionTime: now,
 	})
-	return next
 }
 
 func capitalize(s string) string {
