@@ -128,6 +128,10 @@ func Run(ctx context.Context, o Options) (err error) {
 		return err
 	}
 	cleanups = append(cleanups, plugin.stop)
+	fmt.Fprintln(o.Out, "• waiting for the plugin to install Rook and become ready")
+	if err := waitReady(ctx, "http://"+o.PluginAddr+"/readyz", plugin.exited); err != nil {
+		return fmt.Errorf("%w (see %s)", err, pluginLog)
+	}
 
 	console, err := startConsole(ctx, o, env)
 	if err != nil {
@@ -294,6 +298,30 @@ func (p *pluginProcess) stop() {
 	case <-time.After(35 * time.Second):
 		_ = p.cmd.Process.Kill()
 		<-p.exited
+	}
+}
+
+// waitReady polls the plugin's readiness probe until it answers 200, the
+// plugin exits, or a few minutes pass.
+func waitReady(ctx context.Context, url string, exited <-chan error) error {
+	deadline := time.After(5 * time.Minute)
+	for {
+		resp, err := http.Get(url)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case err := <-exited:
+			return fmt.Errorf("the plugin exited before it was ready: %v", err)
+		case <-deadline:
+			return errors.New("the plugin did not become ready within 5 minutes")
+		case <-time.After(500 * time.Millisecond):
+		}
 	}
 }
 
