@@ -79,9 +79,11 @@ func TestNewManager(t *testing.T) {
 	require.NoError(t, err)
 
 	ns := "mgr-" + rand.String(5)
+	// Controller names are unique per process (they label metrics).
+	name := "settings-" + rand.String(5)
 	reconciled := make(chan reconcile.Request, 10)
 	require.NoError(t, ctrl.NewControllerManagedBy(mgr).
-		Named("settings").
+		Named(name).
 		For(&corev1.ConfigMap{}).
 		Complete(reconcile.Func(func(_ context.Context, req reconcile.Request) (reconcile.Result, error) {
 			if req.Namespace == ns {
@@ -107,9 +109,10 @@ func TestNewManager(t *testing.T) {
 		var found bool
 		for _, line := range strings.Split(logs.String(), "\n") {
 			if strings.Contains(line, `"msg":"Starting Controller"`) {
-				found = true
 				assert.Contains(t, line, `"plugin":"test-plugin"`)
-				assert.Contains(t, line, `"controller":"settings"`)
+				if strings.Contains(line, `"controller":"`+name+`"`) {
+					found = true
+				}
 			}
 		}
 		assert.True(t, found, "controller-runtime's startup is logged as JSON:\n%s", logs.String())
@@ -127,7 +130,7 @@ func TestNewManager(t *testing.T) {
 			body = string(b)
 			return res.StatusCode == http.StatusOK
 		}, 10*time.Second, 50*time.Millisecond)
-		assert.Contains(t, body, `controller_runtime_reconcile_total{controller="settings",result="success"}`)
+		assert.Contains(t, body, `controller_runtime_reconcile_total{controller="`+name+`",result="success"}`)
 	})
 
 	cancel()
