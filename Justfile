@@ -11,6 +11,10 @@ default:
 run *args: tools
     go run ./cmd/localrun {{args}}
 
+# The development console host against a cluster (flags: --kubeconfig, --listen, ...).
+console *args:
+    go run ./cmd/devconsole {{args}}
+
 # Run everything CI runs: build the tools if missing, check generated code, lint, all tests.
 test *args: tools lint
     go test -count=1 -timeout 60m {{ if args == "" { "./..." } else { args } }}
