@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"time"
 
 	"connectrpc.com/connect"
 
@@ -39,8 +38,8 @@ type MetadataClient struct {
 	// ServiceURL. A controller outside the cluster, or a test, points it
 	// elsewhere.
 	BaseURL func(namespace string) string
-	// HTTPClient defaults to one with a 10 s timeout, so an unresponsive
-	// plugin cannot hold a reconcile worker.
+	// HTTPClient defaults to http.DefaultClient; callers bound each call
+	// with its context.
 	HTTPClient *http.Client
 }
 
@@ -51,7 +50,7 @@ func (m *MetadataClient) client(namespace string) pluginmetadatav1connect.Plugin
 	}
 	httpClient := m.HTTPClient
 	if httpClient == nil {
-		httpClient = &http.Client{Timeout: 10 * time.Second}
+		httpClient = http.DefaultClient
 	}
 	return pluginmetadatav1connect.NewPluginMetadataServiceClient(httpClient, baseURL(namespace))
 }

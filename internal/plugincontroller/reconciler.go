@@ -33,6 +33,10 @@ import (
 const (
 	DefaultPollInterval     = 30 * time.Second
 	DefaultUninstallTimeout = 30 * time.Second
+
+	// statusTimeout bounds one GetStatus, so a hung plugin holds a
+	// reconcile worker for no longer than this.
+	statusTimeout = 10 * time.Second
 )
 
 // Reconciler turns PluginInstallations into running plugins.
@@ -195,6 +199,8 @@ func (r *Reconciler) applyObjects(ctx context.Context, inst *pluginsv1.PluginIns
 // error to back off from: its pod may simply not be up yet, and the next
 // poll asks again.
 func (r *Reconciler) pollPlugin(ctx context.Context, namespace string, obs *Observation) *Problem {
+	ctx, cancel := context.WithTimeout(ctx, statusTimeout)
+	defer cancel()
 	report, err := r.Plugins.GetStatus(ctx, namespace)
 	if err != nil {
 		log.FromContext(ctx).V(1).Info("plugin not reachable", "error", err.Error())
@@ -249,7 +255,11 @@ func (r *Reconciler) finalize(ctx context.Context, inst *pluginsv1.PluginInstall
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	if ns != nil && ns.GetDeletionTimestamp() == nil {
+	// Once asked (the phase says so), not again: a retried finalize must
+	// not wait out the timeout a second time. A namespace already being
+	// deleted (by a foreground deletion, say) may still run the plugin, so
+	// it is asked all the same.
+	if ns != nil && inst.Status.Phase != pluginsv1.PhaseUninstalling {
 		message := "uninstall requested; removing the plugin"
 		callCtx, cancel := context.WithTimeout(ctx, r.UninstallTimeout)
 		err := r.Plugins.RequestUninstall(callCtx, ns.GetName())
