@@ -245,3 +245,29 @@ func rawJSON(t *testing.T, obj any) string {
 	require.NoError(t, err)
 	return string(data)
 }
+
+// A class of ours whose immutable fields differ cannot be fixed by an
+// update: the consumer goes Degraded naming the field and the way out.
+func TestStorageClassDriftInImmutableFieldsIsReportedNotUpdated(t *testing.T) {
+	h := newHarness(t)
+	h.start()
+	h.withPooledNodes("drift", 1)
+	h.stop()
+	bs := &cephv1alpha1.BlockStorage{ObjectMeta: metav1.ObjectMeta{Name: "drifted"}}
+	h.createConsumer(bs) // while the plugin is down
+	want := RenderRBDStorageClass(bs, h.cfg)
+	want.Parameters["imageFeatures"] = "layering,exclusive-lock"
+	require.NoError(t, h.c.Create(h.ctx, want))
+	before := rawJSON(t, want)
+
+	h.start()
+	h.waitPhase(bs, func() cephv1alpha1.StorageStatus { return bs.Status }, cephv1alpha1.StorageDegraded)
+	assert.Contains(t, bs.Status.Message, `parameters.imageFeatures is "layering,exclusive-lock", want "layering"`)
+	assert.Contains(t, bs.Status.Message, "delete it so it can be re-created")
+	var after storagev1.StorageClass
+	require.NoError(t, h.c.Get(h.ctx, client.ObjectKeyFromObject(want), &after))
+	assert.JSONEq(t, before, rawJSON(t, &after), "an immutable field is never sent to the API server")
+
+	require.NoError(t, h.c.Delete(h.ctx, &after))
+	h.waitPhase(bs, func() cephv1alpha1.StorageStatus { return bs.Status }, cephv1alpha1.StorageProvisioning)
+}
