@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -80,7 +81,7 @@ func (h *harness) start() {
 	restCfg.Wrap(h.writes.wrap)
 	scheme, err := newScheme()
 	require.NoError(h.t, err)
-	mgr, err := newManager(restCfg, scheme, h.cfg)
+	mgr, err := newManager(restCfg, scheme, h.cfg, h.host, "0")
 	require.NoError(h.t, err)
 	require.NoError(h.t, setupReconcilers(mgr, h.cfg, h.host))
 	ctx, cancel := context.WithCancel(h.ctx)
@@ -202,7 +203,9 @@ type recordingHost struct {
 	ready    bool
 }
 
-func (r *recordingHost) Logger() *slog.Logger                      { return slog.Default() }
+func (r *recordingHost) Logger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+}
 func (r *recordingHost) Telemetry() pluginruntime.TelemetryService { return nil }
 func (r *recordingHost) ReportReady()                              { r.mu.Lock(); r.ready = true; r.mu.Unlock() }
 func (r *recordingHost) ReportStatus(s pluginruntime.PluginStatus) {

@@ -15,6 +15,7 @@ import (
 
 func main() {
 	addr := flag.String("addr", ":8080", "listen address of the HTTP server (probes, metadata API, console)")
+	metricsAddr := flag.String("metrics-addr", ":8081", `listen address of the controllers' Prometheus metrics ("0": off)`)
 	flag.Parse()
-	pluginruntime.Run(NewPlugin(), pluginruntime.WithAddr(*addr))
+	pluginruntime.Run(NewPlugin().WithMetricsAddr(*metricsAddr), pluginruntime.WithAddr(*addr))
 }

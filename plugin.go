@@ -26,6 +26,7 @@ import (
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
 	"github.com/fundament-oss/ceph-rook/pluginruntime"
 	"github.com/fundament-oss/ceph-rook/pluginruntime/definition"
+	crhelper "github.com/fundament-oss/ceph-rook/pluginruntime/helpers/controllerruntime"
 	"github.com/fundament-oss/ceph-rook/pluginruntime/pluginerrors"
 )
 
@@ -42,15 +43,24 @@ type Plugin struct {
 	restConfig func() (*rest.Config, error)
 	// installer installs or upgrades the Rook chart.
 	installer chartInstaller
+	// metricsAddr serves the manager's Prometheus metrics ("0": off).
+	metricsAddr string
 }
 
 // NewPlugin is the production plugin.
 func NewPlugin() *Plugin {
 	return &Plugin{
-		definition: definition.MustParseDefinition(definitionYAML),
-		getenv:     os.Getenv,
-		restConfig: ctrl.GetConfig,
+		definition:  definition.MustParseDefinition(definitionYAML),
+		getenv:      os.Getenv,
+		restConfig:  ctrl.GetConfig,
+		metricsAddr: crhelper.DefaultMetricsAddr,
 	}
+}
+
+// WithMetricsAddr sets where the manager serves its metrics ("0": off).
+func (p *Plugin) WithMetricsAddr(addr string) *Plugin {
+	p.metricsAddr = addr
+	return p
 }
 
 var _ pluginruntime.ConsoleProvider = (*Plugin)(nil)
@@ -93,7 +103,7 @@ func (p *Plugin) Start(ctx context.Context, host pluginruntime.Host) error {
 	if err := install(ctx, c, installer, cfg, host.Logger()); err != nil {
 		return pluginerrors.NewTransient(err)
 	}
-	mgr, err := newManager(restCfg, scheme, cfg)
+	mgr, err := newManager(restCfg, scheme, cfg, host, p.metricsAddr)
 	if err != nil {
 		return pluginerrors.NewTransient(err)
 	}
@@ -128,13 +138,17 @@ func newScheme() (*runtime.Scheme, error) {
 // newManager scopes the cache to what is read: of all ConfigMaps only the
 // discovery ones (operator namespace, app=rook-discover), of the Rook kinds
 // only the cluster namespace.
-func newManager(restCfg *rest.Config, scheme *runtime.Scheme, cfg Config) (manager.Manager, error) {
+// The manager logs through the runtime's logger (crhelper.NewManager);
+// the runtime's HTTP server already serves the probes.
+func newManager(restCfg *rest.Config, scheme *runtime.Scheme, cfg Config, host pluginruntime.Host, metricsAddr string) (manager.Manager, error) {
 	discovery := labels.SelectorFromSet(labels.Set{DiscoveryAppLabel: DiscoveryAppValue})
 	inCluster := map[string]cache.Config{cfg.ClusterNamespace: {}}
-	return ctrl.NewManager(restCfg, ctrl.Options{
-		Scheme:  scheme,
-		Metrics: metricsserver.Options{BindAddress: "0"},
-		// The runtime's HTTP server already serves the probes.
+	if metricsAddr == "" {
+		metricsAddr = "0"
+	}
+	return crhelper.NewManager(restCfg, host, ctrl.Options{
+		Scheme:                 scheme,
+		Metrics:                metricsserver.Options{BindAddress: metricsAddr},
 		HealthProbeBindAddress: "0",
 		// Start runs again in the same process after a transient error;
 		// its controllers keep their names.
