@@ -16,6 +16,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -31,6 +32,9 @@ import (
 // how the Disks of the node are found again, since Rook hashes long node
 // names out of the ConfigMap's name.
 const DiscoveryConfigMapLabel = "ceph.fundament.io/discovery-configmap"
+
+// inventoryWorkers is how many discovery ConfigMaps are published at once.
+const inventoryWorkers = 8
 
 // DiskInventoryReconciler publishes one Disk per device Rook's discovery
 // daemon reports. A request is one discovery ConfigMap (namespace/name).
@@ -69,6 +73,9 @@ func (r *DiskInventoryReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("diskinventory").
+		// Nodes are independent (a ConfigMap's Disks belong to it alone), so
+		// publishing a large inventory runs in parallel.
+		WithOptions(controller.Options{MaxConcurrentReconciles: inventoryWorkers}).
 		For(&corev1.ConfigMap{}, builder.WithPredicates(r.isDiscoveryConfigMap(), devicesChanged())).
 		Watches(&cephv1alpha1.DiskPool{}, r.poolClaimsHandler(), builder.WithPredicates(claimsMayChange())).
 		Complete(r)
