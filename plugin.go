@@ -1,12 +1,14 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	_ "embed"
 	"errors"
 	"fmt"
 	"net/http"
 	"os"
+	"time"
 
 	cephv1 "github.com/rook/rook/pkg/apis/ceph.rook.io/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -45,6 +47,9 @@ type Plugin struct {
 	installer chartInstaller
 	// metricsAddr serves the manager's Prometheus metrics ("0": off).
 	metricsAddr string
+	// apiProbeInterval is how often the watchdog probes the API server
+	// (zero: defaultAPIProbeInterval).
+	apiProbeInterval time.Duration
 }
 
 // NewPlugin is the production plugin.
@@ -107,8 +112,15 @@ func (p *Plugin) Start(ctx context.Context, host pluginruntime.Host) error {
 	if err != nil {
 		return pluginerrors.NewTransient(err)
 	}
-	if err := setupReconcilers(mgr, cfg, host); err != nil {
+	// The storage cluster's health and the API server's reachability both
+	// decide the phase; the board reports the worse of the two.
+	health := newHealthBoard(host)
+	if err := setupReconcilers(mgr, cfg, sourceHost{Host: host, board: health, source: healthSourceCluster}); err != nil {
 		return pluginerrors.NewPermanent(err)
+	}
+	probe, err := readyzProbe(restCfg)
+	if err != nil {
+		return pluginerrors.NewTransient(err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
@@ -116,7 +128,17 @@ func (p *Plugin) Start(ctx context.Context, host pluginruntime.Host) error {
 		return errors.Join(ctx.Err(), <-done)
 	}
 	host.ReportReady()
-	host.ReportStatus(pluginruntime.PluginStatus{Phase: pluginruntime.PhaseRunning, Message: "rook-ceph storage plugin running"})
+	health.activate()
+	watchCtx, stopWatching := context.WithCancel(ctx)
+	defer stopWatching()
+	watchdog := &apiWatchdog{
+		Probe:     probe,
+		Interval:  cmp.Or(p.apiProbeInterval, defaultAPIProbeInterval),
+		Threshold: apiFailureThreshold,
+		Report:    func(s pluginruntime.PluginStatus) { health.report(healthSourceAPI, s) },
+		Logger:    host.Logger(),
+	}
+	go watchdog.Run(watchCtx)
 	if err := <-done; err != nil {
 		return pluginerrors.NewTransient(fmt.Errorf("manager: %w", err))
 	}
