@@ -26,15 +26,15 @@ import (
 func TestInstallationCreatesExactlyItsObjects(t *testing.T) {
 	h := startController(t)
 	ctx := context.Background()
-	inst := h.install(t, "acme", "widgets", map[string]string{"REPLICAS": "5", "LOG_LEVEL": "debug"})
+	inst := h.install(t, "widgets", map[string]string{"REPLICAS": "5", "LOG_LEVEL": "debug"})
 	deploy := deployedPlugin(t, inst)
 	require.NoError(t, get(ctx, inst))
-	ns := "plugin-acme--widgets"
-	scope := "plugin-acme--widgets-scope"
+	ns := NamespaceName(inst.Name)
+	scope := ScopeClusterRoleName(inst.Name)
 	owned := func(t *testing.T, obj client.Object) {
 		t.Helper()
 		assert.Equal(t, ManagedByValue, obj.GetLabels()[LabelManagedBy], "%T labelled", obj)
-		assert.Equal(t, "acme--widgets", obj.GetLabels()[LabelInstallation], "%T labelled", obj)
+		assert.Equal(t, inst.Name, obj.GetLabels()[LabelInstallation], "%T labelled", obj)
 		assert.True(t, metav1.IsControlledBy(obj, inst), "%T %s is controlled by the installation", obj, obj.GetName())
 	}
 
@@ -82,7 +82,7 @@ func TestInstallationCreatesExactlyItsObjects(t *testing.T) {
 	})
 	t.Run("cluster role copies the definition's rules, resourceNames preserved, and is bound to the plugin", func(t *testing.T) {
 		var roles rbacv1.ClusterRoleList
-		require.NoError(t, env.Client.List(ctx, &roles, client.MatchingLabels{LabelInstallation: "acme--widgets"}))
+		require.NoError(t, env.Client.List(ctx, &roles, client.MatchingLabels{LabelInstallation: inst.Name}))
 		require.Len(t, roles.Items, 1)
 		role := roles.Items[0]
 		assert.Equal(t, scope, role.Name)
@@ -93,7 +93,7 @@ func TestInstallationCreatesExactlyItsObjects(t *testing.T) {
 		}, role.Rules)
 
 		var bindings rbacv1.ClusterRoleBindingList
-		require.NoError(t, env.Client.List(ctx, &bindings, client.MatchingLabels{LabelInstallation: "acme--widgets"}))
+		require.NoError(t, env.Client.List(ctx, &bindings, client.MatchingLabels{LabelInstallation: inst.Name}))
 		require.Len(t, bindings.Items, 1)
 		binding := bindings.Items[0]
 		assert.Equal(t, scope, binding.Name)
@@ -117,10 +117,10 @@ func TestRefusedInstallationsDeployNothing(t *testing.T) {
 
 	t.Run("a hash mismatch fails the installation, and fixing the hash deploys it", func(t *testing.T) {
 		raw := publishedDefinition("mismatch", "1.0.0")
-		h.publish(t, "acme", "mismatch", "1.0.0", raw)
+		h.publish(t, h.org, "mismatch", "1.0.0", raw)
 		inst := &pluginsv1.PluginInstallation{
-			ObjectMeta: metav1.ObjectMeta{Name: "acme--mismatch"},
-			Spec:       pluginsv1.PluginInstallationSpec{DefinitionRef: refTo("acme", "mismatch", "1.0.0", []byte("what was approved"))},
+			ObjectMeta: metav1.ObjectMeta{Name: h.org + "--mismatch"},
+			Spec:       pluginsv1.PluginInstallationSpec{DefinitionRef: refTo(h.org, "mismatch", "1.0.0", []byte("what was approved"))},
 		}
 		require.NoError(t, env.Client.Create(ctx, inst))
 		t.Cleanup(func() { uninstall(t, inst) })
@@ -130,7 +130,7 @@ func TestRefusedInstallationsDeployNothing(t *testing.T) {
 		assert.Contains(t, status.Message, "nothing is deployed")
 		assert.Equal(t, ReasonDefinitionHashMismatch, meta.FindStatusCondition(status.Conditions, pluginsv1.ConditionReady).Reason)
 		assert.Empty(t, status.Namespace)
-		assertNothingDeployed(t, "acme--mismatch")
+		assertNothingDeployed(t, inst.Name)
 
 		require.NoError(t, get(ctx, inst))
 		inst.Spec.DefinitionRef.DefinitionHash = definition.Hash(raw)
@@ -141,22 +141,22 @@ func TestRefusedInstallationsDeployNothing(t *testing.T) {
 	t.Run("an invalid name is rejected by the API server with the rule", func(t *testing.T) {
 		raw := publishedDefinition("widgets", "1.0.0")
 		inst := &pluginsv1.PluginInstallation{
-			ObjectMeta: metav1.ObjectMeta{Name: "acme--gadgets"},
-			Spec:       pluginsv1.PluginInstallationSpec{DefinitionRef: refTo("acme", "widgets", "1.0.0", raw)},
+			ObjectMeta: metav1.ObjectMeta{Name: h.org + "--gadgets"},
+			Spec:       pluginsv1.PluginInstallationSpec{DefinitionRef: refTo(h.org, "widgets", "1.0.0", raw)},
 		}
 		err := env.Client.Create(ctx, inst)
 		require.Error(t, err)
 		assert.True(t, apierrors.IsInvalid(err), "invalid, got %v", err)
 		assert.Contains(t, err.Error(), "metadata.name must equal <organizationName>--<pluginName>")
-		assertNothingDeployed(t, "acme--gadgets")
+		assertNothingDeployed(t, inst.Name)
 	})
 
 	t.Run("a foreign object in the way fails the installation and is left alone", func(t *testing.T) {
-		foreign := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "plugin-acme--squatted"}}
+		foreign := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: NamespaceName(h.org + "--squatted")}}
 		require.NoError(t, env.Client.Create(ctx, foreign))
-		inst := h.install(t, "acme", "squatted", nil)
+		inst := h.install(t, "squatted", nil)
 		status := statusOf(t, inst, "failed", func(s pluginsv1.PluginInstallationStatus) bool { return s.Phase == pluginsv1.PhaseFailed })
-		assert.Contains(t, status.Message, "Namespace plugin-acme--squatted exists and is not controlled by this installation")
+		assert.Contains(t, status.Message, "Namespace "+foreign.Name+" exists and is not controlled by this installation")
 		assert.Equal(t, ReasonObjectConflict, meta.FindStatusCondition(status.Conditions, pluginsv1.ConditionReady).Reason)
 
 		require.NoError(t, env.Client.Delete(ctx, inst))
@@ -180,7 +180,7 @@ func assertNothingDeployed(t *testing.T, installation string) {
 
 func TestStatusFollowsThePluginPhase(t *testing.T) {
 	h := startController(t)
-	inst := h.install(t, "acme", "phases", nil)
+	inst := h.install(t, "phases", nil)
 	plugin := h.runPlugin(t, deployedPlugin(t, inst))
 	reason := func(s pluginsv1.PluginInstallationStatus) string {
 		if c := meta.FindStatusCondition(s.Conditions, pluginsv1.ConditionReady); c != nil {
@@ -212,7 +212,7 @@ func TestDeletionUninstallsThenRemovesEverything(t *testing.T) {
 	ctx := context.Background()
 
 	t.Run("the plugin is asked to uninstall, then RBAC, namespace and finalizer go", func(t *testing.T) {
-		inst := h.install(t, "acme", "leaving", nil)
+		inst := h.install(t, "leaving", nil)
 		deploy := deployedPlugin(t, inst)
 		plugin := h.runPlugin(t, deploy)
 		close(plugin.release)
@@ -228,7 +228,7 @@ func TestDeletionUninstallsThenRemovesEverything(t *testing.T) {
 	})
 
 	t.Run("a plugin that does not answer does not block deletion", func(t *testing.T) {
-		inst := h.install(t, "acme", "silent", nil)
+		inst := h.install(t, "silent", nil)
 		deploy := deployedPlugin(t, inst)
 		require.NoError(t, env.Client.Delete(ctx, inst))
 		assertRemoved(t, inst, deploy)
@@ -257,7 +257,7 @@ func assertRemoved(t *testing.T, inst *pluginsv1.PluginInstallation, deploy *app
 func TestConfigEditRollsTheDeployment(t *testing.T) {
 	h := startController(t)
 	ctx := context.Background()
-	inst := h.install(t, "acme", "configured", map[string]string{"TIER": "fast"})
+	inst := h.install(t, "configured", map[string]string{"TIER": "fast"})
 	deploy := deployedPlugin(t, inst)
 	oldHash := deploy.Spec.Template.Annotations[AnnotationConfigHash]
 
@@ -282,7 +282,7 @@ func TestConfigEditRollsTheDeployment(t *testing.T) {
 func TestDriftIsRepairedAndConvergenceWritesNothing(t *testing.T) {
 	h := startController(t)
 	ctx := context.Background()
-	inst := h.install(t, "acme", "drifting", map[string]string{"TIER": "fast"})
+	inst := h.install(t, "drifting", map[string]string{"TIER": "fast"})
 	deploy := deployedPlugin(t, inst)
 	ns := NamespaceName(inst.Name)
 	scope := ScopeClusterRoleName(inst.Name)

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -34,15 +35,26 @@ const testPollInterval = 200 * time.Millisecond
 // each plugin namespace's metadata API listens (in place of cluster DNS).
 type controllerHarness struct {
 	definitionsDir string
+	// org is unique per harness, so a test run again on the same control
+	// plane (-count) does not meet its earlier namespaces, which stay
+	// Terminating without a namespace controller.
+	org string
 
 	mu         sync.Mutex
 	pluginURLs map[string]string
 }
 
+// harnesses counts the controllers started in this process.
+var harnesses atomic.Int64
+
 // startController runs the controller until the test ends.
 func startController(t *testing.T) *controllerHarness {
 	t.Helper()
-	h := &controllerHarness{definitionsDir: t.TempDir(), pluginURLs: map[string]string{}}
+	h := &controllerHarness{
+		definitionsDir: t.TempDir(),
+		org:            fmt.Sprintf("acme%d", harnesses.Add(1)),
+		pluginURLs:     map[string]string{},
+	}
 	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
 		Scheme:     env.Scheme,
 		Cache:      CacheOptions(),
@@ -87,10 +99,11 @@ func (h *controllerHarness) publish(t *testing.T, org, plugin, version string, r
 	writeDefinition(t, h.definitionsDir, org, plugin, version, raw)
 }
 
-// install publishes a definition of org/plugin 1.0.0 and creates its
-// installation with config.
-func (h *controllerHarness) install(t *testing.T, org, plugin string, config map[string]string) *pluginsv1.PluginInstallation {
+// install publishes a definition of plugin 1.0.0 by the harness's
+// organization and creates its installation with config.
+func (h *controllerHarness) install(t *testing.T, plugin string, config map[string]string) *pluginsv1.PluginInstallation {
 	t.Helper()
+	org := h.org
 	raw := publishedDefinition(plugin, "1.0.0")
 	h.publish(t, org, plugin, "1.0.0", raw)
 	inst := &pluginsv1.PluginInstallation{
