@@ -15,6 +15,14 @@ run *args: tools
 console *args:
     go run ./cmd/devconsole {{args}}
 
+# The platform's plugin controller against a kubeconfig (needs --definitions-dir or --registry-url, --cluster-id, --organization-id).
+plugin-controller *args:
+    go run ./cmd/plugin-controller {{args}}
+
+# The scale benchmark against a real API server (flags: -sizes 50,125,250,500 -idle 60s ...); results in results/bench.
+bench *args: tools
+    go run ./cmd/bench {{args}}
+
 # Run everything CI runs: build the tools if missing, check generated code, lint, all tests.
 test *args: tools lint
     go test -count=1 -timeout 60m {{ if args == "" { "./..." } else { args } }}
@@ -33,6 +41,7 @@ tools: envtest rook-artifacts
 # Regenerate deepcopy, CRDs and the metadata API code.
 generate:
     go tool controller-gen object paths=./api/... crd paths=./api/... output:crd:artifacts:config=crds
+    go tool controller-gen object paths=./internal/plugincontroller/api/... crd paths=./internal/plugincontroller/api/... output:crd:artifacts:config=internal/plugincontroller/crds
     hack/gen-proto.sh
 
 # gofmt and go vet.

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -31,7 +32,7 @@ func (r *clusterHealthReconciler) SetupWithManager(mgr manager.Manager) error {
 		Named("clusterhealth").
 		For(cluster, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
 			return o.GetNamespace() == r.Cluster.Namespace && o.GetName() == r.Cluster.Name
-		}))).
+		}), healthChanged())).
 		Complete(r)
 }
 
@@ -43,6 +44,16 @@ func (r *clusterHealthReconciler) Reconcile(ctx context.Context, _ reconcile.Req
 	}
 	r.Host.ReportStatus(PluginStatusForCluster(cluster))
 	return reconcile.Result{}, nil
+}
+
+// healthChanged passes CephCluster updates that change what the plugin's
+// status is computed from, not every device-list patch.
+func healthChanged() predicate.Predicate {
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		oldU, okOld := e.ObjectOld.(*unstructured.Unstructured)
+		newU, okNew := e.ObjectNew.(*unstructured.Unstructured)
+		return !okOld || !okNew || PluginStatusForCluster(oldU) != PluginStatusForCluster(newU)
+	}}
 }
 
 // PluginStatusForCluster is the plugin status a CephCluster's status implies.

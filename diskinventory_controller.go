@@ -273,39 +273,67 @@ func claimsMayChange() predicate.Predicate {
 	})
 }
 
-// poolClaimsHandler enqueues the discovery ConfigMaps of the disks a pool
-// lists (before and after an edit): only those disks' claimant sets change.
+// poolClaimsHandler enqueues the discovery ConfigMaps of the disks whose
+// claimant set a pool event changes: all its disks when it comes or goes,
+// only the added and removed ones when its list is edited.
 func (r *DiskInventoryReconciler) poolClaimsHandler() handler.TypedEventHandler[client.Object, reconcile.Request] {
-	enqueue := func(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request], pools ...client.Object) {
+	enqueue := func(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request], disks []string) {
 		seen := map[string]bool{}
-		for _, obj := range pools {
-			pool, ok := obj.(*cephv1alpha1.DiskPool)
-			if !ok {
+		for _, name := range disks {
+			var disk cephv1alpha1.Disk
+			if err := r.Client.Get(ctx, client.ObjectKey{Name: name}, &disk); err != nil {
 				continue
 			}
-			for _, name := range pool.Spec.Disks {
-				var disk cephv1alpha1.Disk
-				if err := r.Client.Get(ctx, client.ObjectKey{Name: name}, &disk); err != nil {
-					continue
-				}
-				cmName := disk.Labels[DiscoveryConfigMapLabel]
-				if cmName == "" || seen[cmName] {
-					continue
-				}
-				seen[cmName] = true
-				q.Add(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: r.Namespace, Name: cmName}})
+			cmName := disk.Labels[DiscoveryConfigMapLabel]
+			if cmName == "" || seen[cmName] {
+				continue
 			}
+			seen[cmName] = true
+			q.Add(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: r.Namespace, Name: cmName}})
 		}
 	}
 	return handler.Funcs{
 		CreateFunc: func(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			enqueue(ctx, q, e.Object)
+			enqueue(ctx, q, poolDisks(e.Object))
 		},
 		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			enqueue(ctx, q, e.ObjectOld, e.ObjectNew)
+			if e.ObjectOld.GetDeletionTimestamp().IsZero() != e.ObjectNew.GetDeletionTimestamp().IsZero() {
+				enqueue(ctx, q, poolDisks(e.ObjectNew)) // a pool being deleted owns nothing
+				return
+			}
+			enqueue(ctx, q, symmetricDifference(poolDisks(e.ObjectOld), poolDisks(e.ObjectNew)))
 		},
 		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			enqueue(ctx, q, e.Object)
+			enqueue(ctx, q, poolDisks(e.Object))
 		},
 	}
+}
+
+func poolDisks(o client.Object) []string {
+	if pool, ok := o.(*cephv1alpha1.DiskPool); ok {
+		return pool.Spec.Disks
+	}
+	return nil
+}
+
+// symmetricDifference is what is in exactly one of a and b.
+func symmetricDifference(a, b []string) []string {
+	inA := make(map[string]bool, len(a))
+	for _, x := range a {
+		inA[x] = true
+	}
+	inB := make(map[string]bool, len(b))
+	var out []string
+	for _, x := range b {
+		inB[x] = true
+		if !inA[x] {
+			out = append(out, x)
+		}
+	}
+	for _, x := range a {
+		if !inB[x] {
+			out = append(out, x)
+		}
+	}
+	return out
 }

@@ -1,0 +1,75 @@
+// Command bench is `just bench`: ceph-rook at scale against a real API
+// server, with a floor measured in the same run (see internal/bench).
+//
+//	go run ./cmd/bench                    # 1k, 2.5k, 5k and 10k disks
+//	go run ./cmd/bench -sizes 25 -idle 5s # a quick look
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/go-logr/logr"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/fundament-oss/ceph-rook/internal/bench"
+)
+
+func main() {
+	ctrllog.SetLogger(logr.Discard()) // the benchmark's own watches need no logging
+	root, _ := os.Getwd()
+	o := bench.Options{RepoRoot: root, Out: os.Stdout}
+	sizes := flag.String("sizes", "50,125,250,500", "node counts to measure, smallest first")
+	flag.IntVar(&o.DevicesPerNode, "devices", 20, "devices per node")
+	flag.IntVar(&o.Pools, "pools", 20, "DiskPools (covering ~80% of the disks, overlapping)")
+	flag.IntVar(&o.Block, "block", 100, "BlockStorages")
+	flag.IntVar(&o.File, "file", 50, "FileStorages")
+	flag.IntVar(&o.Object, "object", 50, "ObjectStorages")
+	flag.IntVar(&o.Edits, "edits", 50, "DiskPool edits timed")
+	flag.DurationVar(&o.Idle, "idle", 60*time.Second, "idle time after convergence in which no write may happen")
+	flag.IntVar(&o.FloorWorkers, "floor-workers", 8, "parallel workers of the floor client")
+	qps := flag.Int("qps", 0, "FUNP_KUBE_API_QPS for the plugin (0: its default)")
+	burst := flag.Int("burst", 0, "FUNP_KUBE_API_BURST for the plugin (0: its default)")
+	results := flag.String("results", "results/bench", "folder for results.json, results.txt and chart.png")
+	flag.Parse()
+	for _, s := range strings.Split(*sizes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 {
+			fmt.Fprintf(os.Stderr, "bench: bad size %q\n", s)
+			os.Exit(2)
+		}
+		o.Sizes = append(o.Sizes, n)
+	}
+	if *qps > 0 {
+		o.PluginEnv = append(o.PluginEnv, fmt.Sprintf("FUNP_KUBE_API_QPS=%d", *qps))
+	}
+	if *burst > 0 {
+		o.PluginEnv = append(o.PluginEnv, fmt.Sprintf("FUNP_KUBE_API_BURST=%d", *burst))
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	report, err := bench.Measure(ctx, o)
+	fmt.Println()
+	report.WriteTable(os.Stdout)
+	if saveErr := report.Save(*results); saveErr != nil {
+		fmt.Fprintln(os.Stderr, "bench: save results:", saveErr)
+	} else {
+		fmt.Printf("\nresults: %s/{results.json,results.txt,chart.png}\n", *results)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+	if !report.Pass() {
+		fmt.Println("some targets were missed")
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,125 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
+)
+
+const editedPool = "pool-00"
+
+// editableDisk is an Available disk only the edited pool lists: taking it
+// out and putting it back moves the CephCluster's device list each time.
+// (The pool's last disks are also listed by the next pool, which would
+// take them over; its first ones are its alone.)
+func editableDisk(ctx context.Context, c client.Client, w *watcher) (cephv1alpha1.DiskPool, cephv1alpha1.Disk, error) {
+	var pool cephv1alpha1.DiskPool
+	if err := c.Get(ctx, client.ObjectKey{Name: editedPool}, &pool); err != nil {
+		return pool, cephv1alpha1.Disk{}, err
+	}
+	for i := range pool.Spec.Disks {
+		d, ok := w.disk1(pool.Spec.Disks[i])
+		if ok && d.Status.State == cephv1alpha1.DiskAvailable && d.Status.ClaimedBy == editedPool {
+			return pool, d, nil
+		}
+	}
+	return pool, cephv1alpha1.Disk{}, fmt.Errorf("%s owns no Available disk", editedPool)
+}
+
+func deviceName(d cephv1alpha1.Disk) string {
+	if d.Status.StablePath != "" {
+		return d.Status.StablePath
+	}
+	return d.Status.Path
+}
+
+// setMember adds or removes the disk from the pool and returns when the
+// CephCluster reflects it, with the time that took.
+func setMember(ctx context.Context, c client.Client, w *watcher, disk cephv1alpha1.Disk, member bool) (time.Duration, error) {
+	var pool cephv1alpha1.DiskPool
+	if err := c.Get(ctx, client.ObjectKey{Name: editedPool}, &pool); err != nil {
+		return 0, err
+	}
+	base := pool.DeepCopy()
+	pool.Spec.Disks = slices.DeleteFunc(pool.Spec.Disks, func(n string) bool { return n == disk.Name })
+	if member {
+		pool.Spec.Disks = append(pool.Spec.Disks, disk.Name)
+	}
+	w.drainCluster()
+	start := time.Now()
+	// A merge patch of spec, as the console sends: the plugin writes the
+	// pool's status meanwhile, which an Update would conflict with.
+	if err := c.Patch(ctx, &pool, client.MergeFrom(base)); err != nil {
+		return 0, err
+	}
+	seen, err := w.waitDevice(ctx, disk.Status.NodeName, deviceName(disk), member, 30*time.Second)
+	if err != nil {
+		return 0, err
+	}
+	return seen.Sub(start), nil
+}
+
+// measureEdits takes one disk out of a pool and puts it back, n times in
+// all, timing each until the CephCluster's device list reflects it.
+func measureEdits(ctx context.Context, c client.Client, w *watcher, n int) ([]time.Duration, error) {
+	_, disk, err := editableDisk(ctx, c, w)
+	if err != nil {
+		return nil, err
+	}
+	var out []time.Duration
+	for i := range n {
+		d, err := setMember(ctx, c, w, disk, i%2 == 1)
+		if err != nil {
+			return out, fmt.Errorf("edit %d: %w", i, err)
+		}
+		out = append(out, d)
+	}
+	if n%2 == 1 { // leave the pool as it was
+		if _, err := setMember(ctx, c, w, disk, true); err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+// measureFanout counts the reconciles and writes that follow one disk
+// joining one pool (its node already contributes, so replication does not
+// change): ideally the CephCluster patch, the pool's status and the disk's
+// claimedBy, and no consumer writes.
+func measureFanout(ctx context.Context, c client.Client, w *watcher, p *countingProxy, plugin *pluginProcess) (map[string]int, map[string]int, error) {
+	_, disk, err := editableDisk(ctx, c, w)
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := setMember(ctx, c, w, disk, false); err != nil {
+		return nil, nil, err
+	}
+	if err := waitQuiet(ctx, p, 2*time.Second, time.Minute); err != nil {
+		return nil, nil, err
+	}
+	before, metricsBefore := p.snapshot(), mustMetrics(plugin)
+	if _, err := setMember(ctx, c, w, disk, true); err != nil {
+		return nil, nil, err
+	}
+	if err := waitQuiet(ctx, p, 2*time.Second, time.Minute); err != nil {
+		return nil, nil, err
+	}
+	_, writes := writesSince(before, p.snapshot())
+	reconciles := map[string]int{}
+	for k, v := range mustMetrics(plugin) {
+		controller, _, _ := strings.Cut(k, " ")
+		if controller == "all" || controller == "errors" {
+			continue
+		}
+		if d := int(v - metricsBefore[k]); d > 0 {
+			reconciles[controller] += d
+		}
+	}
+	return reconciles, writes, nil
+}

@@ -1,0 +1,165 @@
+package bench
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	"k8s.io/client-go/rest"
+)
+
+// countingProxy sits between the plugin and the API server and counts
+// every request by verb and resource, and every answer that is not a
+// success. The plugin talks plain HTTP to it; it talks to the API server
+// with the control plane's admin credentials.
+type countingProxy struct {
+	URL      string
+	listener net.Listener
+	server   *http.Server
+
+	mu     sync.Mutex
+	counts map[string]int
+	failed map[string]int
+}
+
+func startProxy(cfg *rest.Config) (*countingProxy, error) {
+	target, err := url.Parse(cfg.Host)
+	if err != nil {
+		return nil, err
+	}
+	transport, err := rest.TransportFor(cfg)
+	if err != nil {
+		return nil, err
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	p := &countingProxy{URL: "http://" + l.Addr().String(), listener: l, counts: map[string]int{}, failed: map[string]int{}}
+	rp := httputil.NewSingleHostReverseProxy(target)
+	rp.Transport = transport
+	rp.FlushInterval = -1 // watches stream
+	rp.ModifyResponse = func(resp *http.Response) error {
+		if resp.StatusCode >= 400 {
+			p.mu.Lock()
+			p.failed[classify(resp.Request)+" "+resp.Status]++
+			p.mu.Unlock()
+		}
+		return nil
+	}
+	p.server = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p.mu.Lock()
+		p.counts[classify(r)]++
+		p.mu.Unlock()
+		rp.ServeHTTP(w, r)
+	})}
+	go func() { _ = p.server.Serve(l) }()
+	return p, nil
+}
+
+// classify names a request "VERB resource[/subresource]", e.g.
+// "PATCH disks/status", "WATCH configmaps".
+func classify(r *http.Request) string {
+	verb := r.Method
+	if r.Method == http.MethodGet && r.URL.Query().Get("watch") == "true" {
+		verb = "WATCH"
+	}
+	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
+	// /api/v1/... or /apis/group/version/...
+	switch {
+	case len(parts) > 0 && parts[0] == "api":
+		parts = parts[min(2, len(parts)):]
+	case len(parts) > 0 && parts[0] == "apis":
+		parts = parts[min(3, len(parts)):]
+	}
+	if len(parts) >= 2 && parts[0] == "namespaces" {
+		parts = parts[2:]
+	}
+	resource := ""
+	if len(parts) > 0 {
+		resource = parts[0]
+	}
+	if len(parts) == 3 {
+		resource += "/" + parts[2]
+	}
+	return verb + " " + resource
+}
+
+// isWrite tells the requests that change something. Lease renewals and
+// Events are leader election's and the recorder's cost, reported apart.
+func isWrite(key string) bool {
+	verb, resource, _ := strings.Cut(key, " ")
+	switch verb {
+	case http.MethodGet, "WATCH":
+		return false
+	}
+	return !strings.HasPrefix(resource, "leases") && !strings.HasPrefix(resource, "events")
+}
+
+// snapshot returns a copy of the counts.
+func (p *countingProxy) snapshot() map[string]int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make(map[string]int, len(p.counts))
+	for k, v := range p.counts {
+		out[k] = v
+	}
+	return out
+}
+
+func (p *countingProxy) failures() map[string]int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make(map[string]int, len(p.failed))
+	for k, v := range p.failed {
+		out[k] = v
+	}
+	return out
+}
+
+// writesSince sums the writes made after an earlier snapshot, by kind.
+func writesSince(before, after map[string]int) (int, map[string]int) {
+	total, by := 0, map[string]int{}
+	for k, v := range after {
+		if d := v - before[k]; d > 0 && isWrite(k) {
+			total += d
+			by[k] = d
+		}
+	}
+	return total, by
+}
+
+func describe(counts map[string]int) string {
+	keys := make([]string, 0, len(counts))
+	for k := range counts {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s=%d", k, counts[k]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// kubeconfig writes a kubeconfig that reaches the API server through the proxy.
+func (p *countingProxy) kubeconfig(dir string) (string, error) {
+	path := filepath.Join(dir, "proxy.kubeconfig")
+	data := fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters: [{name: bench, cluster: {server: %q}}]
+users: [{name: bench, user: {}}]
+contexts: [{name: bench, context: {cluster: bench, user: bench}}]
+current-context: bench
+`, p.URL)
+	return path, os.WriteFile(path, []byte(data), 0o600)
+}
+
+func (p *countingProxy) Close() error { return p.server.Close() }

@@ -1,0 +1,188 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+
+	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
+)
+
+// watcher follows Disks and the CephCluster through informers, so waiting
+// costs the API server nothing beyond one watch each.
+type watcher struct {
+	cache cache.Cache
+
+	mu        sync.Mutex
+	published map[string]cephv1alpha1.Disk
+	floor     map[string]bool
+	last      time.Time
+	clusterCh chan *unstructured.Unstructured
+}
+
+func newWatcher(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme) (*watcher, error) {
+	c, err := cache.New(cfg, cache.Options{Scheme: scheme})
+	if err != nil {
+		return nil, err
+	}
+	w := &watcher{cache: c, published: map[string]cephv1alpha1.Disk{}, floor: map[string]bool{}, clusterCh: make(chan *unstructured.Unstructured, 1024)}
+	disks, err := c.GetInformer(ctx, &cephv1alpha1.Disk{})
+	if err != nil {
+		return nil, err
+	}
+	_, err = disks.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { w.disk(obj, false) },
+		UpdateFunc: func(_, obj any) { w.disk(obj, false) },
+		DeleteFunc: func(obj any) { w.disk(obj, true) },
+	})
+	if err != nil {
+		return nil, err
+	}
+	cluster := &unstructured.Unstructured{}
+	cluster.SetAPIVersion("ceph.rook.io/v1")
+	cluster.SetKind("CephCluster")
+	clusters, err := c.GetInformer(ctx, cluster)
+	if err != nil {
+		return nil, err
+	}
+	_, err = clusters.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { w.cluster(obj) },
+		UpdateFunc: func(_, obj any) { w.cluster(obj) },
+	})
+	if err != nil {
+		return nil, err
+	}
+	go func() { _ = c.Start(ctx) }()
+	if !c.WaitForCacheSync(ctx) {
+		return nil, fmt.Errorf("bench watcher: caches did not sync")
+	}
+	return w, nil
+}
+
+func (w *watcher) disk(obj any, deleted bool) {
+	if tomb, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+		obj = tomb.Obj
+	}
+	d, ok := obj.(*cephv1alpha1.Disk)
+	if !ok {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if strings.HasPrefix(d.Name, "floor-") {
+		if deleted {
+			delete(w.floor, d.Name)
+		} else {
+			w.floor[d.Name] = true
+		}
+		return
+	}
+	if deleted || d.Status.NodeName == "" {
+		return
+	}
+	if _, seen := w.published[d.Name]; !seen {
+		w.last = time.Now()
+	}
+	w.published[d.Name] = *d.DeepCopy()
+}
+
+func (w *watcher) cluster(obj any) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return
+	}
+	select {
+	case w.clusterCh <- u.DeepCopy():
+	default:
+	}
+}
+
+func (w *watcher) publishedDisks() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.published)
+}
+
+func (w *watcher) floorDisks() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.floor)
+}
+
+func (w *watcher) lastPublished() time.Time {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.last
+}
+
+func (w *watcher) disks() []cephv1alpha1.Disk {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make([]cephv1alpha1.Disk, 0, len(w.published))
+	for _, d := range w.published {
+		out = append(out, d)
+	}
+	return out
+}
+
+func (w *watcher) disk1(name string) (cephv1alpha1.Disk, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	d, ok := w.published[name]
+	return d, ok
+}
+
+// waitDevice waits until the CephCluster lists (or no longer lists) the
+// device on the node, and returns when it saw it.
+func (w *watcher) waitDevice(ctx context.Context, node, device string, present bool, timeout time.Duration) (time.Time, error) {
+	deadline := time.After(timeout)
+	for {
+		select {
+		case u := <-w.clusterCh:
+			if hasDevice(u, node, device) == present {
+				return time.Now(), nil
+			}
+		case <-deadline:
+			return time.Time{}, fmt.Errorf("CephCluster did not %s %s on %s within %s", map[bool]string{true: "list", false: "drop"}[present], device, node, timeout)
+		case <-ctx.Done():
+			return time.Time{}, ctx.Err()
+		}
+	}
+}
+
+// drainCluster forgets CephCluster updates seen so far.
+func (w *watcher) drainCluster() {
+	for {
+		select {
+		case <-w.clusterCh:
+		default:
+			return
+		}
+	}
+}
+
+func hasDevice(u *unstructured.Unstructured, node, device string) bool {
+	nodes, _, _ := unstructured.NestedSlice(u.Object, "spec", "storage", "nodes")
+	for _, n := range nodes {
+		m, _ := n.(map[string]any)
+		if m["name"] != node {
+			continue
+		}
+		devices, _ := m["devices"].([]any)
+		for _, d := range devices {
+			dm, _ := d.(map[string]any)
+			if dm["name"] == device {
+				return true
+			}
+		}
+	}
+	return false
+}
