@@ -34,36 +34,36 @@ const Namespace = "rook-ceph"
 
 // Scenario is one inventory size and what runs on it.
 type Scenario struct {
-	Nodes, DevicesPerNode    int
-	Pools                    int
-	Block, File, Object      int
-	Edits                    int
-	Idle                     time.Duration
-	FloorWorkers             int
+	Nodes, DevicesPerNode int
+	Pools                 int
+	Block, File, Object   int
+	Edits                 int
+	Idle                  time.Duration
+	FloorWorkers          int
 	// PluginEnv adds FUNP_ settings (e.g. FUNP_KUBE_API_QPS) to the plugin.
 	PluginEnv []string
 }
 
 // Result is what one scenario measured.
 type Result struct {
-	Disks              int            `json:"disks"`
-	FloorSeconds       float64        `json:"floorSeconds"`
-	ConvergeSeconds    float64        `json:"convergeSeconds"`
-	ConvergeWrites     int            `json:"convergeWrites"`
-	ConvergeWritesBy   map[string]int `json:"convergeWritesBy"`
-	ReconcileErrors    float64        `json:"reconcileErrors"`
-	ReconcileRetries   float64        `json:"reconcileRetries"`
-	FailedRequests     map[string]int `json:"failedRequests"`
-	IdleWrites         int            `json:"idleWrites"`
-	IdleWritesBy       map[string]int `json:"idleWritesBy"`
-	RestartWrites      int            `json:"restartWrites"`
-	RestartWritesBy    map[string]int `json:"restartWritesBy"`
-	EditP50Millis      float64        `json:"editP50Millis"`
-	EditP99Millis      float64        `json:"editP99Millis"`
-	FanoutReconciles   map[string]int `json:"fanoutReconciles"`
-	FanoutWrites       map[string]int `json:"fanoutWrites"`
-	PeakRSSBytes       int64          `json:"peakRSSBytes"`
-	IdleSeconds        float64        `json:"idleSeconds"`
+	Disks            int            `json:"disks"`
+	FloorSeconds     float64        `json:"floorSeconds"`
+	ConvergeSeconds  float64        `json:"convergeSeconds"`
+	ConvergeWrites   int            `json:"convergeWrites"`
+	ConvergeWritesBy map[string]int `json:"convergeWritesBy"`
+	ReconcileErrors  float64        `json:"reconcileErrors"`
+	ReconcileRetries float64        `json:"reconcileRetries"`
+	FailedRequests   map[string]int `json:"failedRequests"`
+	IdleWrites       int            `json:"idleWrites"`
+	IdleWritesBy     map[string]int `json:"idleWritesBy"`
+	RestartWrites    int            `json:"restartWrites"`
+	RestartWritesBy  map[string]int `json:"restartWritesBy"`
+	EditP50Millis    float64        `json:"editP50Millis"`
+	EditP99Millis    float64        `json:"editP99Millis"`
+	FanoutReconciles map[string]int `json:"fanoutReconciles"`
+	FanoutWrites     map[string]int `json:"fanoutWrites"`
+	PeakRSSBytes     int64          `json:"peakRSSBytes"`
+	IdleSeconds      float64        `json:"idleSeconds"`
 }
 
 // WritesPerDisk is the convergence's writes over the published disks.
@@ -340,7 +340,6 @@ func percentile(values []time.Duration, p float64) float64 {
 	idx := int(float64(len(sorted)-1) * p / 100)
 	return float64(sorted[idx].Microseconds()) / 1000
 }
-
 
 // Options configure a `just bench` run.
 type Options struct {
