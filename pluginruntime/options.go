@@ -2,15 +2,16 @@ package pluginruntime
 
 import (
 	"io"
-
-	"connectrpc.com/connect"
 	"net"
 	"os"
 	"syscall"
 	"time"
 
+	"connectrpc.com/connect"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	"github.com/fundament-oss/ceph-rook/pluginruntime/auth"
 )
 
 // Option changes how Run hosts a plugin. The defaults are what the platform
@@ -29,6 +30,10 @@ type options struct {
 	tracerOptions   []sdktrace.TracerProviderOption
 	meterOptions    []sdkmetric.Option
 	metadataOptions []connect.HandlerOption
+	// auth, when authSet, guards the PluginMetadataService; authSet with a
+	// nil auth is a mistake RunContext reports.
+	auth    *auth.Validator
+	authSet bool
 }
 
 // DefaultShutdownTimeout bounds Shutdown and the HTTP server's drain. The
@@ -121,4 +126,18 @@ func WithMeterProviderOptions(opts ...sdkmetric.Option) Option {
 //	pluginruntime.Run(p, pluginruntime.WithMetadataHandlerOptions(connect.WithInterceptors(validator.Interceptor())))
 func WithMetadataHandlerOptions(opts ...connect.HandlerOption) Option {
 	return func(o *options) { o.metadataOptions = append(o.metadataOptions, opts...) }
+}
+
+// WithAuth requires a valid platform token (see package auth) on every call
+// to the PluginMetadataService: GetStatus and RequestUninstall answer
+// Unauthenticated, and do nothing, without an "Authorization: Bearer" token
+// that v accepts. The probes and the console are not affected.
+//
+//	v, err := auth.NewValidator(auth.Config{Issuer: issuer, Audience: "plugin-ceph-rook", Keys: auth.StaticKeys(key)})
+//	if err != nil { ... }
+//	pluginruntime.Run(p, pluginruntime.WithAuth(v))
+//
+// A nil v is an error RunContext returns, never a silently open API.
+func WithAuth(v *auth.Validator) Option {
+	return func(o *options) { o.auth, o.authSet = v, true }
 }

@@ -56,8 +56,8 @@ func Run(p Plugin, opts ...Option) {
 //     also become the otel globals;
 //   - one HTTP server (":8080", WithAddr) with GET /livez (always 200),
 //     GET /readyz (503 until Host.ReportReady, and again while stopping),
-//     the Connect PluginMetadataService, and /console/ for a
-//     ConsoleProvider;
+//     the Connect PluginMetadataService (requiring a platform token with
+//     WithAuth), and /console/ for a ConsoleProvider;
 //   - Install (for an Installer) and Start, retried with backoff while they
 //     fail transiently, and Reconcile every FUNP_RECONCILE_INTERVAL for a
 //     Reconciler, each in a span;
@@ -71,6 +71,9 @@ func Run(p Plugin, opts ...Option) {
 // it and install again.
 func RunContext(ctx context.Context, p Plugin, opts ...Option) (err error) {
 	o := newOptions(opts)
+	if o.authSet && o.auth == nil {
+		return errors.New("WithAuth: the validator is nil")
+	}
 	env, err := parseEnvironment(o.environ)
 	if err != nil {
 		return err

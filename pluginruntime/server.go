@@ -27,7 +27,12 @@ func (r *runtime) routes() http.Handler {
 		}
 		writeText(w, http.StatusOK, "ok")
 	})
-	mux.Handle(pluginmetadatav1connect.NewPluginMetadataServiceHandler(&metadataService{r: r}, r.opts.metadataOptions...))
+	metadataOptions := r.opts.metadataOptions
+	if r.opts.auth != nil {
+		// First, so no other interceptor sees an unauthenticated call.
+		metadataOptions = append([]connect.HandlerOption{connect.WithInterceptors(r.opts.auth.Interceptor())}, metadataOptions...)
+	}
+	mux.Handle(pluginmetadatav1connect.NewPluginMetadataServiceHandler(&metadataService{r: r}, metadataOptions...))
 	if cp, ok := r.plugin.(ConsoleProvider); ok {
 		mux.Handle("GET /console/", http.StripPrefix("/console/", http.FileServer(cp.ConsoleAssets())))
 	}
