@@ -53,10 +53,12 @@ const (
 	maxMgrCount            = 5
 	// The API client's rate limit. client-go's 5 QPS (controller-runtime's
 	// 20) would take a quarter of an hour to publish a 10,000-disk
-	// inventory at two writes a disk; 200/400 publishes it at the API
-	// server's pace while still capping what one plugin can send.
-	defaultKubeAPIQPS   = 200
-	defaultKubeAPIBurst = 400
+	// inventory at two writes a disk. What bounds the load on the API
+	// server is the concurrency (8 inventory workers, each waiting for its
+	// answer); the rate limit is the safety net above it, set where it does
+	// not slow that pace down (docs/performance.md).
+	defaultKubeAPIQPS   = 1000
+	defaultKubeAPIBurst = 2000
 	maxKubeAPIQPS       = 10000
 )
 

@@ -32,8 +32,8 @@ func TestLoadConfigDefaults(t *testing.T) {
 		CephFSMounter:     "kernel",
 		S3Region:          "nl-1",
 		ChartRepository:   "https://charts.rook.io/release",
-		KubeAPIQPS:        200,
-		KubeAPIBurst:      400,
+		KubeAPIQPS:        1000,
+		KubeAPIBurst:      2000,
 		LeaderElection:    true,
 	}, cfg)
 }

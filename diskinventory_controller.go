@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"hash/fnv"
 	"sync"
 	"time"
 
@@ -50,8 +51,10 @@ type DiskInventoryReconciler struct {
 	Recorder  events.EventRecorder
 	Now       func() time.Time
 
-	mu      sync.Mutex
-	written map[string]cephv1alpha1.DiskStatus
+	mu sync.Mutex
+	// written holds a hash of the status last written per Disk: enough to
+	// recognise "already written" at a few bytes a disk.
+	written map[string]uint64
 }
 
 // SetupWithManager watches the discovery ConfigMaps and the DiskPools
@@ -61,7 +64,7 @@ func (r *DiskInventoryReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Now == nil {
 		r.Now = time.Now
 	}
-	r.written = map[string]cephv1alpha1.DiskStatus{}
+	r.written = map[string]uint64{}
 	settle := manager.RunnableFunc(func(ctx context.Context) error {
 		if !mgr.GetCache().WaitForCacheSync(ctx) {
 			return nil
@@ -154,7 +157,7 @@ func lastSeen(prev *cephv1alpha1.Disk, found bool, now time.Time) *metav1.Time {
 // when the cache has not caught up with that write yet).
 func (r *DiskInventoryReconciler) publish(ctx context.Context, name, configMap string, prev *cephv1alpha1.Disk, found bool, want cephv1alpha1.DiskStatus) error {
 	last, wrote := r.lastWritten(name)
-	if wrote && equality.Semantic.DeepEqual(last, want) {
+	if wrote && last == statusHash(want) {
 		return nil
 	}
 	if found && equality.Semantic.DeepEqual(prev.Status, want) {
@@ -182,7 +185,7 @@ func (r *DiskInventoryReconciler) publish(ctx context.Context, name, configMap s
 	return nil
 }
 
-func (r *DiskInventoryReconciler) lastWritten(name string) (cephv1alpha1.DiskStatus, bool) {
+func (r *DiskInventoryReconciler) lastWritten(name string) (uint64, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	s, ok := r.written[name]
@@ -192,7 +195,15 @@ func (r *DiskInventoryReconciler) lastWritten(name string) (cephv1alpha1.DiskSta
 func (r *DiskInventoryReconciler) remember(name string, s cephv1alpha1.DiskStatus) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.written[name] = s
+	r.written[name] = statusHash(s)
+}
+
+// statusHash identifies a status by its JSON encoding (quantities and
+// times encode canonically).
+func statusHash(s cephv1alpha1.DiskStatus) uint64 {
+	h := fnv.New64a()
+	_, _ = h.Write(mustJSON(s))
+	return h.Sum64()
 }
 
 // publishedDisks are the Disks a discovery ConfigMap reported before.

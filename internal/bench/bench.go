@@ -361,7 +361,7 @@ func Measure(ctx context.Context, o Options) (Report, error) {
 	if err != nil {
 		return Report{}, err
 	}
-	report := Report{Settings: fmt.Sprintf("%d devices/node; %d pools; %d BlockStorage, %d FileStorage, %d ObjectStorage; %d edits; %s idle; floor %d workers; plugin env %v (defaults: FUNP_KUBE_API_QPS=200, FUNP_KUBE_API_BURST=400)",
+	report := Report{Settings: fmt.Sprintf("%d devices/node; %d pools; %d BlockStorage, %d FileStorage, %d ObjectStorage; %d edits; %s idle; floor %d workers; plugin env %v (defaults: FUNP_KUBE_API_QPS=1000, FUNP_KUBE_API_BURST=2000)",
 		o.DevicesPerNode, o.Pools, o.Block, o.File, o.Object, o.Edits, o.Idle, o.FloorWorkers, o.PluginEnv)}
 	for _, nodes := range o.Sizes {
 		sc := o.Scenario
