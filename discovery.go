@@ -10,10 +10,12 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
 )
@@ -27,6 +29,27 @@ const (
 	DiscoveryNodeLabel  = "rook.io/node"
 	DiscoveryDevicesKey = "devices"
 )
+
+// discoveryConfigMapPrefix is how Rook (v1.18, pkg/daemon/discover) names a
+// node's discovery ConfigMap: the prefix and the node name, or, when that
+// would exceed a DNS label's 63 characters, the prefix and a hash of the
+// node name (k8sutil.TruncateNodeName).
+const discoveryConfigMapPrefix = "local-device-"
+
+// MaxDiscoveryEntries bounds the device entries one node's ConfigMap may
+// list. Real nodes hold tens, a dense JBOD a few hundred; a ConfigMap with
+// thousands is broken or hostile, and publishing it would keep the
+// inventory busy with one node for minutes while every other node waits.
+const MaxDiscoveryEntries = 4096
+
+// DiscoveryConfigMapName is the name Rook gives node's discovery ConfigMap.
+func DiscoveryConfigMapName(node string) string {
+	if len(discoveryConfigMapPrefix)+len(node) > validation.DNS1123LabelMaxLength {
+		sum := sha256.Sum256([]byte(node))
+		return discoveryConfigMapPrefix + hex.EncodeToString(sum[:16])
+	}
+	return discoveryConfigMapPrefix + node
+}
 
 // byIDDir holds the udev links that name a device by what it is rather than
 // by where the kernel enumerated it.
@@ -111,6 +134,11 @@ func ParseDiscovery(cm *corev1.ConfigMap, opts DiscoveryOptions) ([]DiscoveredDi
 	if node == "" {
 		return nil, fmt.Errorf("discovery ConfigMap %s: no %s label naming the node", ref, DiscoveryNodeLabel)
 	}
+	// A ConfigMap whose label names another node than its name would make
+	// one node's report overwrite another's Disks.
+	if want := DiscoveryConfigMapName(node); cm.Name != want {
+		return nil, fmt.Errorf("discovery ConfigMap %s: its name does not match its %s label %q (Rook names that node's ConfigMap %s)", ref, DiscoveryNodeLabel, node, want)
+	}
 	raw, ok := cm.Data[DiscoveryDevicesKey]
 	if !ok {
 		return nil, fmt.Errorf("discovery ConfigMap %s: no %q key", ref, DiscoveryDevicesKey)
@@ -118,6 +146,9 @@ func ParseDiscovery(cm *corev1.ConfigMap, opts DiscoveryOptions) ([]DiscoveredDi
 	var devices []discoveredDevice
 	if err := json.Unmarshal([]byte(raw), &devices); err != nil {
 		return nil, fmt.Errorf("discovery ConfigMap %s: parse %q: %w", ref, DiscoveryDevicesKey, err)
+	}
+	if len(devices) > MaxDiscoveryEntries {
+		return nil, fmt.Errorf("discovery ConfigMap %s: %d device entries, more than the %d one node can plausibly hold", ref, len(devices), MaxDiscoveryEntries)
 	}
 	return describeNode(node, devices, opts), nil
 }
@@ -247,11 +278,25 @@ func (t *deviceTree) describe(node, root string) cephv1alpha1.DiskStatus {
 	}
 	status.Reason = t.unavailableReason(root, d)
 	status.Available = status.Reason == ""
+	// What the node's tools reported is shown in the console and by
+	// kubectl describe: control characters (escape sequences, NULs) go.
+	status.Model, status.Serial, status.WWN = printable(status.Model), printable(status.Serial), printable(status.WWN)
+	status.Filesystem, status.Reason = printable(status.Filesystem), printable(status.Reason)
 	status.State = cephv1alpha1.DiskAvailable
 	if !status.Available {
 		status.State = cephv1alpha1.DiskInUse
 	}
 	return status
+}
+
+// printable drops control characters from a string discovery reported.
+func printable(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return -1
+		}
+		return r
+	}, s)
 }
 
 // impliedDisk reconstructs a disk Rook did not list because it has

@@ -2,9 +2,11 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -14,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
+	"github.com/fundament-oss/ceph-rook/internal/simulate"
 )
 
 // device is one entry of Rook's devices JSON, as a map so tests can write
@@ -59,7 +62,7 @@ func rawDiscoveryConfigMap(node, devicesJSON string) *corev1.ConfigMap {
 		labels[DiscoveryNodeLabel] = node
 	}
 	return &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Name: "local-device-" + node, Namespace: "rook-ceph", Labels: labels},
+		ObjectMeta: metav1.ObjectMeta{Name: DiscoveryConfigMapName(node), Namespace: "rook-ceph", Labels: labels},
 		Data:       map[string]string{DiscoveryDevicesKey: devicesJSON},
 	}
 }
@@ -325,7 +328,7 @@ func TestParseDiscoveryIsDeterministic(t *testing.T) {
 func TestParseDiscoveryTakesTheNodeFromTheLabel(t *testing.T) {
 	node := "a-node-name-long-enough-that-rook-hashes-the-configmap-name.example.com"
 	cm := discoveryConfigMap(t, node, sdb())
-	cm.Name = "local-device-5f2b7d0c9a"
+	require.Equal(t, "local-device-0b77c1b0b37301badb0e793d2a74b89d", cm.Name, "Rook hashes the long node name")
 	disks, err := ParseDiscovery(cm, DiscoveryOptions{})
 	require.NoError(t, err)
 	require.Len(t, disks, 1)
@@ -358,6 +361,46 @@ func TestParseDiscoveryErrorsNameTheConfigMap(t *testing.T) {
 		disks, err := ParseDiscovery(rawDiscoveryConfigMap("worker-1", "null"), DiscoveryOptions{})
 		require.NoError(t, err)
 		assert.Empty(t, disks)
+	})
+}
+
+func TestDiscoveryConfigMapNameFollowsRook(t *testing.T) {
+	cases := []struct{ node, want string }{
+		{"worker-1", "local-device-worker-1"},
+		{strings.Repeat("n", 50), "local-device-" + strings.Repeat("n", 50)},
+		{strings.Repeat("n", 51), "local-device-9feeed8a0f664fb778571af5e635735e"},
+	}
+	for _, tc := range cases {
+		assert.Equal(t, tc.want, DiscoveryConfigMapName(tc.node), "node %q", tc.node)
+		assert.Equal(t, simulate.ConfigMapName(tc.node), DiscoveryConfigMapName(tc.node), "the simulation names it alike")
+	}
+}
+
+func TestParseDiscoveryRejectsWhatCannotBeANodesReport(t *testing.T) {
+	t.Run("a label naming another node than the ConfigMap's name", func(t *testing.T) {
+		cm := discoveryConfigMap(t, "worker-2", sdb())
+		cm.Name = "local-device-worker-1"
+		_, err := ParseDiscovery(cm, DiscoveryOptions{})
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), `discovery ConfigMap rook-ceph/local-device-worker-1: its name does not match its rook.io/node label "worker-2"`)
+	})
+	t.Run("more device entries than a node can hold", func(t *testing.T) {
+		entries := make([]string, MaxDiscoveryEntries+1)
+		for i := range entries {
+			entries[i] = fmt.Sprintf(`{"name":"sd%d","type":"disk","size":1}`, i)
+		}
+		_, err := ParseDiscovery(rawDiscoveryConfigMap("worker-1", "["+strings.Join(entries, ",")+"]"), DiscoveryOptions{})
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), fmt.Sprintf("discovery ConfigMap rook-ceph/local-device-worker-1: %d device entries", MaxDiscoveryEntries+1))
+	})
+	t.Run("as many as a node can hold", func(t *testing.T) {
+		entries := make([]string, MaxDiscoveryEntries)
+		for i := range entries {
+			entries[i] = fmt.Sprintf(`{"name":"sd%d","type":"disk","size":1,"empty":true}`, i)
+		}
+		disks, err := ParseDiscovery(rawDiscoveryConfigMap("worker-1", "["+strings.Join(entries, ",")+"]"), DiscoveryOptions{})
+		require.NoError(t, err)
+		assert.Len(t, disks, MaxDiscoveryEntries)
 	})
 }
 
@@ -497,6 +540,9 @@ func FuzzParseDiscovery(f *testing.F) {
 			require.Equal(t, d.Status.Available, d.Status.Reason == "", "reason %q", d.Status.Reason)
 			require.NotNil(t, d.Status.Size)
 			require.GreaterOrEqual(t, d.Status.Size.Sign(), 0)
+			for _, field := range []string{d.Status.Model, d.Status.Serial, d.Status.WWN, d.Status.Filesystem, d.Status.Reason} {
+				require.False(t, strings.ContainsFunc(field, unicode.IsControl), "control character in %q", field)
+			}
 			if !allowLoop {
 				require.False(t, strings.HasPrefix(d.Status.Path, "/dev/loop"), "loop device outside dev mode")
 			}
