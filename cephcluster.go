@@ -55,10 +55,10 @@ func ClusterDevices(cluster *cephv1.CephCluster) map[DeviceID]bool {
 // kubernetes.io/hostname, which is the node name discovery reports), its
 // devices deduplicated, nodes and devices sorted so the same union always
 // renders the same list and an unchanged union never causes a write.
-func RenderStorageNodes(disks []cephv1alpha1.Disk) []cephv1.Node {
+func RenderStorageNodes(disks []*cephv1alpha1.Disk) []cephv1.Node {
 	byNode := map[string]map[string]bool{}
 	for i := range disks {
-		id := DeviceIDOf(&disks[i])
+		id := DeviceIDOf(disks[i])
 		if id.Node == "" || id.Device == "" {
 			continue
 		}

@@ -48,7 +48,7 @@ func TestRenderStorageNodes(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			assert.Equal(t, tc.want, RenderStorageNodes(tc.disks))
+			assert.Equal(t, tc.want, RenderStorageNodes(pointers(tc.disks)))
 		})
 	}
 }
@@ -56,7 +56,7 @@ func TestRenderStorageNodes(t *testing.T) {
 func TestClusterDevicesRoundTripsRenderedNodes(t *testing.T) {
 	disks := []cephv1alpha1.Disk{available("a", "n1", 1), available("b", "n2", 1)}
 	cluster := BootstrapCephCluster(testConfig())
-	cluster.Spec.Storage.Nodes = RenderStorageNodes(disks)
+	cluster.Spec.Storage.Nodes = RenderStorageNodes(pointers(disks))
 	got := ClusterDevices(cluster)
 	assert.Equal(t, map[DeviceID]bool{
 		{Node: "n1", Device: "/dev/disk/by-id/wwn-a"}: true,
@@ -66,4 +66,12 @@ func TestClusterDevicesRoundTripsRenderedNodes(t *testing.T) {
 		assert.True(t, got[DeviceIDOf(&disks[i])])
 	}
 	assert.Empty(t, ClusterDevices(nil))
+}
+
+func pointers(disks []cephv1alpha1.Disk) []*cephv1alpha1.Disk {
+	out := make([]*cephv1alpha1.Disk, len(disks))
+	for i := range disks {
+		out[i] = &disks[i]
+	}
+	return out
 }

@@ -9,7 +9,6 @@ import (
 
 	cephv1 "github.com/rook/rook/pkg/apis/ceph.rook.io/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -290,25 +289,27 @@ func (s *SharedUnion) Nodes(ctx context.Context, clusterDevices func(context.Con
 	return u.Nodes, err
 }
 
-// listedDisks reads only the Disks some pool lists, not the whole inventory.
+// listedDisks are the Disks some pool lists. They come from one list of
+// the cache without deep copies (Union only reads them), which at 10,000
+// disks is several times cheaper than a deep-copying Get per listed name.
 func (s *SharedUnion) listedDisks(ctx context.Context, pools []cephv1alpha1.DiskPool) ([]cephv1alpha1.Disk, error) {
-	seen := map[string]bool{}
-	var disks []cephv1alpha1.Disk
+	listed := map[string]bool{}
 	for _, p := range pools {
 		for _, name := range p.Spec.Disks {
-			if seen[name] {
-				continue
-			}
-			seen[name] = true
-			var d cephv1alpha1.Disk
-			err := s.Client.Get(ctx, client.ObjectKey{Name: name}, &d)
-			switch {
-			case apierrors.IsNotFound(err):
-				continue
-			case err != nil:
-				return nil, fmt.Errorf("read Disk %s: %w", name, err)
-			}
-			disks = append(disks, d)
+			listed[name] = true
+		}
+	}
+	if len(listed) == 0 {
+		return nil, nil
+	}
+	var all cephv1alpha1.DiskList
+	if err := s.Client.List(ctx, &all, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, fmt.Errorf("list Disks: %w", err)
+	}
+	disks := make([]cephv1alpha1.Disk, 0, len(listed))
+	for i := range all.Items {
+		if listed[all.Items[i].Name] {
+			disks = append(disks, all.Items[i])
 		}
 	}
 	return disks, nil

@@ -159,7 +159,7 @@ func TestRenderedCephClustersAreAccepted(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ensureNamespace(t, tc.cfg.ClusterNamespace)
 			cluster := BootstrapCephCluster(tc.cfg)
-			cluster.Spec.Storage.Nodes = RenderStorageNodes(tc.disks)
+			cluster.Spec.Storage.Nodes = RenderStorageNodes(pointers(tc.disks))
 			createStrict(t, cluster)
 			var got cephv1.CephCluster
 			require.NoError(t, env.Client.Get(context.Background(), client.ObjectKeyFromObject(cluster), &got))

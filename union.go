@@ -27,7 +27,7 @@ type UnusableDisk struct {
 type PoolResolution struct {
 	Pool string
 	// Selected are the Disks that feed the CephCluster, in spec order.
-	Selected []cephv1alpha1.Disk
+	Selected []*cephv1alpha1.Disk
 	// Missing are listed names with no Disk object.
 	Missing []string
 	// Contested are listed disks an older pool owns.
@@ -58,7 +58,7 @@ func ResolvePool(pool *cephv1alpha1.DiskPool, disks map[string]*cephv1alpha1.Dis
 		case owners[name] != pool.Name:
 			res.Contested = append(res.Contested, ContestedDisk{Disk: name, Owner: owners[name]})
 		case disk.Status.State == cephv1alpha1.DiskAvailable || inCluster[DeviceIDOf(disk)]:
-			res.Selected = append(res.Selected, *disk)
+			res.Selected = append(res.Selected, disk)
 			if disk.Status.Size != nil {
 				res.RawCapacity.Add(*disk.Status.Size)
 			}
@@ -148,7 +148,7 @@ func (r PoolResolution) DiskPoolStatus(prev cephv1alpha1.DiskPoolStatus, generat
 type DiskUnion struct {
 	// Disks are the selected disks of every live pool, one per device
 	// (node and device name), sorted by node then device.
-	Disks []cephv1alpha1.Disk
+	Disks []*cephv1alpha1.Disk
 	// Nodes is how many distinct nodes contribute disks: the node count
 	// ComputeReplication sizes every consumer against.
 	Nodes int
@@ -174,7 +174,7 @@ func Union(pools []cephv1alpha1.DiskPool, disks []cephv1alpha1.Disk, inCluster m
 		res := ResolvePool(pool, byName, u.Owners, inCluster)
 		u.Pools[pool.Name] = res
 		for _, d := range res.Selected {
-			id := DeviceIDOf(&d)
+			id := DeviceIDOf(d)
 			if seen[id] {
 				continue
 			}
@@ -183,7 +183,13 @@ func Union(pools []cephv1alpha1.DiskPool, disks []cephv1alpha1.Disk, inCluster m
 			u.Disks = append(u.Disks, d)
 		}
 	}
-	sort.Slice(u.Disks, func(i, j int) bool { return DeviceIDOf(&u.Disks[i]).less(DeviceIDOf(&u.Disks[j])) })
+	u.Disks = sortedByDevice(u.Disks)
 	u.Nodes = len(nodes)
 	return u
+}
+
+// sortedByDevice orders disks by node then device.
+func sortedByDevice(disks []*cephv1alpha1.Disk) []*cephv1alpha1.Disk {
+	sort.Slice(disks, func(i, j int) bool { return DeviceIDOf(disks[i]).less(DeviceIDOf(disks[j])) })
+	return disks
 }

@@ -38,7 +38,7 @@ func byName(disks ...cephv1alpha1.Disk) map[string]*cephv1alpha1.Disk {
 	return m
 }
 
-func names(disks []cephv1alpha1.Disk) []string {
+func names(disks []*cephv1alpha1.Disk) []string {
 	out := []string{}
 	for _, d := range disks {
 		out = append(out, d.Name)
