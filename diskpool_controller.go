@@ -10,7 +10,6 @@ import (
 	cephv1 "github.com/rook/rook/pkg/apis/ceph.rook.io/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -44,6 +43,11 @@ type DiskPoolReconciler struct {
 	Cluster types.NamespacedName
 	Union   *SharedUnion
 	Now     func() time.Time
+
+	mu sync.Mutex
+	// wrote is the JSON of the device list this reconciler last wrote:
+	// the watch event of its own patch needs no second union.
+	wrote string
 }
 
 // SetupWithManager registers the controller and its index.
@@ -62,7 +66,7 @@ func (r *DiskPoolReconciler) SetupWithManager(mgr manager.Manager) error {
 		Named("diskpool").
 		For(&cephv1alpha1.DiskPool{}, builder.WithPredicates(claimsMayChange())).
 		Watches(&cephv1alpha1.Disk{}, handler.EnqueueRequestsFromMapFunc(r.poolsListing), builder.WithPredicates(resolutionMayChange())).
-		Watches(cluster, handler.EnqueueRequestsFromMapFunc(r.unionOnly), builder.WithPredicates(r.isCluster(), storageNodesChanged())).
+		Watches(cluster, handler.EnqueueRequestsFromMapFunc(r.unionOnly), builder.WithPredicates(r.isCluster(), r.storageNodesChangedByOthers())).
 		Complete(r)
 }
 
@@ -73,7 +77,7 @@ func (r *DiskPoolReconciler) Reconcile(ctx context.Context, req reconcile.Reques
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	union, err := r.Union.Compute(ctx, ClusterDevices(cluster.typed))
+	union, err := r.Union.Compute(ctx, cluster.devices)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
@@ -87,8 +91,10 @@ func (r *DiskPoolReconciler) Reconcile(ctx context.Context, req reconcile.Reques
 }
 
 type cephCluster struct {
-	raw   *unstructured.Unstructured
-	typed *cephv1.CephCluster
+	raw *unstructured.Unstructured
+	// devices is what spec.storage.nodes lists (ClusterDevices), read
+	// straight from the unstructured form.
+	devices map[DeviceID]bool
 }
 
 func (r *DiskPoolReconciler) getCluster(ctx context.Context) (cephCluster, error) {
@@ -97,13 +103,23 @@ func (r *DiskPoolReconciler) getCluster(ctx context.Context) (cephCluster, error
 	if err := r.Client.Get(ctx, r.Cluster, raw); err != nil {
 		return cephCluster{}, fmt.Errorf("read CephCluster %s: %w", r.Cluster, err)
 	}
-	typed := &cephv1.CephCluster{}
-	// Only spec.storage is read from the typed form; fields the old types
-	// lack are simply ignored here and never written back.
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(raw.Object, typed); err != nil {
-		return cephCluster{}, fmt.Errorf("decode CephCluster %s: %w", r.Cluster, err)
+	nodes, _, err := unstructured.NestedSlice(raw.Object, "spec", "storage", "nodes")
+	if err != nil {
+		return cephCluster{}, fmt.Errorf("CephCluster %s spec.storage.nodes: %w", r.Cluster, err)
 	}
-	return cephCluster{raw: raw, typed: typed}, nil
+	devices := map[DeviceID]bool{}
+	for _, n := range nodes {
+		node, _ := n.(map[string]any)
+		name, _ := node["name"].(string)
+		list, _ := node["devices"].([]any)
+		for _, d := range list {
+			dev, _ := d.(map[string]any)
+			if devName, _ := dev["name"].(string); name != "" && devName != "" {
+				devices[DeviceID{Node: name, Device: devName}] = true
+			}
+		}
+	}
+	return cephCluster{raw: raw, devices: devices}, nil
 }
 
 // patchStorageNodes writes spec.storage.nodes (and the record of which
@@ -136,6 +152,9 @@ func (r *DiskPoolReconciler) patchStorageNodes(ctx context.Context, cluster *uns
 	if err := r.Client.Patch(ctx, cluster, client.RawPatch(types.MergePatchType, mustJSON(patch))); err != nil {
 		return fmt.Errorf("patch CephCluster %s spec.storage.nodes: %w", r.Cluster, err)
 	}
+	r.mu.Lock()
+	r.wrote = string(mustJSON(plan.Nodes))
+	r.mu.Unlock()
 	logf.FromContext(ctx).Info("updated CephCluster device list", "nodes", len(plan.Nodes), "devices", len(union.Disks))
 	return nil
 }
@@ -187,9 +206,10 @@ func (r *DiskPoolReconciler) isCluster() predicate.Predicate {
 	})
 }
 
-// storageNodesChanged passes the CephCluster's creation and edits of its
-// device list (someone else's drift is put back); status churn is ignored.
-func storageNodesChanged() predicate.Predicate {
+// storageNodesChangedByOthers passes the CephCluster's creation and edits
+// of its device list by someone else (put back if a pool disagrees); our
+// own patch coming back and status churn are ignored.
+func (r *DiskPoolReconciler) storageNodesChangedByOthers() predicate.Predicate {
 	return predicate.Funcs{
 		UpdateFunc: func(e event.UpdateEvent) bool {
 			oldU, okOld := e.ObjectOld.(*unstructured.Unstructured)
@@ -199,7 +219,12 @@ func storageNodesChanged() predicate.Predicate {
 			}
 			oldNodes, _, _ := unstructured.NestedFieldNoCopy(oldU.Object, "spec", "storage", "nodes")
 			newNodes, _, _ := unstructured.NestedFieldNoCopy(newU.Object, "spec", "storage", "nodes")
-			return !reflect.DeepEqual(oldNodes, newNodes)
+			if reflect.DeepEqual(oldNodes, newNodes) {
+				return false
+			}
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			return string(mustJSON(newNodes)) != r.wrote
 		},
 		DeleteFunc:  func(event.DeleteEvent) bool { return false },
 		GenericFunc: func(event.GenericEvent) bool { return false },

@@ -220,7 +220,7 @@ func setupReconcilers(mgr manager.Manager, cfg Config, host pluginruntime.Host) 
 		if err != nil {
 			return nil, err
 		}
-		return ClusterDevices(cc.typed), nil
+		return cc.devices, nil
 	}
 	for _, kind := range []consumerKind{blockStorageKind, fileStorageKind, objectStorageKind} {
 		r := &ConsumerReconciler{Client: c, Kind: kind, Config: cfg, Union: union, Recorder: recorder, ClusterDevices: clusterDevices}
