@@ -33,6 +33,9 @@ type chartRelease struct {
 	RepoURL, Chart  string
 	Version         string
 	Values          map[string]any
+	// Exclusive: no other operation on the release runs meanwhile (see
+	// helm.Release.Exclusive).
+	Exclusive bool
 }
 
 // chartInstaller installs a chart release with upgrade --install semantics.
@@ -64,6 +67,7 @@ func (h *helmInstaller) EnsureRelease(ctx context.Context, r chartRelease) error
 		Namespace: r.Namespace,
 		Chart:     helm.Chart{RepoURL: r.RepoURL, Name: r.Chart, Version: r.Version},
 		Values:    r.Values,
+		Exclusive: r.Exclusive,
 	})
 	if err != nil {
 		return err
@@ -84,6 +88,8 @@ func install(ctx context.Context, c client.Client, charts chartInstaller, cfg Co
 		Chart:     RookChartName,
 		Version:   RookChartVersion,
 		Values:    RookValues(cfg),
+		// install runs under the install lock, or as the only instance.
+		Exclusive: true,
 	}
 	if err := charts.EnsureRelease(ctx, release); err != nil {
 		return fmt.Errorf("install the %s chart %s from %s: %w", RookChartName, RookChartVersion, cfg.ChartRepository, err)

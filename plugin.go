@@ -105,7 +105,12 @@ func (p *Plugin) Start(ctx context.Context, host pluginruntime.Host) error {
 	if installer == nil {
 		installer = newHelmInstaller(restCfg, host.Logger())
 	}
-	if err := install(ctx, c, installer, cfg, host.Logger()); err != nil {
+	// One instance installs at a time, so an install a crash interrupted
+	// is recovered at once by the next (withInstallLock).
+	err = withInstallLock(ctx, c, restCfg, cfg, func(ctx context.Context) error {
+		return install(ctx, c, installer, cfg, host.Logger())
+	})
+	if err != nil {
 		return pluginerrors.NewTransient(err)
 	}
 	mgr, err := newManager(restCfg, scheme, cfg, host, p.metricsAddr)

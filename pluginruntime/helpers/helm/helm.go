@@ -71,6 +71,12 @@ type Release struct {
 	Wait bool
 	// Timeout bounds hooks and Wait (default 5m).
 	Timeout time.Duration
+	// Exclusive is the caller's promise that no other operation on this
+	// release runs meanwhile: it holds a lock every writer of the release
+	// takes, or it is the only writer there is. A pending revision is then
+	// always one whose operation died, and is recovered at once instead of
+	// after Timeout.
+	Exclusive bool
 }
 
 // Action is what InstallOrUpgrade did.
@@ -243,7 +249,7 @@ func (c *Client) installOrUpgrade(ctx context.Context, rel Release, ch *chart.Ch
 	if err != nil {
 		return nil, fmt.Errorf("last release: %w", err)
 	}
-	if err := c.recoverInterrupted(cfg, last, timeout); err != nil {
+	if err := c.recoverInterrupted(cfg, last, timeout, rel.Exclusive); err != nil {
 		return nil, err
 	}
 	if same, err := unchanged(last, ch, values); err != nil {
@@ -269,13 +275,14 @@ func (c *Client) installOrUpgrade(ctx context.Context, rel Release, ch *chart.Ch
 // would otherwise refuse to touch forever ("another operation is in
 // progress"). A pending revision older than the operation timeout cannot
 // belong to a live operation, so it is marked failed, which Helm upgrades
-// from. A younger one may be live: that is a transient error.
-func (c *Client) recoverInterrupted(cfg *action.Configuration, last *release.Release, timeout time.Duration) error {
+// from. A younger one may be live: that is a transient error, unless the
+// caller is exclusive (Release.Exclusive), when no live operation can exist.
+func (c *Client) recoverInterrupted(cfg *action.Configuration, last *release.Release, timeout time.Duration, exclusive bool) error {
 	if last.Info == nil || !last.Info.Status.IsPending() {
 		return nil
 	}
 	age := time.Since(last.Info.LastDeployed.Time)
-	if age < timeout {
+	if age < timeout && !exclusive {
 		return pluginerrors.NewTransient(fmt.Errorf("revision %d is %s since %s ago; waiting for that operation", last.Version, last.Info.Status, age.Round(time.Second)))
 	}
 	c.logger.Warn("marking an interrupted helm operation failed", "release", last.Name, "namespace", last.Namespace,

@@ -300,6 +300,17 @@ func TestInstallOrUpgradeRecoversAnInterruptedUpgrade(t *testing.T) {
 		assert.True(t, pluginerrors.IsTransient(err))
 		assert.Contains(t, err.Error(), "revision 1 is pending-upgrade")
 	})
+	t.Run("an exclusive caller recovers a young one at once", func(t *testing.T) {
+		interrupt(time.Second)
+		exclusive := rel
+		exclusive.Exclusive = true
+		exclusive.Values = map[string]any{"greeting": "exclusive"}
+		res, err := c.InstallOrUpgrade(ctx, exclusive)
+		require.NoError(t, err)
+		assert.Equal(t, helm.Upgraded, res.Action)
+		assert.Equal(t, release.StatusDeployed, res.Release.Info.Status)
+		assert.Equal(t, "exclusive", configMap(t, ns, "demo-settings").Data["greeting"])
+	})
 	t.Run("an older one is marked failed and upgraded from", func(t *testing.T) {
 		interrupt(time.Hour)
 		res, err := c.InstallOrUpgrade(ctx, rel)
