@@ -140,6 +140,7 @@ func TestReliabilityMalformedDiscovery(t *testing.T) {
 	logs := h.startLogged()
 	ns := h.cfg.OperatorNamespace
 	inv := watchNothingLost(t, env.Config, h.cfg.ClusterNamespace)
+	inv.waitWatching()
 
 	goodNodes := map[string][]simulate.Device{
 		"good-a": simulate.MixedDevices("good-a", 4),
@@ -153,7 +154,7 @@ func TestReliabilityMalformedDiscovery(t *testing.T) {
 	a, b := h.waitDisks("good-a", 4), h.waitDisks("good-b", 4)
 	pool := h.createPool("inputs", a["/dev/sdb"].Name, b["/dev/sdb"].Name)
 	h.eventually("the pool is Ready", func() error { return h.poolPhase(pool, cephv1alpha1.DiskPoolReady) })
-	claimed := []DeviceID{DeviceIDOf(ptr(a["/dev/sdb"])), DeviceIDOf(ptr(b["/dev/sdb"]))}
+	claimed := []DeviceID{DeviceIDOf(addressOf(a["/dev/sdb"])), DeviceIDOf(addressOf(b["/dev/sdb"]))}
 	inv.protect(claimed...)
 	h.eventually("the pool's devices are in the CephCluster", func() error {
 		if got := ClusterDevices(h.cluster()); !got[claimed[0]] || !got[claimed[1]] {
@@ -217,7 +218,7 @@ func TestReliabilityMalformedDiscovery(t *testing.T) {
 	inv.check(h.ctx)
 }
 
-func ptr[T any](v T) *T { return &v }
+func addressOf[T any](v T) *T { return &v }
 
 // diskVersions is every Disk of the good nodes with its resourceVersion.
 func diskVersions(t *testing.T, h *harness) map[string]string {

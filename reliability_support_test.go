@@ -148,15 +148,47 @@ func (sc relScenario) publish(ctx context.Context, c client.Client, namespace st
 	return nil
 }
 
-// request creates the pools (oldest first) and the consumers.
-func (sc relScenario) request(ctx context.Context, c client.Client) error {
+// request creates the pools (oldest first) once every Disk is published,
+// and the consumers once the pools' devices are in the CephCluster, retrying
+// each step until it succeeds (the CRDs may not be installed yet, the plugin
+// may be down). The order makes the consumers' history (a replication
+// change announced when nodes join) the same in every run.
+func (sc relScenario) request(ctx context.Context, c client.Client, clusterNamespace string, timeout time.Duration) error {
+	step := func(cond func(context.Context) error) error { return testenv.Eventually(ctx, timeout, cond) }
+	if err := step(func(ctx context.Context) error {
+		var disks cephv1alpha1.DiskList
+		if err := c.List(ctx, &disks); err != nil {
+			return err
+		}
+		if len(disks.Items) < sc.disks {
+			return fmt.Errorf("%d of %d Disks published", len(disks.Items), sc.disks)
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
 	for i := range sc.pools {
-		if err := createOrKeep(ctx, c, sc.pools[i].DeepCopy()); err != nil {
+		if err := step(func(ctx context.Context) error { return createOrKeep(ctx, c, sc.pools[i].DeepCopy()) }); err != nil {
 			return err
 		}
 	}
+	if err := step(func(ctx context.Context) error {
+		var cc cephv1.CephCluster
+		if err := c.Get(ctx, client.ObjectKey{Namespace: clusterNamespace, Name: CephClusterName}, &cc); err != nil {
+			return err
+		}
+		listed := ClusterDevices(&cc)
+		for _, id := range sc.claimed {
+			if !listed[id] {
+				return fmt.Errorf("the CephCluster does not list %s|%s yet", id.Node, id.Device)
+			}
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
 	for _, obj := range sc.consumers() {
-		if err := createOrKeep(ctx, c, obj); err != nil {
+		if err := step(func(ctx context.Context) error { return createOrKeep(ctx, c, obj) }); err != nil {
 			return err
 		}
 	}
@@ -374,7 +406,7 @@ func referenceState(t *testing.T, name string, sc relScenario) clusterState {
 		h := newHarness(t)
 		h.start()
 		require.NoError(t, sc.publish(h.ctx, h.c, h.cfg.OperatorNamespace))
-		require.NoError(t, sc.request(h.ctx, h.c))
+		require.NoError(t, sc.request(h.ctx, h.c, h.cfg.ClusterNamespace, time.Minute))
 		st = waitConverged(t, h.ctx, h.c, h.cfg, sc, 2*time.Minute)
 	})
 	require.NotNil(t, st, "the reference run converged")
@@ -399,6 +431,10 @@ type nothingLost struct {
 	preserves  int
 	violations []string
 	foreign    map[string]string // kind/namespace/name → resourceVersion
+	// ready closes when a watch has listed; a kind that does not exist yet
+	// (the chart installs Rook's CRDs) is listed as soon as it does, before
+	// the plugin can write any of it.
+	ready []chan struct{}
 
 	cancel context.CancelFunc
 	done   sync.WaitGroup
@@ -430,19 +466,27 @@ func watchNothingLost(t *testing.T, cfg *rest.Config, clusterNamespace string) *
 			gvk = cephv1alpha1.GroupVersion.WithKind(w.kind)
 		}
 		ready := make(chan struct{})
+		n.ready = append(n.ready, ready)
 		n.done.Add(1)
 		go func() {
 			defer n.done.Done()
 			n.follow(ctx, gvk, w.namespace, ready, w.onEvent)
 		}()
-		select {
-		case <-ready:
-		case <-time.After(2 * time.Minute):
-			t.Fatalf("watch of %s did not start", w.kind)
-		}
 	}
 	t.Cleanup(n.stop)
 	return n
+}
+
+// waitWatching waits until every watch runs (their kinds exist).
+func (n *nothingLost) waitWatching() {
+	n.t.Helper()
+	for _, ready := range n.ready {
+		select {
+		case <-ready:
+		case <-time.After(2 * time.Minute):
+			n.t.Fatal("the nothing-lost watches did not start")
+		}
+	}
 }
 
 // follow lists once, then watches every change from that revision on,
@@ -455,6 +499,9 @@ func (n *nothingLost) follow(ctx context.Context, gvk schema.GroupVersionKind, n
 	var rv string
 	for rv == "" {
 		err := n.c.List(ctx, list, client.InNamespace(namespace))
+		if err == nil && list.GetResourceVersion() == "" {
+			err = errors.New("no resourceVersion")
+		}
 		if err == nil {
 			for i := range list.Items {
 				on(watch.Event{Type: watch.Added}, &list.Items[i])
@@ -609,6 +656,13 @@ func (n *nothingLost) check(ctx context.Context, objs ...client.Object) {
 			n.violate("foreign %s: %v", foreignKey(o), err)
 		} else if fresh.GetResourceVersion() != want {
 			n.violate("foreign %s was modified (resourceVersion %s → %s)", foreignKey(o), want, fresh.GetResourceVersion())
+		}
+	}
+	for _, ready := range n.ready {
+		select {
+		case <-ready:
+		default:
+			n.violate("a watch never started: its revisions were not seen")
 		}
 	}
 	n.stop()

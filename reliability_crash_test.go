@@ -1,0 +1,126 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fundament-oss/ceph-rook/internal/cachedir"
+	"github.com/fundament-oss/ceph-rook/internal/chartrepo"
+	"github.com/fundament-oss/ceph-rook/internal/testenv"
+	"github.com/fundament-oss/ceph-rook/pluginruntime"
+)
+
+// crashRun is one plugin-crash experiment.
+type crashRun struct {
+	// kills is how many times the plugin is SIGKILLed.
+	kills int
+	// nodes and perNode size the scenario.
+	nodes, perNode int
+	// maxGap bounds the random time a plugin runs before it is killed.
+	maxGap time.Duration
+	// env is extra FUNP_ settings for every process.
+	env []string
+}
+
+// The crash namespaces differ from each other, as in the reference run, so
+// that their placeholders line up.
+var crashConfig = Config{OperatorNamespace: "crash-operator", ClusterNamespace: "crash-cluster"}
+
+// TestReliabilityPluginCrashes runs the plugin binary and SIGKILLs it at 10
+// random moments, the first ones during the Helm install, restarting it each
+// time, while it converges a scenario. Convergence is slowed (20 requests a
+// second) so the kills land in the middle of it. The end state equals an
+// uninterrupted run's, with no duplicate Disk and no claimed device ever
+// leaving the CephCluster. Leader election is off here: each restart would
+// otherwise wait out the dead process's lease (the soak form keeps it on).
+func TestReliabilityPluginCrashes(t *testing.T) {
+	runCrashes(t, crashRun{kills: 10, nodes: 3, perNode: 10, maxGap: 2500 * time.Millisecond,
+		env: []string{"FUNP_LEADER_ELECTION=false", "FUNP_KUBE_API_QPS=20", "FUNP_KUBE_API_BURST=20"}})
+}
+
+func runCrashes(t *testing.T, run crashRun) {
+	sc := newScenario(t, "crash", run.nodes, run.perNode)
+	want := referenceState(t, fmt.Sprintf("crash-%d-%d", run.nodes, run.perNode), sc)
+	binary := pluginBinary(t)
+	cp := bareControlPlane(t)
+	repo, err := chartrepo.Serve("127.0.0.1:0", cachedir.RookChartArchive())
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = repo.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("random seed %d", seed)
+	rnd := rand.New(rand.NewPCG(seed, seed))
+	logPath := filepath.Join(t.TempDir(), "plugin.log")
+	logFile, err := os.Create(logPath)
+	require.NoError(t, err)
+	defer logFile.Close()
+	t.Cleanup(func() {
+		if t.Failed() {
+			data, _ := os.ReadFile(logPath)
+			t.Logf("plugin log (end):\n%s", tail(string(data), 80))
+		}
+	})
+	env := append([]string{"FUNP_OPERATOR_NAMESPACE=" + crashConfig.OperatorNamespace, "FUNP_CLUSTER_NAMESPACE=" + crashConfig.ClusterNamespace}, run.env...)
+
+	inv := watchNothingLost(t, cp.Config, crashConfig.ClusterNamespace)
+	inv.protect(sc.claimed...)
+	for _, ns := range []string{crashConfig.OperatorNamespace, crashConfig.ClusterNamespace} {
+		require.NoError(t, createNamespaceIfMissing(ctx, cp.Client, ns))
+	}
+	require.NoError(t, sc.publish(ctx, cp.Client, crashConfig.OperatorNamespace))
+	// Pools and consumers go in as soon as the plugin has installed their
+	// CRDs, whichever run of it that is.
+	requested := make(chan error, 1)
+	go func() { requested <- sc.request(ctx, cp.Client, crashConfig.ClusterNamespace, 10*time.Minute) }()
+
+	var killedIn []string
+	for i := range run.kills {
+		p := startPluginProcess(t, binary, cp, repo.URL, logFile, env...)
+		// Wait until it serves, so the moment of the kill is known; the
+		// first kills come early, during the install.
+		err := testenv.Eventually(ctx, time.Minute, func(ctx context.Context) error {
+			if !p.alive() {
+				return fmt.Errorf("the plugin exited: %v", p.err)
+			}
+			_, _, err := pluginStatusAt(ctx, p.addr)
+			return err
+		})
+		require.NoError(t, err, "run %d serves its metadata API", i+1)
+		gap := time.Duration(rnd.Int64N(int64(run.maxGap)))
+		if i < 2 {
+			gap = time.Duration(rnd.Int64N(int64(300 * time.Millisecond)))
+		}
+		time.Sleep(gap)
+		phase, _, err := pluginStatusAt(ctx, p.addr)
+		if err != nil {
+			phase = "unreachable"
+		}
+		require.True(t, p.alive(), "run %d is still up before its kill: %v", i+1, p.err)
+		p.kill()
+		killedIn = append(killedIn, phase)
+		t.Logf("kill %d after %s, while %s", i+1, gap.Round(time.Millisecond), phase)
+	}
+	assert.Contains(t, killedIn, string(pluginruntime.PhaseInstalling), "some kill landed during the install")
+
+	final := startPluginProcess(t, binary, cp, repo.URL, logFile, env...)
+	require.NoError(t, <-requested, "pools and consumers were created")
+	waitState(t, ctx, cp.Client, crashConfig, want, 5*time.Minute)
+	phase, message, err := pluginStatusAt(ctx, final.addr)
+	require.NoError(t, err)
+	assert.Equal(t, string(pluginruntime.PhaseRunning), phase, message)
+	assert.True(t, final.alive())
+	noDuplicateDisks(t, ctx, cp.Client)
+	inv.check(ctx)
+	t.Logf("kills landed while: %s", strings.Join(killedIn, ", "))
+}
