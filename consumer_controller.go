@@ -75,6 +75,11 @@ func (r *ConsumerReconciler) Reconcile(ctx context.Context, req reconcile.Reques
 		return reconcile.Result{}, nil // garbage collection removes what it owns
 	}
 	out, err := r.derive(ctx, obj)
+	if apierrors.IsConflict(err) {
+		// Someone wrote a Rook object between our read and our write: it
+		// is read again on the retry; there is nothing to report.
+		return reconcile.Result{}, err
+	}
 	if err != nil {
 		// A failed reconcile says why in status before it is retried, so
 		// the cause shows in the console, not only in the plugin's logs.
@@ -186,24 +191,26 @@ func (r *ConsumerReconciler) ensureRookObject(ctx context.Context, obj client.Ob
 	}
 	labels[ManagedByLabel] = ManagedByValue
 	have.SetLabels(labels)
-	if err := patchIfChanged(ctx, r.Client, base, have); err != nil {
+	// Optimistic: the patch may replace a list (a filesystem's dataPools)
+	// whole, and a stale read of it must not undo another writer's edit.
+	if err := patchIfChanged(ctx, r.Client, base, have, client.MergeFromWithOptimisticLock{}); err != nil {
 		return nil, "", fmt.Errorf("patch %s %s/%s: %w", r.Kind.RookKind, have.GetNamespace(), have.GetName(), err)
 	}
 	return have, "", nil
 }
 
 // patchIfChanged sends the merge patch from base to obj, or nothing when
-// the two are equal: an unchanged object costs no write.
-func patchIfChanged(ctx context.Context, c client.Client, base, obj client.Object) error {
-	patch := client.MergeFrom(base)
-	data, err := patch.Data(obj)
+// the two are equal: an unchanged object costs no write. opts apply to the
+// patch sent (an optimistic lock, say), not to the comparison.
+func patchIfChanged(ctx context.Context, c client.Client, base, obj client.Object, opts ...client.MergeFromOption) error {
+	data, err := client.MergeFrom(base).Data(obj)
 	if err != nil {
 		return err
 	}
 	if string(data) == "{}" {
 		return nil
 	}
-	return c.Patch(ctx, obj, patch)
+	return c.Patch(ctx, obj, client.MergeFromWithOptions(base, opts...))
 }
 
 // defaultClass decides, for a consumer that asks for the cluster's default
