@@ -7,7 +7,6 @@ package bench
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -60,10 +59,16 @@ type Result struct {
 	RestartWritesBy  map[string]int `json:"restartWritesBy"`
 	EditP50Millis    float64        `json:"editP50Millis"`
 	EditP99Millis    float64        `json:"editP99Millis"`
-	FanoutReconciles map[string]int `json:"fanoutReconciles"`
-	FanoutWrites     map[string]int `json:"fanoutWrites"`
-	PeakRSSBytes     int64          `json:"peakRSSBytes"`
-	IdleSeconds      float64        `json:"idleSeconds"`
+	// The API server's own time for a write to the CephCluster, measured
+	// in the same run (measureServerFloor).
+	EditFloorP50Millis float64        `json:"editFloorP50Millis"`
+	EditFloorP99Millis float64        `json:"editFloorP99Millis"`
+	FanoutReconciles   map[string]int `json:"fanoutReconciles"`
+	FanoutWrites       map[string]int `json:"fanoutWrites"`
+	PeakRSSBytes       int64          `json:"peakRSSBytes"`
+	PeakAnonBytes      int64          `json:"peakAnonBytes"`
+	PeakFileBytes      int64          `json:"peakFileBytes"`
+	IdleSeconds        float64        `json:"idleSeconds"`
 }
 
 // WritesPerDisk is the convergence's writes over the published disks.
@@ -107,7 +112,7 @@ func Run(ctx context.Context, binary string, sc Scenario, log io.Writer) (res Re
 		return res, err
 	}
 	defer repo.Close()
-	pluginLog, err := os.Create(filepath.Join(dir, "plugin.log"))
+	pluginLog, err := os.Create(filepath.Join(os.TempDir(), fmt.Sprintf("bench-plugin-%d.log", sc.Nodes*sc.DevicesPerNode)))
 	if err != nil {
 		return res, err
 	}
@@ -201,6 +206,7 @@ func Run(ctx context.Context, binary string, sc Scenario, log io.Writer) (res Re
 	if rss, err := plugin.peakRSS(); err == nil {
 		res.PeakRSSBytes = rss
 	}
+	res.PeakAnonBytes, res.PeakFileBytes = plugin.peakSplit()
 	if err := plugin.stop(); err != nil {
 		return res, err
 	}
@@ -224,7 +230,12 @@ func Run(ctx context.Context, binary string, sc Scenario, log io.Writer) (res Re
 		return res, err
 	}
 	res.EditP50Millis, res.EditP99Millis = percentile(latencies, 50), percentile(latencies, 99)
-	logf("edits: p50 %.0fms p99 %.0fms over %d", res.EditP50Millis, res.EditP99Millis, len(latencies))
+	floorLatencies, err := measureServerFloor(ctx, admin, watcher, max(10, sc.Edits/2))
+	if err != nil {
+		return res, err
+	}
+	res.EditFloorP50Millis, res.EditFloorP99Millis = percentile(floorLatencies, 50), percentile(floorLatencies, 99)
+	logf("edits: p50 %.0fms p99 %.0fms over %d (API server alone: p50 %.0fms p99 %.0fms)", res.EditP50Millis, res.EditP99Millis, len(latencies), res.EditFloorP50Millis, res.EditFloorP99Millis)
 
 	// Fan-out of one disk added to one pool.
 	res.FanoutReconciles, res.FanoutWrites, err = measureFanout(ctx, admin, watcher, proxy, plugin)
@@ -235,6 +246,8 @@ func Run(ctx context.Context, binary string, sc Scenario, log io.Writer) (res Re
 	if rss, err := plugin.peakRSS(); err == nil && rss > res.PeakRSSBytes {
 		res.PeakRSSBytes = rss
 	}
+	anon, file := plugin.peakSplit()
+	res.PeakAnonBytes, res.PeakFileBytes = max(res.PeakAnonBytes, anon), max(res.PeakFileBytes, file)
 	res.FailedRequests = proxy.failures()
 	return res, nil
 }
@@ -299,11 +312,12 @@ func waitQuiet(ctx context.Context, p *countingProxy, quiet, timeout time.Durati
 	for {
 		before := p.snapshot()
 		time.Sleep(quiet)
-		if n, _ := writesSince(before, p.snapshot()); n == 0 {
+		n, by := writesSince(before, p.snapshot())
+		if n == 0 {
 			return nil
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
-			return errors.New("the plugin kept writing")
+			return fmt.Errorf("the plugin kept writing: %s in the last %s", describe(by), quiet)
 		}
 	}
 }
@@ -325,7 +339,7 @@ func waitSettled(ctx context.Context, p *pluginProcess, quiet, timeout time.Dura
 		}
 		prev = total
 		if time.Now().After(deadline) || ctx.Err() != nil {
-			return errors.New("the restarted plugin kept reconciling")
+			return fmt.Errorf("the restarted plugin kept reconciling")
 		}
 		time.Sleep(quiet)
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
@@ -122,4 +124,34 @@ func measureFanout(ctx context.Context, c client.Client, w *watcher, p *counting
 		}
 	}
 	return reconciles, writes, nil
+}
+
+// measureServerFloor times, n times, a write to the CephCluster that needs
+// no reconciler at all (an annotation) until the watch shows it: what the
+// API server alone costs for an object of this size, in the same run. An
+// edit cannot reach the device list faster than this.
+func measureServerFloor(ctx context.Context, c client.Client, w *watcher, n int) ([]time.Duration, error) {
+	var out []time.Duration
+	for i := range n {
+		cluster := &unstructured.Unstructured{}
+		cluster.SetAPIVersion("ceph.rook.io/v1")
+		cluster.SetKind("CephCluster")
+		cluster.SetNamespace(Namespace)
+		cluster.SetName("rook-ceph")
+		value := fmt.Sprint(i)
+		w.drainCluster()
+		start := time.Now()
+		patch := fmt.Sprintf(`{"metadata":{"annotations":{"bench.ceph.fundament.io/floor":%q}}}`, value)
+		if err := c.Patch(ctx, cluster, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+			return nil, err
+		}
+		seen, err := w.waitCluster(ctx, func(u *unstructured.Unstructured) bool {
+			return u.GetAnnotations()["bench.ceph.fundament.io/floor"] == value
+		}, 30*time.Second)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, seen.Sub(start))
+	}
+	return out, nil
 }

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -22,6 +23,11 @@ type pluginProcess struct {
 	exited      chan error
 	addr        string
 	metricsAddr string
+
+	mu sync.Mutex
+	// peakAnon and peakFile are the largest anonymous (heap, stacks) and
+	// file-backed (the binary's own pages) resident sizes sampled.
+	peakAnon, peakFile int64
 }
 
 func buildPlugin(ctx context.Context, repoRoot, dir string) (string, error) {
@@ -66,8 +72,47 @@ func startPluginProcess(binary, kubeconfig, chartRepo string, env []string, log 
 		return nil, err
 	}
 	p := &pluginProcess{cmd: cmd, exited: make(chan error, 1), addr: addr, metricsAddr: metricsAddr}
-	go func() { p.exited <- cmd.Wait() }()
+	done := make(chan struct{})
+	go func() { p.exited <- cmd.Wait(); close(done) }()
+	go p.sampleMemory(done)
 	return p, nil
+}
+
+// sampleMemory records the split of resident memory every 100 ms: VmHWM
+// says how much, this says what (the Go heap, or the binary's pages).
+func (p *pluginProcess) sampleMemory(done <-chan struct{}) {
+	path := fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid)
+	for {
+		select {
+		case <-done:
+			return
+		case <-time.After(100 * time.Millisecond):
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			continue
+		}
+		anon, file := statusKB(string(data), "RssAnon:"), statusKB(string(data), "RssFile:")
+		p.mu.Lock()
+		p.peakAnon, p.peakFile = max(p.peakAnon, anon*1024), max(p.peakFile, file*1024)
+		p.mu.Unlock()
+	}
+}
+
+func (p *pluginProcess) peakSplit() (anon, file int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.peakAnon, p.peakFile
+}
+
+func statusKB(status, key string) int64 {
+	for _, line := range strings.Split(status, "\n") {
+		if v, ok := strings.CutPrefix(line, key); ok {
+			n, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return n
+		}
+	}
+	return 0
 }
 
 func (p *pluginProcess) waitReady(ctx context.Context, timeout time.Duration) error {

@@ -56,11 +56,12 @@ func (r Report) Rows() []Row {
 		{"writes per published disk", f2(big.WritesPerDisk()), "2.00", "", "≤ 2", big.WritesPerDisk() <= TargetWritesPerDisk},
 		{fmt.Sprintf("writes in %.0fs idle", big.IdleSeconds), fmt.Sprint(big.IdleWrites), "", "", "0", big.IdleWrites == 0},
 		{"writes after a restart", fmt.Sprint(big.RestartWrites), "", "", "0", big.RestartWrites == 0},
-		{"pool edit → CephCluster p50 (ms)", f1(big.EditP50Millis), "", "", "", true},
-		{"pool edit → CephCluster p99 (ms)", f1(big.EditP99Millis), "", "", "< 250", big.EditP99Millis < TargetEditP99Millis},
+		{"pool edit → CephCluster p50 (ms)", f1(big.EditP50Millis), f1(big.EditFloorP50Millis), f2(big.EditP50Millis / big.EditFloorP50Millis), "", true},
+		{"pool edit → CephCluster p99 (ms)", f1(big.EditP99Millis), f1(big.EditFloorP99Millis), f2(big.EditP99Millis / big.EditFloorP99Millis), "< 250", big.EditP99Millis < TargetEditP99Millis},
 		{"fan-out of one disk: writes", describe(big.FanoutWrites), "", "", "CephCluster, pool status, disk; no consumer", fanoutOK(big.FanoutWrites)},
 		{"fan-out of one disk: reconciles", describe(big.FanoutReconciles), "", "", "", true},
 		{"peak RSS (MiB)", f1(rss), "", "", "< 120", rss < TargetPeakRSSMiB},
+		{"  of it: heap etc. / binary pages (MiB)", f1(float64(big.PeakAnonBytes)/(1<<20)) + " / " + f1(float64(big.PeakFileBytes)/(1<<20)), "", "", "", true},
 	}
 	if len(r.Scales) > 1 {
 		small := r.Scales[0]

@@ -158,6 +158,23 @@ func (w *watcher) waitDevice(ctx context.Context, node, device string, present b
 	}
 }
 
+// waitCluster waits until a CephCluster update satisfies cond.
+func (w *watcher) waitCluster(ctx context.Context, cond func(*unstructured.Unstructured) bool, timeout time.Duration) (time.Time, error) {
+	deadline := time.After(timeout)
+	for {
+		select {
+		case u := <-w.clusterCh:
+			if cond(u) {
+				return time.Now(), nil
+			}
+		case <-deadline:
+			return time.Time{}, fmt.Errorf("CephCluster update not seen within %s", timeout)
+		case <-ctx.Done():
+			return time.Time{}, ctx.Err()
+		}
+	}
+}
+
 // drainCluster forgets CephCluster updates seen so far.
 func (w *watcher) drainCluster() {
 	for {
