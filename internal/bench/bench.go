@@ -224,7 +224,10 @@ func Run(ctx context.Context, binary string, sc Scenario, log io.Writer) (res Re
 	res.RestartWrites, res.RestartWritesBy = writesSince(before, proxy.snapshot())
 	logf("quiet: %d writes in %.0fs idle, %d after a restart", res.IdleWrites, res.IdleSeconds, res.RestartWrites)
 
-	// DiskPool edit latency.
+	// DiskPool edit latency. The simulated operator stops first: it would
+	// write the CephCluster's capacity after every edit, competing with the
+	// plugin's patch for the API server.
+	stopOperator()
 	latencies, err := measureEdits(ctx, admin, watcher, sc.Edits)
 	if err != nil {
 		return res, err
