@@ -18,10 +18,14 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"net/url"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -429,6 +433,8 @@ type nothingLost struct {
 	seen       map[DeviceID]bool
 	revisions  int
 	preserves  int
+	replayed   int64
+	replaying  atomic.Int32
 	violations []string
 	foreign    map[string]string // kind/namespace/name → resourceVersion
 	// ready closes when a watch has listed; a kind that does not exist yet
@@ -489,61 +495,141 @@ func (n *nothingLost) waitWatching() {
 	}
 }
 
-// follow lists once, then watches every change from that revision on,
-// resuming from the last revision seen when the watch breaks (an API server
-// outage). A resume that is refused as too old would hide revisions: that is
-// a violation too.
+// follow lists once, then watches every change from that revision on.
+// When the watch breaks (an API server outage) and cannot resume — a
+// restarted API server's watch cache starts at the present — the revisions
+// in between are read back from etcd one by one (a list at each exact
+// revision), so none is skipped; only a compacted history would hide some,
+// and that is a violation too.
 func (n *nothingLost) follow(ctx context.Context, gvk schema.GroupVersionKind, namespace string, ready chan<- struct{}, on func(watch.Event, *unstructured.Unstructured)) {
-	list := &unstructured.UnstructuredList{}
-	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-	var rv string
-	for rv == "" {
-		err := n.c.List(ctx, list, client.InNamespace(namespace))
-		if err == nil && list.GetResourceVersion() == "" {
-			err = errors.New("no resourceVersion")
-		}
-		if err == nil {
-			for i := range list.Items {
-				on(watch.Event{Type: watch.Added}, &list.Items[i])
+	newList := func() *unstructured.UnstructuredList {
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+		return list
+	}
+	// current lists until it succeeds.
+	current := func() *unstructured.UnstructuredList {
+		for {
+			list := newList()
+			err := n.c.List(ctx, list, client.InNamespace(namespace))
+			if err == nil && list.GetResourceVersion() != "" {
+				return list
 			}
-			rv = list.GetResourceVersion()
-			break
-		}
-		if !sleepCtx(ctx, 200*time.Millisecond) {
-			return
+			if !sleepCtx(ctx, 200*time.Millisecond) {
+				return nil
+			}
 		}
 	}
+	list := current()
+	if list == nil {
+		return
+	}
+	for i := range list.Items {
+		on(watch.Event{Type: watch.Added}, &list.Items[i])
+	}
+	rv := list.GetResourceVersion()
 	close(ready)
 	for ctx.Err() == nil {
-		w, err := n.c.Watch(ctx, list, client.InNamespace(namespace), &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: rv, AllowWatchBookmarks: true}})
-		if err != nil {
-			if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
-				n.violate("the %s watch could not resume at revision %s: revisions were missed", gvk.Kind, rv)
-				return
-			}
+		expired := false
+		w, err := n.c.Watch(ctx, newList(), client.InNamespace(namespace), &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: rv, AllowWatchBookmarks: true}})
+		switch {
+		case apierrors.IsResourceExpired(err) || apierrors.IsGone(err):
+			expired = true
+		case err != nil:
 			sleepCtx(ctx, 200*time.Millisecond)
 			continue
-		}
-		for ev := range w.ResultChan() {
-			if ev.Type == watch.Error {
-				if status, ok := ev.Object.(*metav1.Status); ok && status.Code == http.StatusGone {
-					n.violate("the %s watch expired at revision %s: revisions were missed", gvk.Kind, rv)
-					w.Stop()
-					return
+		default:
+			for ev := range w.ResultChan() {
+				if ev.Type == watch.Error {
+					if status, ok := ev.Object.(*metav1.Status); ok && status.Code == http.StatusGone {
+						expired = true
+					}
+					break
 				}
-				break
+				obj, ok := ev.Object.(*unstructured.Unstructured)
+				if !ok {
+					continue
+				}
+				rv = obj.GetResourceVersion()
+				if ev.Type != watch.Bookmark {
+					on(ev, obj)
+				}
 			}
-			obj, ok := ev.Object.(*unstructured.Unstructured)
-			if !ok {
+			w.Stop()
+		}
+		if !expired {
+			continue
+		}
+		now := current()
+		if now == nil {
+			return
+		}
+		n.replaying.Add(1)
+		err = n.replay(ctx, newList, namespace, rv, now.GetResourceVersion(), on)
+		n.replaying.Add(-1)
+		if err != nil {
+			n.violate("the %s history from revision %s could not be read back: %v", gvk.Kind, rv, err)
+			return
+		}
+		rv = now.GetResourceVersion()
+	}
+}
+
+// replay feeds on every change between two revisions (after from, up to
+// to), read from lists at each exact revision.
+func (n *nothingLost) replay(ctx context.Context, newList func() *unstructured.UnstructuredList, namespace, from, to string, on func(watch.Event, *unstructured.Unstructured)) error {
+	first, err := strconv.ParseInt(from, 10, 64)
+	if err != nil {
+		return err
+	}
+	last, err := strconv.ParseInt(to, 10, 64)
+	if err != nil {
+		return err
+	}
+	at := func(rev int64) (map[string]*unstructured.Unstructured, error) {
+		list := newList()
+		err := n.c.List(ctx, list, client.InNamespace(namespace), &client.ListOptions{Raw: &metav1.ListOptions{
+			ResourceVersion: strconv.FormatInt(rev, 10), ResourceVersionMatch: metav1.ResourceVersionMatchExact,
+		}})
+		if err != nil {
+			return nil, err
+		}
+		out := map[string]*unstructured.Unstructured{}
+		for i := range list.Items {
+			out[list.Items[i].GetNamespace()+"/"+list.Items[i].GetName()] = &list.Items[i]
+		}
+		return out, nil
+	}
+	prev, err := at(first)
+	if err != nil {
+		return err
+	}
+	n.mu.Lock()
+	n.replayed += last - first
+	n.mu.Unlock()
+	for rev := first + 1; rev <= last; rev++ {
+		cur, err := at(rev)
+		if err != nil {
+			return err
+		}
+		for key, obj := range cur {
+			if obj.GetResourceVersion() != strconv.FormatInt(rev, 10) {
 				continue
 			}
-			rv = obj.GetResourceVersion()
-			if ev.Type != watch.Bookmark {
-				on(ev, obj)
+			if _, existed := prev[key]; existed {
+				on(watch.Event{Type: watch.Modified}, obj)
+			} else {
+				on(watch.Event{Type: watch.Added}, obj)
 			}
 		}
-		w.Stop()
+		for key, obj := range prev {
+			if _, still := cur[key]; !still {
+				on(watch.Event{Type: watch.Deleted}, obj)
+			}
+		}
+		prev = cur
 	}
+	return nil
 }
 
 func (n *nothingLost) violate(format string, args ...any) {
@@ -665,11 +751,20 @@ func (n *nothingLost) check(ctx context.Context, objs ...client.Object) {
 			n.violate("a watch never started: its revisions were not seen")
 		}
 	}
+	// History being read back after an outage is part of what is checked.
+	if err := testenv.Eventually(ctx, 5*time.Minute, func(context.Context) error {
+		if n := n.replaying.Load(); n > 0 {
+			return fmt.Errorf("%d watches still reading back history", n)
+		}
+		return nil
+	}); err != nil {
+		n.violate("%v", err)
+	}
 	n.stop()
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	n.t.Logf("nothing lost: %d CephCluster revisions and %d revisions of preserving Rook objects watched, %d devices protected, %d violations",
-		n.revisions, n.preserves, len(n.protected), len(n.violations))
+	n.t.Logf("nothing lost: %d CephCluster revisions and %d revisions of preserving Rook objects watched (%d etcd revisions read back after outages), %d devices protected, %d violations",
+		n.revisions, n.preserves, n.replayed, len(n.protected), len(n.violations))
 	require.Positive(n.t, n.revisions, "the CephCluster watch saw revisions")
 	require.Empty(n.t, n.violations, "nothing lost")
 }
@@ -709,16 +804,53 @@ func noDuplicateDisks(t *testing.T, ctx context.Context, c client.Client) {
 	}
 }
 
-// stopAPIServer stops the kube-apiserver of cp (etcd keeps running, with
-// all data). Its certificates are kept so that the clients made before,
-// the plugin's included, trust it again after startAPIServer.
+// stopAPIServer takes the kube-apiserver of cp down at once, as a crash
+// would: SIGKILL to that one process (a child of this test process, found by
+// its port), then envtest's Stop to reap it. A graceful stop drains the
+// plugin's watches for up to 20 s first, which is a slow, polite outage.
+// etcd keeps running with all data. The certificates are kept so that the
+// clients made before, the plugin's included, trust it again after
+// startAPIServer.
 func stopAPIServer(t *testing.T, cp *testenv.Env) {
 	t.Helper()
 	apiServer := cp.Environment.ControlPlane.APIServer
 	kept := t.TempDir()
 	require.NoError(t, os.CopyFS(kept, os.DirFS(apiServer.CertDir)))
+	u, err := url.Parse(cp.Config.Host)
+	require.NoError(t, err)
+	pid := childProcess(t, "kube-apiserver", "--secure-port="+u.Port())
+	require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
 	require.NoError(t, apiServer.Stop())
 	apiServer.CertDir = kept
+}
+
+// childProcess is the pid of this process's child running binary with arg.
+func childProcess(t *testing.T, binary, arg string) int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	require.NoError(t, err)
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...
+		fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+		if len(fields) < 2 || fields[1] != strconv.Itoa(os.Getpid()) {
+			continue
+		}
+		cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		args := strings.Split(string(cmdline), "\x00")
+		if len(args) > 0 && filepath.Base(args[0]) == binary && slices.Contains(args, arg) {
+			return pid
+		}
+	}
+	t.Fatalf("no child %s with %s", binary, arg)
+	return 0
 }
 
 func startAPIServer(t *testing.T, cp *testenv.Env) {
