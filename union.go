@@ -108,9 +108,16 @@ func (r PoolResolution) Message() string {
 		return "no listed disk is usable: " + msg
 	}
 	if msg != "" {
-		return "skipped " + msg
+		msg = "skipped " + msg
 	}
-	return ""
+	// A selected disk that vanished stays selected; the pool says so, since
+	// only the operator can take it out.
+	for _, d := range r.Selected {
+		if d.Status.State == cephv1alpha1.DiskMissing {
+			msg = joinSentences(msg, fmt.Sprintf("disk %s is missing (%s) and keeps its place in the CephCluster until it is taken out of this pool", d.Name, d.Status.Reason))
+		}
+	}
+	return msg
 }
 
 // DiskPoolStatus is the status a pool should have for this resolution at

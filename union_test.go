@@ -110,7 +110,8 @@ func TestResolvePool(t *testing.T) {
 			owners:       map[string]string{"g": "p"},
 			inCluster:    map[DeviceID]bool{{Node: "n2", Device: "/dev/disk/by-id/wwn-g"}: true},
 			wantSelected: []string{"g"}, wantCapacity: "400Gi",
-			wantPhase: cephv1alpha1.DiskPoolReady,
+			wantPhase:   cephv1alpha1.DiskPoolReady,
+			wantMessage: "disk g is missing (not reported by discovery since 2026-01-01T00:00:00Z) and keeps its place in the CephCluster until it is taken out of this pool",
 		},
 		{
 			name:         "a vanished disk that never joined the cluster is not selected",
