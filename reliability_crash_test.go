@@ -23,7 +23,10 @@ import (
 type crashRun struct {
 	// kills is how many times the plugin is SIGKILLed.
 	kills int
-	// nodes and perNode size the scenario.
+	// scenario names the scenario (runs with the same name, nodes and
+	// perNode share the uninterrupted reference run); nodes and perNode
+	// size it.
+	scenario       string
 	nodes, perNode int
 	// maxGap bounds the random time a plugin runs before it is killed.
 	maxGap time.Duration
@@ -43,13 +46,13 @@ var crashConfig = Config{OperatorNamespace: "crash-operator", ClusterNamespace: 
 // leaving the CephCluster. Leader election is off here: each restart would
 // otherwise wait out the dead process's lease (the soak form keeps it on).
 func TestReliabilityPluginCrashes(t *testing.T) {
-	runCrashes(t, crashRun{kills: 10, nodes: 3, perNode: 10, maxGap: 2500 * time.Millisecond,
+	runCrashes(t, crashRun{kills: 10, scenario: "rel", nodes: 3, perNode: 10, maxGap: 2500 * time.Millisecond,
 		env: []string{"FUNP_LEADER_ELECTION=false", "FUNP_KUBE_API_QPS=20", "FUNP_KUBE_API_BURST=20"}})
 }
 
 func runCrashes(t *testing.T, run crashRun) {
-	sc := newScenario(t, "crash", run.nodes, run.perNode)
-	want := referenceState(t, fmt.Sprintf("crash-%d-%d", run.nodes, run.perNode), sc)
+	sc := newScenario(t, run.scenario, run.nodes, run.perNode)
+	want := referenceState(t, fmt.Sprintf("%s-%d-%d", run.scenario, run.nodes, run.perNode), sc)
 	binary := pluginBinary(t)
 	cp := bareControlPlane(t)
 	repo, err := chartrepo.Serve("127.0.0.1:0", cachedir.RookChartArchive())

@@ -29,7 +29,8 @@ type outageRun struct {
 	outages int
 	// down is how long it stays down after the plugin reported degraded.
 	down time.Duration
-	// nodes and perNode size the scenario.
+	// scenario, nodes and perNode are as in crashRun.
+	scenario       string
 	nodes, perNode int
 	// env is extra FUNP_ settings.
 	env map[string]string
@@ -45,7 +46,7 @@ var outageConfig = Config{OperatorNamespace: "outage-operator", ClusterNamespace
 // outage is short enough that the plugin keeps its leadership; the soak
 // form stays down long enough to lose it.
 func TestReliabilityAPIServerOutage(t *testing.T) {
-	runOutage(t, outageRun{outages: 1, nodes: 3, perNode: 10, env: map[string]string{EnvKubeAPIQPS: "20", EnvKubeAPIBurst: "20"}})
+	runOutage(t, outageRun{outages: 1, scenario: "rel", nodes: 3, perNode: 10, env: map[string]string{EnvKubeAPIQPS: "20", EnvKubeAPIBurst: "20"}})
 }
 
 // phaseLog polls the plugin's metadata API and keeps every phase change.
@@ -88,8 +89,8 @@ func (l *phaseLog) waitFor(t *testing.T, ctx context.Context, timeout time.Durat
 }
 
 func runOutage(t *testing.T, run outageRun) {
-	sc := newScenario(t, "outage", run.nodes, run.perNode)
-	want := referenceState(t, fmt.Sprintf("outage-%d-%d", run.nodes, run.perNode), sc)
+	sc := newScenario(t, run.scenario, run.nodes, run.perNode)
+	want := referenceState(t, fmt.Sprintf("%s-%d-%d", run.scenario, run.nodes, run.perNode), sc)
 	cp := bareControlPlane(t)
 	repo, err := chartrepo.Serve("127.0.0.1:0", cachedir.RookChartArchive())
 	require.NoError(t, err)
