@@ -46,7 +46,7 @@ var crashConfig = Config{OperatorNamespace: "crash-operator", ClusterNamespace: 
 // leaving the CephCluster. Leader election is off here: each restart would
 // otherwise wait out the dead process's lease (the soak form keeps it on).
 func TestReliabilityPluginCrashes(t *testing.T) {
-	runCrashes(t, crashRun{kills: 10, scenario: "rel", nodes: 3, perNode: 10, maxGap: 2500 * time.Millisecond,
+	runCrashes(t, crashRun{kills: 10, scenario: "rel", nodes: 3, perNode: 10, maxGap: 1500 * time.Millisecond,
 		env: []string{"FUNP_LEADER_ELECTION=false", "FUNP_KUBE_API_QPS=20", "FUNP_KUBE_API_BURST=20"}})
 }
 
