@@ -100,6 +100,11 @@ func (r *ConsumerReconciler) Reconcile(ctx context.Context, req reconcile.Reques
 // derive runs the consumer's preconditions in order (the first that fails
 // names the Degraded reason), then creates or patches what it derives.
 func (r *ConsumerReconciler) derive(ctx context.Context, obj client.Object) (consumerOutcome, error) {
+	// Nothing derived works without the CephCluster: the error names it in
+	// status, and the retry notices its return.
+	if _, err := r.ClusterDevices(ctx); err != nil {
+		return consumerOutcome{}, err
+	}
 	nodes, err := r.Union.Nodes(ctx, r.ClusterDevices)
 	if err != nil {
 		return consumerOutcome{}, err

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"sync"
@@ -9,6 +10,9 @@ import (
 
 	cephv1 "github.com/rook/rook/pkg/apis/ceph.rook.io/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -48,6 +52,14 @@ type DiskPoolReconciler struct {
 	// wrote is the JSON of the device list this reconciler last wrote:
 	// the watch event of its own patch needs no second union.
 	wrote string
+	// patchedFrom and patched are the resourceVersion a patch was based on
+	// and the object the API server answered with. Until the cache has
+	// caught up, it still serves patchedFrom; reading patched instead keeps
+	// the next patch from conflicting with our own write (at 10,000 disks a
+	// CephCluster event takes a while to arrive, and each refused patch
+	// costs the API server a full pass over the object).
+	patchedFrom string
+	patched     *unstructured.Unstructured
 }
 
 // SetupWithManager registers the controller and its index.
@@ -75,6 +87,11 @@ func (r *DiskPoolReconciler) SetupWithManager(mgr manager.Manager) error {
 func (r *DiskPoolReconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	cluster, err := r.getCluster(ctx)
 	if err != nil {
+		if apierrors.IsNotFound(err) && req != unionOnlyRequest {
+			// The pool's disks can go nowhere: say so on the pool. The
+			// error retries until the CephCluster is back.
+			err = errors.Join(err, r.writePoolProblem(ctx, req.Name, err.Error()))
+		}
 		return reconcile.Result{}, err
 	}
 	union, err := r.Union.Compute(ctx, cluster.devices)
@@ -103,6 +120,11 @@ func (r *DiskPoolReconciler) getCluster(ctx context.Context) (cephCluster, error
 	if err := r.Client.Get(ctx, r.Cluster, raw); err != nil {
 		return cephCluster{}, fmt.Errorf("read CephCluster %s: %w", r.Cluster, err)
 	}
+	r.mu.Lock()
+	if r.patched != nil && raw.GetResourceVersion() == r.patchedFrom {
+		raw = r.patched.DeepCopy()
+	}
+	r.mu.Unlock()
 	nodes, _, err := unstructured.NestedSlice(raw.Object, "spec", "storage", "nodes")
 	if err != nil {
 		return cephCluster{}, fmt.Errorf("CephCluster %s spec.storage.nodes: %w", r.Cluster, err)
@@ -149,10 +171,12 @@ func (r *DiskPoolReconciler) patchStorageNodes(ctx context.Context, cluster *uns
 		},
 		"spec": map[string]any{"storage": map[string]any{"nodes": plan.Nodes}},
 	}
+	from := cluster.GetResourceVersion()
 	if err := r.Client.Patch(ctx, cluster, client.RawPatch(types.MergePatchType, mustJSON(patch))); err != nil {
 		return fmt.Errorf("patch CephCluster %s spec.storage.nodes: %w", r.Cluster, err)
 	}
 	r.mu.Lock()
+	r.patchedFrom, r.patched = from, cluster.DeepCopy()
 	r.wrote = string(mustJSON(plan.Nodes))
 	r.mu.Unlock()
 	logf.FromContext(ctx).Info("updated CephCluster device list", "nodes", len(plan.Nodes), "devices", len(union.Disks))
@@ -177,6 +201,28 @@ func (r *DiskPoolReconciler) writePoolStatus(ctx context.Context, name string, u
 	}
 	patch := statusPatch(want)
 	if err := r.Client.Status().Patch(ctx, &pool, patch); err != nil {
+		return fmt.Errorf("write status of DiskPool %s: %w", name, err)
+	}
+	return nil
+}
+
+// writePoolProblem marks a pool Degraded with message when what it feeds
+// is not there; the rest of its status stays as it was.
+func (r *DiskPoolReconciler) writePoolProblem(ctx context.Context, name, message string) error {
+	var pool cephv1alpha1.DiskPool
+	if err := r.Client.Get(ctx, client.ObjectKey{Name: name}, &pool); err != nil || !pool.DeletionTimestamp.IsZero() {
+		return client.IgnoreNotFound(err)
+	}
+	want := *pool.Status.DeepCopy()
+	want.Phase, want.Message, want.ObservedGeneration = cephv1alpha1.DiskPoolDegraded, message, pool.Generation
+	meta.SetStatusCondition(&want.Conditions, metav1.Condition{
+		Type: cephv1alpha1.ConditionReady, Status: metav1.ConditionFalse, Reason: "NoCephCluster",
+		Message: message, ObservedGeneration: pool.Generation, LastTransitionTime: metav1.NewTime(r.Now()),
+	})
+	if equality.Semantic.DeepEqual(pool.Status, want) {
+		return nil
+	}
+	if err := r.Client.Status().Patch(ctx, &pool, statusPatch(want)); err != nil {
 		return fmt.Errorf("write status of DiskPool %s: %w", name, err)
 	}
 	return nil
