@@ -106,6 +106,42 @@ func TestReliabilityUnsatisfiableObjectsSayWhy(t *testing.T) {
 			assert.Equal(t, taken.ResourceVersion, after.ResourceVersion, "the foreign class is left untouched")
 		}
 	})
+
+	t.Run("without the CephCluster, pools and consumers name it", func(t *testing.T) {
+		cluster := h.cluster()
+		require.NoError(t, h.c.Delete(h.ctx, cluster))
+		h.eventually("the CephCluster is gone", func() error {
+			if err := h.c.Get(h.ctx, client.ObjectKeyFromObject(cluster), cluster); err == nil {
+				return fmt.Errorf("still there")
+			}
+			return nil
+		})
+		named := "CephCluster " + h.cfg.ClusterNamespace + "/" + CephClusterName
+		block := &cephv1alpha1.BlockStorage{ObjectMeta: metav1.ObjectMeta{Name: "why-no-cluster"}}
+		h.createConsumer(block)
+		h.eventually("the BlockStorage is Degraded naming the CephCluster", func() error {
+			if err := h.c.Get(h.ctx, client.ObjectKeyFromObject(block), block); err != nil {
+				return err
+			}
+			if block.Status.Phase != cephv1alpha1.StorageDegraded || !strings.Contains(block.Status.Message, named) {
+				return fmt.Errorf("status %+v", block.Status)
+			}
+			return nil
+		})
+		pool := h.createPool("why-no-cluster", free)
+		h.eventually("the DiskPool is Degraded naming the CephCluster", func() error {
+			if err := h.c.Get(h.ctx, client.ObjectKeyFromObject(pool), pool); err != nil {
+				return err
+			}
+			if pool.Status.Phase != cephv1alpha1.DiskPoolDegraded || !strings.Contains(pool.Status.Message, named) {
+				return fmt.Errorf("status %+v", pool.Status)
+			}
+			return nil
+		})
+		ready := readyCondition(pool.Status.Conditions)
+		require.NotNil(t, ready)
+		assert.Equal(t, "NoCephCluster", ready.Reason)
+	})
 }
 
 func readyCondition(conds []metav1.Condition) *metav1.Condition {
