@@ -6,12 +6,16 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fundament-oss/ceph-rook/internal/cachedir"
 	"github.com/fundament-oss/ceph-rook/internal/chartrepo"
@@ -48,6 +52,15 @@ var crashConfig = Config{OperatorNamespace: "crash-operator", ClusterNamespace: 
 func TestReliabilityPluginCrashes(t *testing.T) {
 	runCrashes(t, crashRun{kills: 10, scenario: "rel", nodes: 3, perNode: 10, maxGap: 1500 * time.Millisecond,
 		env: []string{"FUNP_LEADER_ELECTION=false", "FUNP_KUBE_API_QPS=20", "FUNP_KUBE_API_BURST=20"}})
+}
+
+// leaseHolder is who holds the plugin's leader Lease.
+func leaseHolder(ctx context.Context, cp *testenv.Env, namespace string) (string, error) {
+	var lease coordinationv1.Lease
+	if err := cp.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: "ceph-rook-plugin"}, &lease); err != nil {
+		return "", err
+	}
+	return ptr.Deref(lease.Spec.HolderIdentity, ""), nil
 }
 
 func runCrashes(t *testing.T, run crashRun) {
@@ -89,6 +102,8 @@ func runCrashes(t *testing.T, run crashRun) {
 
 	var killedIn []string
 	const earlyKills = 3
+	leaderElection := !slices.Contains(run.env, "FUNP_LEADER_ELECTION=false")
+	lastHolder := ""
 	for i := range run.kills {
 		p := startPluginProcess(t, binary, cp, repo.URL, logFile, env...)
 		// Wait until it serves, so the moment of the kill is known; the
@@ -113,6 +128,21 @@ func runCrashes(t *testing.T, run crashRun) {
 				return err
 			})
 			require.NoError(t, err, "run %d installs", i+1)
+			if leaderElection {
+				// Running is not writing: a restarted instance first waits
+				// out the dead one's lease. Kill it only once it leads.
+				err := testenv.Eventually(ctx, 2*time.Minute, func(ctx context.Context) error {
+					holder, err := leaseHolder(ctx, cp, crashConfig.OperatorNamespace)
+					if err == nil && (holder == "" || holder == lastHolder) {
+						err = fmt.Errorf("lease held by %q", holder)
+					}
+					if err == nil {
+						lastHolder = holder
+					}
+					return err
+				})
+				require.NoError(t, err, "run %d leads", i+1)
+			}
 			gap = time.Duration(rnd.Int64N(int64(run.maxGap)))
 		}
 		time.Sleep(gap)
