@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	storagev1 "k8s.io/api/storage/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
@@ -285,6 +286,18 @@ func TestReliabilityConcurrentWriters(t *testing.T) {
 	handMade := DeviceID{Node: "by-hand", Device: "/dev/disk/by-id/wwn-0xhand"}
 	inv.protect(handMade)
 
+	// Objects of the plugin's kinds that are not the plugin's: one named
+	// like a derived object of a consumer that does not exist.
+	foreign := []client.Object{
+		&cephv1.CephBlockPool{ObjectMeta: metav1.ObjectMeta{Namespace: cl, Name: "ceph-conc-ghost"}, Spec: cephv1.NamedBlockPoolSpec{PoolSpec: cephv1.PoolSpec{Replicated: cephv1.ReplicatedSpec{Size: 3}}}},
+		&cephv1.CephBlockPool{ObjectMeta: metav1.ObjectMeta{Namespace: cl, Name: "hand-made"}, Spec: cephv1.NamedBlockPoolSpec{PoolSpec: cephv1.PoolSpec{Replicated: cephv1.ReplicatedSpec{Size: 1}}}},
+		&storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "cephfs-conc-ghost"}, Provisioner: "example.com/hand-made"},
+	}
+	for _, o := range foreign {
+		require.NoError(t, h.c.Create(h.ctx, o))
+	}
+	inv.keepForeign(foreign...)
+
 	require.NoError(t, sc.publish(h.ctx, h.c, h.cfg.OperatorNamespace))
 	require.NoError(t, sc.request(h.ctx, h.c, cl, time.Minute))
 
@@ -384,7 +397,7 @@ func TestReliabilityConcurrentWriters(t *testing.T) {
 	assert.GreaterOrEqual(t, injected, 10, "edits raced the plugin's writes of every kind: %v", races.injected)
 	assert.Positive(t, races.conflicts.Load(), "the plugin met conflicts (and retried them)")
 	t.Logf("%d edits injected right before the plugin's writes (%v); the plugin met %d conflicts", injected, races.injected, races.conflicts.Load())
-	inv.check(h.ctx)
+	inv.check(h.ctx, foreign...)
 }
 
 // editPool changes a pool's spec, retrying on conflict.
