@@ -57,10 +57,9 @@ func TestSoakLargestNodeIsPublished(t *testing.T) {
 	h := newHarness(t)
 	h.start()
 	ns := h.cfg.OperatorNamespace
-	big := simulate.MixedDevices("soak-big", MaxDiscoveryEntries)
-	data, err := simulate.DevicesJSON(big)
-	require.NoError(t, err)
-	require.NoError(t, h.c.Create(h.ctx, simulate.ConfigMap(ns, "soak-big", data)))
+	// Minimal entries: realistic ones (about 600 bytes each) would not fit
+	// a ConfigMap's 1 MiB at this count.
+	require.NoError(t, h.c.Create(h.ctx, simulate.ConfigMap(ns, "soak-big", manyDevices(MaxDiscoveryEntries))))
 	small, err := simulate.DevicesJSON(simulate.MixedDevices("soak-small", 3))
 	require.NoError(t, err)
 	require.NoError(t, h.c.Create(h.ctx, simulate.ConfigMap(ns, "soak-small", small)))
