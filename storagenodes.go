@@ -1,7 +1,9 @@
 package main
 
 import (
-	"encoding/json"
+	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
 	"sort"
 	"strings"
 
@@ -10,11 +12,49 @@ import (
 )
 
 // ManagedDevicesAnnotation records, on the CephCluster, the devices the
-// plugin put into spec.storage.nodes (as "node|device", sorted JSON). Only
-// those are ever taken out again: a device someone else listed — in a
-// CephCluster that existed before the plugin, or added by hand — is not
-// the plugin's to remove, and removing a device is never undone by Rook.
+// plugin put into spec.storage.nodes. Only those are ever taken out again:
+// a device someone else listed — in a CephCluster that existed before the
+// plugin, or added by hand — is not the plugin's to remove, and removing a
+// device is never undone by Rook.
+//
+// Annotations share a 256 KiB budget, so the record is compact: "v1:" and
+// the base64 of each device's 48-bit hash of "node|device", sorted (8 bytes
+// a device: 10,000 devices take 80 KB, where their names would take 480).
+// A collision would need two of those hashes to meet (about 1 in 5 million
+// at 10,000 devices), and could only make a foreign device look managed.
 const ManagedDevicesAnnotation = "ceph.fundament.io/managed-devices"
+
+const managedVersion = "v1:"
+
+// managedKey is a device's entry in the record.
+type managedKey [6]byte
+
+func managedKeyOf(id DeviceID) managedKey {
+	sum := sha256.Sum256([]byte(id.Node + "|" + id.Device))
+	var k managedKey
+	copy(k[:], sum[:])
+	return k
+}
+
+// encodeManaged renders the record of a set of devices ("" for none).
+func encodeManaged(ids []DeviceID) string {
+	if len(ids) == 0 {
+		return ""
+	}
+	keys := make([]managedKey, 0, len(ids))
+	for _, id := range ids {
+		keys = append(keys, managedKeyOf(id))
+	}
+	sort.Slice(keys, func(i, j int) bool { return bytes.Compare(keys[i][:], keys[j][:]) < 0 })
+	raw := make([]byte, 0, len(keys)*len(managedKey{}))
+	for i, k := range keys {
+		if i > 0 && k == keys[i-1] {
+			continue
+		}
+		raw = append(raw, k[:]...)
+	}
+	return managedVersion + base64.StdEncoding.EncodeToString(raw)
+}
 
 // StorageNodesPlan is the spec.storage.nodes to write and the devices the
 // plugin manages afterwards.
@@ -61,17 +101,17 @@ func PlanStorageNodes(current []any, managedAnnotation string, want []cephv1.Nod
 				continue
 			}
 			devName, _ := dev["name"].(string)
-			if devName == "" || managed[DeviceID{Node: name, Device: devName}] {
+			if devName == "" || managed[managedKeyOf(DeviceID{Node: name, Device: devName})] {
 				continue // ours: kept below only if still wanted
 			}
 			e.device[devName] = runtime.DeepCopyJSON(dev)
 		}
 	}
-	var managedNext []string
+	var managedNext []DeviceID
 	for _, node := range want {
 		e := nodeOf(node.Name)
 		for _, dev := range node.Devices {
-			managedNext = append(managedNext, node.Name+"|"+dev.Name)
+			managedNext = append(managedNext, DeviceID{Node: node.Name, Device: dev.Name})
 			if _, listed := e.device[dev.Name]; listed {
 				continue
 			}
@@ -104,12 +144,7 @@ func PlanStorageNodes(current []any, managedAnnotation string, want []cephv1.Nod
 		e.node["devices"] = devices
 		nodes = append(nodes, e.node)
 	}
-	sort.Strings(managedNext)
-	annotation := ""
-	if len(managedNext) > 0 {
-		annotation = string(mustJSON(managedNext))
-	}
-	return StorageNodesPlan{Nodes: nodes, Managed: annotation}
+	return StorageNodesPlan{Nodes: nodes, Managed: encodeManaged(managedNext)}
 }
 
 // hasOtherFields keeps a node entry someone configured beyond its devices.
@@ -139,17 +174,22 @@ func previousDevice(current []any, node, device string) map[string]any {
 	return nil
 }
 
-func parseManaged(annotation string) map[DeviceID]bool {
-	set := map[DeviceID]bool{}
-	var entries []string
-	if annotation == "" || json.Unmarshal([]byte(annotation), &entries) != nil {
+// parseManaged reads the record. Anything it cannot read is taken as
+// managing nothing, so nothing is removed because of it.
+func parseManaged(annotation string) map[managedKey]bool {
+	set := map[managedKey]bool{}
+	encoded, ok := strings.CutPrefix(annotation, managedVersion)
+	if !ok {
 		return set
 	}
-	for _, e := range entries {
-		node, device, ok := strings.Cut(e, "|")
-		if ok {
-			set[DeviceID{Node: node, Device: device}] = true
-		}
+	raw, err := base64.StdEncoding.DecodeString(encoded)
+	if err != nil || len(raw)%len(managedKey{}) != 0 {
+		return set
+	}
+	for i := 0; i < len(raw); i += len(managedKey{}) {
+		var k managedKey
+		copy(k[:], raw[i:])
+		set[k] = true
 	}
 	return set
 }

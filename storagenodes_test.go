@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 
 	cephv1 "github.com/rook/rook/pkg/apis/ceph.rook.io/v1"
@@ -42,7 +44,7 @@ func TestPlanStorageNodes(t *testing.T) {
 			current:     `[]`,
 			want:        wantNodes([]string{"b", "/dev/y", "/dev/x"}, []string{"a", "/dev/z"}),
 			wantNodes:   `[{"name":"a","devices":[{"name":"/dev/z"}]},{"name":"b","devices":[{"name":"/dev/x"},{"name":"/dev/y"}]}]`,
-			wantManaged: `["a|/dev/z","b|/dev/x","b|/dev/y"]`,
+			wantManaged: managed("a|/dev/z", "b|/dev/x", "b|/dev/y"),
 		},
 		{
 			name:        "a device listed before the plugin (not managed) is never removed",
@@ -54,7 +56,7 @@ func TestPlanStorageNodes(t *testing.T) {
 		{
 			name:        "a managed device no pool wants any more is removed",
 			current:     `[{"name":"a","devices":[{"name":"/dev/ours"},{"name":"/dev/theirs"}]}]`,
-			managed:     `["a|/dev/ours"]`,
+			managed:     managed("a|/dev/ours"),
 			want:        nil,
 			wantNodes:   `[{"name":"a","devices":[{"name":"/dev/theirs"}]}]`,
 			wantManaged: ``,
@@ -62,25 +64,25 @@ func TestPlanStorageNodes(t *testing.T) {
 		{
 			name:        "a node with only managed devices goes when they go",
 			current:     `[{"name":"a","devices":[{"name":"/dev/ours"}]},{"name":"b","devices":[{"name":"/dev/kept"}]}]`,
-			managed:     `["a|/dev/ours","b|/dev/kept"]`,
+			managed:     managed("a|/dev/ours", "b|/dev/kept"),
 			want:        wantNodes([]string{"b", "/dev/kept"}),
 			wantNodes:   `[{"name":"b","devices":[{"name":"/dev/kept"}]}]`,
-			wantManaged: `["b|/dev/kept"]`,
+			wantManaged: managed("b|/dev/kept"),
 		},
 		{
 			name:        "fields someone else set on nodes and devices are carried over",
 			current:     `[{"name":"a","config":{"osdsPerDevice":"2"},"devices":[{"name":"/dev/ours","config":{"deviceClass":"ssd"}}]}]`,
-			managed:     `["a|/dev/ours"]`,
+			managed:     managed("a|/dev/ours"),
 			want:        wantNodes([]string{"a", "/dev/ours", "/dev/new"}),
 			wantNodes:   `[{"name":"a","config":{"osdsPerDevice":"2"},"devices":[{"name":"/dev/new"},{"name":"/dev/ours","config":{"deviceClass":"ssd"}}]}]`,
-			wantManaged: `["a|/dev/new","a|/dev/ours"]`,
+			wantManaged: managed("a|/dev/new", "a|/dev/ours"),
 		},
 		{
 			name:        "a device both listed by someone else and wanted becomes managed, once",
 			current:     `[{"name":"a","devices":[{"name":"/dev/both"}]}]`,
 			want:        wantNodes([]string{"a", "/dev/both"}),
 			wantNodes:   `[{"name":"a","devices":[{"name":"/dev/both"}]}]`,
-			wantManaged: `["a|/dev/both"]`,
+			wantManaged: managed("a|/dev/both"),
 		},
 		{
 			name:        "a malformed record is read as managing nothing, so nothing is removed",
@@ -105,4 +107,26 @@ func TestPlanStorageNodesIsStable(t *testing.T) {
 	first := PlanStorageNodes(nil, "", want)
 	second := PlanStorageNodes(first.Nodes, first.Managed, want)
 	assert.Equal(t, first, second, "planning again over its own result changes nothing (no write)")
+}
+
+// managed is the record of "node|device" entries.
+func managed(entries ...string) string {
+	var ids []DeviceID
+	for _, e := range entries {
+		node, device, _ := strings.Cut(e, "|")
+		ids = append(ids, DeviceID{Node: node, Device: device})
+	}
+	return encodeManaged(ids)
+}
+
+func TestManagedRecordFitsTheAnnotationBudget(t *testing.T) {
+	var ids []DeviceID
+	for n := range 500 {
+		for d := range 20 {
+			ids = append(ids, DeviceID{Node: fmt.Sprintf("worker-%04d.example.com", n), Device: fmt.Sprintf("/dev/disk/by-id/wwn-0x5000c500%04d%04d", n, d)})
+		}
+	}
+	record := encodeManaged(ids)
+	assert.Less(t, len(record), 100_000, "10,000 devices must leave most of the 256 KiB annotation budget")
+	assert.Len(t, parseManaged(record), 10000)
 }
