@@ -23,6 +23,12 @@ plugin-controller *args:
 bench *args: tools
     go run ./cmd/bench {{args}}
 
+# Long reliability runs: more crashes, longer API server outages, a bigger scenario, and both fuzzers for ten minutes each.
+soak: tools
+    go test -tags soak -count=1 -timeout 90m -run 'TestSoak' .
+    go test -run '^$' -fuzz FuzzParseDiscovery -fuzztime 10m -parallel 1 .
+    go test -run '^$' -fuzz FuzzParseDefinition -fuzztime 10m -parallel 1 ./pluginruntime/definition
+
 # Run everything CI runs: build the tools if missing, check generated code, lint, all tests.
 test *args: tools lint
     go test -count=1 -timeout 60m {{ if args == "" { "./..." } else { args } }}
