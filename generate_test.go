@@ -1,79 +1,19 @@
 package main
 
 import (
-	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
+	"github.com/fundament-oss/ceph-rook/internal/gencheck"
 )
 
-// TestGeneratedCodeIsCurrent runs controller-gen (the tool go.mod pins)
-// into a temporary folder and fails when the committed CRDs in crds/ or
-// api/v1alpha1/zz_generated.deepcopy.go differ from a fresh generation:
-// a marker or type changed without `just generate`.
+// TestGeneratedCodeIsCurrent fails when the committed CRDs in crds/ or
+// api/v1alpha1/zz_generated.deepcopy.go differ from a fresh controller-gen
+// run: a marker or type changed without `just generate`.
 func TestGeneratedCodeIsCurrent(t *testing.T) {
-	out := t.TempDir()
-	cmd := exec.Command("go", "tool", "controller-gen",
-		"object", "paths=./api/v1alpha1", "output:object:dir="+filepath.Join(out, "object"),
-		"crd", "paths=./api/...", "output:crd:dir="+filepath.Join(out, "crds"))
-	output, err := cmd.CombinedOutput()
-	require.NoError(t, err, "controller-gen: %s", output)
-
-	t.Run("deepcopy", func(t *testing.T) {
-		assertSameFile(t, filepath.Join(out, "object", "zz_generated.deepcopy.go"), filepath.Join("api", "v1alpha1", "zz_generated.deepcopy.go"))
+	gencheck.AssertCurrent(t, gencheck.Paths{
+		APIPackages: "./api/...",
+		Deepcopy:    "api/v1alpha1/zz_generated.deepcopy.go",
+		CRDs:        "crds",
+		Regenerate:  "`just generate`",
 	})
-	t.Run("crds", func(t *testing.T) {
-		fresh, err := filepath.Glob(filepath.Join(out, "crds", "*.yaml"))
-		require.NoError(t, err)
-		committed, err := filepath.Glob(filepath.Join("crds", "*.yaml"))
-		require.NoError(t, err)
-		require.NotEmpty(t, fresh)
-		assert.Equal(t, baseNames(fresh), baseNames(committed), "the same CRD files")
-		for _, f := range fresh {
-			assertSameFile(t, f, filepath.Join("crds", filepath.Base(f)))
-		}
-	})
-}
-
-func assertSameFile(t *testing.T, fresh, committed string) {
-	t.Helper()
-	want, err := os.ReadFile(fresh)
-	require.NoError(t, err)
-	got, err := os.ReadFile(committed)
-	require.NoError(t, err, "%s is not committed: run `just generate`", committed)
-	if string(want) != string(got) {
-		t.Errorf("%s is stale, first difference %s: run `just generate`", committed, firstDifference(string(want), string(got)))
-	}
-}
-
-// firstDifference names the first line where fresh and committed differ,
-// so a stale file reports one line instead of two whole files.
-func firstDifference(fresh, committed string) string {
-	a, b := strings.Split(fresh, "\n"), strings.Split(committed, "\n")
-	for i := 0; i < max(len(a), len(b)); i++ {
-		var x, y string
-		if i < len(a) {
-			x = a[i]
-		}
-		if i < len(b) {
-			y = b[i]
-		}
-		if x != y {
-			return fmt.Sprintf("at line %d: generated %q, committed %q", i+1, x, y)
-		}
-	}
-	return "none"
-}
-
-func baseNames(paths []string) []string {
-	names := make([]string, len(paths))
-	for i, p := range paths {
-		names[i] = filepath.Base(p)
-	}
-	return names
 }
