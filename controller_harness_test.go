@@ -77,13 +77,23 @@ func newHarness(t *testing.T) *harness {
 // start runs the reconcilers until the test ends (or stop is called).
 func (h *harness) start() {
 	h.t.Helper()
+	h.startWith(h.host, nil)
+}
+
+// startWith is start through host, with wrap (if any) around the API
+// client's transport after the write counter.
+func (h *harness) startWith(host pluginruntime.Host, wrap func(http.RoundTripper) http.RoundTripper) {
+	h.t.Helper()
 	restCfg := rest.CopyConfig(env.Config)
 	restCfg.Wrap(h.writes.wrap)
+	if wrap != nil {
+		restCfg.Wrap(wrap)
+	}
 	scheme, err := newScheme()
 	require.NoError(h.t, err)
-	mgr, err := newManager(restCfg, scheme, h.cfg, h.host, "0")
+	mgr, err := newManager(restCfg, scheme, h.cfg, host, "0")
 	require.NoError(h.t, err)
-	require.NoError(h.t, setupReconcilers(mgr, h.cfg, h.host))
+	require.NoError(h.t, setupReconcilers(mgr, h.cfg, host))
 	ctx, cancel := context.WithCancel(h.ctx)
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()

@@ -19,41 +19,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
-	"github.com/fundament-oss/ceph-rook/pluginruntime"
 )
-
-// startWith runs the reconcilers like harness.start, through host and with
-// wrap around the API client's transport (after the write counter).
-func (h *harness) startWith(host pluginruntime.Host, wrap func(http.RoundTripper) http.RoundTripper) {
-	h.t.Helper()
-	restCfg := rest.CopyConfig(env.Config)
-	restCfg.Wrap(h.writes.wrap)
-	if wrap != nil {
-		restCfg.Wrap(wrap)
-	}
-	scheme, err := newScheme()
-	require.NoError(h.t, err)
-	mgr, err := newManager(restCfg, scheme, h.cfg, host, "0")
-	require.NoError(h.t, err)
-	require.NoError(h.t, setupReconcilers(mgr, h.cfg, host))
-	ctx, cancel := context.WithCancel(h.ctx)
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	require.True(h.t, mgr.GetCache().WaitForCacheSync(ctx))
-	var once sync.Once
-	h.stop = func() {
-		once.Do(func() {
-			cancel()
-			require.NoError(h.t, <-done)
-		})
-	}
-	h.t.Cleanup(h.stop)
-}
 
 // otherObject is one object the other writer edits: which fields, set to
 // a counter, and where they are.

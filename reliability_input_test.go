@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,7 +14,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
@@ -41,25 +39,7 @@ func (h *harness) startLogged() *lockedBuffer {
 	h.t.Helper()
 	logs := &lockedBuffer{}
 	host := loggedHost{recordingHost: h.host, logs: logs}
-	restCfg := rest.CopyConfig(env.Config)
-	restCfg.Wrap(h.writes.wrap)
-	scheme, err := newScheme()
-	require.NoError(h.t, err)
-	mgr, err := newManager(restCfg, scheme, h.cfg, host, "0")
-	require.NoError(h.t, err)
-	require.NoError(h.t, setupReconcilers(mgr, h.cfg, host))
-	ctx, cancel := context.WithCancel(h.ctx)
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	require.True(h.t, mgr.GetCache().WaitForCacheSync(ctx))
-	var once sync.Once
-	h.stop = func() {
-		once.Do(func() {
-			cancel()
-			require.NoError(h.t, <-done)
-		})
-	}
-	h.t.Cleanup(h.stop)
+	h.startWith(host, nil)
 	return logs
 }
 
