@@ -109,10 +109,10 @@ func runCrashes(t *testing.T, run crashRun) {
 		// Wait until it serves, so the moment of the kill is known; the
 		// first kills come early, during the install.
 		err := testenv.Eventually(ctx, time.Minute, func(ctx context.Context) error {
-			if !p.alive() {
-				return fmt.Errorf("the plugin exited: %v", p.err)
+			if !p.Alive() {
+				return fmt.Errorf("the plugin exited: %v", p.Err())
 			}
-			_, _, err := pluginStatusAt(ctx, p.addr)
+			_, _, err := pluginStatusAt(ctx, p.Addr)
 			return err
 		})
 		require.NoError(t, err, "run %d serves its metadata API", i+1)
@@ -121,7 +121,7 @@ func runCrashes(t *testing.T, run crashRun) {
 		gap := time.Duration(rnd.Int64N(int64(300 * time.Millisecond)))
 		if i >= earlyKills {
 			err := testenv.Eventually(ctx, 2*time.Minute, func(ctx context.Context) error {
-				phase, message, err := pluginStatusAt(ctx, p.addr)
+				phase, message, err := pluginStatusAt(ctx, p.Addr)
 				if err == nil && phase != string(pluginruntime.PhaseRunning) {
 					err = fmt.Errorf("%s: %s", phase, message)
 				}
@@ -146,12 +146,12 @@ func runCrashes(t *testing.T, run crashRun) {
 			gap = time.Duration(rnd.Int64N(int64(run.maxGap)))
 		}
 		time.Sleep(gap)
-		phase, _, err := pluginStatusAt(ctx, p.addr)
+		phase, _, err := pluginStatusAt(ctx, p.Addr)
 		if err != nil {
 			phase = "unreachable"
 		}
-		require.True(t, p.alive(), "run %d is still up before its kill: %v", i+1, p.err)
-		p.kill()
+		require.True(t, p.Alive(), "run %d is still up before its kill: %v", i+1, p.Err())
+		p.Kill()
 		killedIn = append(killedIn, phase)
 		t.Logf("kill %d after %s, while %s", i+1, gap.Round(time.Millisecond), phase)
 	}
@@ -161,10 +161,10 @@ func runCrashes(t *testing.T, run crashRun) {
 	require.NoError(t, <-requested, "pools and consumers were created")
 	waitState(t, ctx, cp.Client, crashConfig, want, 5*time.Minute)
 	err = testenv.Eventually(ctx, 2*time.Minute, func(ctx context.Context) error {
-		if !final.alive() {
-			return fmt.Errorf("the plugin exited: %v", final.err)
+		if !final.Alive() {
+			return fmt.Errorf("the plugin exited: %v", final.Err())
 		}
-		phase, message, err := pluginStatusAt(ctx, final.addr)
+		phase, message, err := pluginStatusAt(ctx, final.Addr)
 		if err == nil && phase != string(pluginruntime.PhaseRunning) {
 			err = fmt.Errorf("%s: %s", phase, message)
 		}

@@ -18,7 +18,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -43,6 +42,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
+	"github.com/fundament-oss/ceph-rook/internal/pluginproc"
 	"github.com/fundament-oss/ceph-rook/internal/simulate"
 	"github.com/fundament-oss/ceph-rook/internal/testenv"
 	pluginmetadatav1 "github.com/fundament-oss/ceph-rook/pluginruntime/gen/pluginmetadata/v1"
@@ -896,66 +896,27 @@ func pluginBinary(t *testing.T) string {
 			return
 		}
 		pluginBinaryPath = filepath.Join(dir, "ceph-rook")
-		cmd := exec.Command("go", "build", "-o", pluginBinaryPath, ".")
-		cmd.Dir = testenv.RepoRoot()
-		if out, err := cmd.CombinedOutput(); err != nil {
-			pluginBinaryErr = fmt.Errorf("go build: %w\n%s", err, out)
-		}
+		pluginBinaryErr = pluginproc.Build(context.Background(), testenv.RepoRoot(), pluginBinaryPath)
 	})
 	require.NoError(t, pluginBinaryErr)
 	return pluginBinaryPath
 }
 
-// pluginProcess is the plugin binary running against a control plane.
-type pluginProcess struct {
-	cmd    *exec.Cmd
-	addr   string
-	exited chan struct{}
-	err    error
-}
-
 // startPluginProcess runs the binary with the platform's variables and
-// extra FUNP_ settings, logging to logFile.
-func startPluginProcess(t *testing.T, binary string, cp *testenv.Env, repoURL string, logFile io.Writer, extra ...string) *pluginProcess {
+// extra FUNP_ settings, logging to logFile; it is killed when the test ends.
+func startPluginProcess(t *testing.T, binary string, cp *testenv.Env, repoURL string, logFile io.Writer, extra ...string) *pluginproc.Process {
 	t.Helper()
-	addr := freeAddr(t)
-	cmd := exec.Command(binary, "--addr="+addr, "--metrics-addr=0")
-	cmd.Env = append(os.Environ(),
-		"KUBECONFIG="+cp.Kubeconfig,
-		"FUNDAMENT_CLUSTER_ID=reliability",
-		"FUNDAMENT_INSTALL_ID=reliability",
-		"FUNDAMENT_ORGANIZATION_ID=reliability",
-		"FUNP_CHART_REPOSITORY="+repoURL,
-		"FUNP_ALLOW_MULTIPLE_PER_NODE=true",
-	)
-	cmd.Env = append(cmd.Env, extra...)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	require.NoError(t, cmd.Start())
-	p := &pluginProcess{cmd: cmd, addr: addr, exited: make(chan struct{})}
-	go func() { p.err = cmd.Wait(); close(p.exited) }()
-	t.Cleanup(func() { p.kill() })
+	p, err := pluginproc.Start(pluginproc.Options{
+		Binary:     binary,
+		Addr:       freeAddr(t),
+		Kubeconfig: cp.Kubeconfig,
+		ID:         "reliability",
+		Env:        append([]string{"FUNP_CHART_REPOSITORY=" + repoURL, "FUNP_ALLOW_MULTIPLE_PER_NODE=true"}, extra...),
+		Output:     logFile,
+	})
+	require.NoError(t, err)
+	t.Cleanup(p.Kill)
 	return p
-}
-
-// kill ends the process with SIGKILL: no shutdown, no lease release.
-func (p *pluginProcess) kill() {
-	select {
-	case <-p.exited:
-		return
-	default:
-	}
-	_ = p.cmd.Process.Signal(syscall.SIGKILL)
-	<-p.exited
-}
-
-func (p *pluginProcess) alive() bool {
-	select {
-	case <-p.exited:
-		return false
-	default:
-		return true
-	}
 }
 
 // lockedBuffer collects a log shared by a process or logger and the test.

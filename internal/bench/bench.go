@@ -127,7 +127,7 @@ func Run(ctx context.Context, binary string, sc Scenario, log io.Writer) (res Re
 			_ = plugin.stop()
 		}
 	}()
-	if err := plugin.waitReady(ctx, 3*time.Minute); err != nil {
+	if err := plugin.WaitReady(ctx, 3*time.Minute); err != nil {
 		return res, err
 	}
 	logf("plugin installed and ready")
@@ -215,7 +215,7 @@ func Run(ctx context.Context, binary string, sc Scenario, log io.Writer) (res Re
 	if err != nil {
 		return res, err
 	}
-	if err := plugin.waitReady(ctx, 3*time.Minute); err != nil {
+	if err := plugin.WaitReady(ctx, 3*time.Minute); err != nil {
 		return res, err
 	}
 	if err := waitSettled(ctx, plugin, 3*time.Second, 2*time.Minute); err != nil {

@@ -8,20 +8,19 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
+
+	"github.com/fundament-oss/ceph-rook/internal/pluginproc"
 )
 
-// pluginProcess is the real plugin binary, run as in production.
+// pluginProcess is the real plugin binary, run as in production, with
+// what the benchmark reads of it: its metrics and its memory.
 type pluginProcess struct {
-	cmd         *exec.Cmd
-	exited      chan error
-	addr        string
+	*pluginproc.Process
 	metricsAddr string
 
 	mu sync.Mutex
@@ -32,12 +31,7 @@ type pluginProcess struct {
 
 func buildPlugin(ctx context.Context, repoRoot, dir string) (string, error) {
 	out := filepath.Join(dir, "ceph-rook")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, ".")
-	cmd.Dir = repoRoot
-	if output, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("build the plugin: %w\n%s", err, output)
-	}
-	return out, nil
+	return out, pluginproc.Build(ctx, repoRoot, out)
 }
 
 func freeAddr() (string, error) {
@@ -58,33 +52,32 @@ func startPluginProcess(binary, kubeconfig, chartRepo string, env []string, log 
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(binary, "--addr="+addr, "--metrics-addr="+metricsAddr)
-	cmd.Env = append(os.Environ(),
-		"KUBECONFIG="+kubeconfig,
-		"FUNDAMENT_CLUSTER_ID=bench", "FUNDAMENT_INSTALL_ID=bench", "FUNDAMENT_ORGANIZATION_ID=bench",
-		"FUNP_CHART_REPOSITORY="+chartRepo,
-		"FUNP_LOG_LEVEL=error",
-	)
-	cmd.Env = append(cmd.Env, env...)
-	cmd.Stdout, cmd.Stderr = log, log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
+	proc, err := pluginproc.Start(pluginproc.Options{
+		Binary:      binary,
+		Addr:        addr,
+		MetricsAddr: metricsAddr,
+		Kubeconfig:  kubeconfig,
+		ID:          "bench",
+		Env:         append([]string{"FUNP_CHART_REPOSITORY=" + chartRepo, "FUNP_LOG_LEVEL=error"}, env...),
+		Output:      log,
+	})
+	if err != nil {
 		return nil, err
 	}
-	p := &pluginProcess{cmd: cmd, exited: make(chan error, 1), addr: addr, metricsAddr: metricsAddr}
-	done := make(chan struct{})
-	go func() { p.exited <- cmd.Wait(); close(done) }()
-	go p.sampleMemory(done)
+	p := &pluginProcess{Process: proc, metricsAddr: metricsAddr}
+	go p.sampleMemory()
 	return p, nil
 }
 
+func (p *pluginProcess) stop() error { return p.Stop(40 * time.Second) }
+
 // sampleMemory records the split of resident memory every 100 ms: VmHWM
 // says how much, this says what (the Go heap, or the binary's pages).
-func (p *pluginProcess) sampleMemory(done <-chan struct{}) {
-	path := fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid)
+func (p *pluginProcess) sampleMemory() {
+	path := fmt.Sprintf("/proc/%d/status", p.Pid())
 	for {
 		select {
-		case <-done:
+		case <-p.Done():
 			return
 		case <-time.After(100 * time.Millisecond):
 		}
@@ -115,55 +108,13 @@ func statusKB(status, key string) int64 {
 	return 0
 }
 
-func (p *pluginProcess) waitReady(ctx context.Context, timeout time.Duration) error {
-	deadline := time.After(timeout)
-	for {
-		resp, err := http.Get("http://" + p.addr + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-		}
-		select {
-		case err := <-p.exited:
-			return fmt.Errorf("the plugin exited: %v", err)
-		case <-deadline:
-			return fmt.Errorf("the plugin was not ready within %s", timeout)
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
-}
-
-func (p *pluginProcess) stop() error {
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.exited:
-		return nil
-	case <-time.After(40 * time.Second):
-		_ = p.cmd.Process.Kill()
-		<-p.exited
-		return fmt.Errorf("the plugin did not stop within 40s of SIGTERM")
-	}
-}
-
 // peakRSS is the process's high-water mark of resident memory (VmHWM).
 func (p *pluginProcess) peakRSS() (int64, error) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.Pid()))
 	if err != nil {
 		return 0, err
 	}
-	defer f.Close()
-	s := bufio.NewScanner(f)
-	for s.Scan() {
-		if v, ok := strings.CutPrefix(s.Text(), "VmHWM:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			return kb * 1024, err
-		}
-	}
-	return 0, fmt.Errorf("no VmHWM for pid %d", p.cmd.Process.Pid)
+	return statusKB(string(data), "VmHWM:") * 1024, nil
 }
 
 // metrics scrapes the controllers' reconcile counters, keyed by

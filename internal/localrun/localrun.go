@@ -15,9 +15,7 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -26,6 +24,7 @@ import (
 	"github.com/fundament-oss/ceph-rook/internal/cachedir"
 	"github.com/fundament-oss/ceph-rook/internal/chartrepo"
 	"github.com/fundament-oss/ceph-rook/internal/devconsole"
+	"github.com/fundament-oss/ceph-rook/internal/pluginproc"
 	"github.com/fundament-oss/ceph-rook/internal/simulate"
 	"github.com/fundament-oss/ceph-rook/internal/testenv"
 )
@@ -100,7 +99,7 @@ func Run(ctx context.Context, o Options) (err error) {
 
 	fmt.Fprintln(o.Out, "• building the plugin")
 	binary := filepath.Join(o.DataDir, "bin", "ceph-rook")
-	if err := build(ctx, o.RepoRoot, binary); err != nil {
+	if err := pluginproc.Build(ctx, o.RepoRoot, binary); err != nil {
 		return err
 	}
 
@@ -123,13 +122,25 @@ func Run(ctx context.Context, o Options) (err error) {
 
 	pluginLog := filepath.Join(o.DataDir, "plugin.log")
 	fmt.Fprintf(o.Out, "• starting the plugin (chart repository %s; log %s)\n", repo.URL, pluginLog)
-	plugin, err := startPlugin(binary, o.PluginAddr, kubeconfig, repo.URL, pluginLog)
+	logFile, err := os.OpenFile(pluginLog, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return err
 	}
-	cleanups = append(cleanups, plugin.stop)
+	cleanups = append(cleanups, func() { logFile.Close() })
+	plugin, err := pluginproc.Start(pluginproc.Options{
+		Binary:     binary,
+		Addr:       o.PluginAddr,
+		Kubeconfig: kubeconfig,
+		ID:         "local",
+		Env:        []string{"FUNP_CHART_REPOSITORY=" + repo.URL, "FUNP_ALLOW_MULTIPLE_PER_NODE=true"},
+		Output:     logFile,
+	})
+	if err != nil {
+		return err
+	}
+	cleanups = append(cleanups, func() { _ = plugin.Stop(35 * time.Second) })
 	fmt.Fprintln(o.Out, "• waiting for the plugin to install Rook and become ready")
-	if err := waitReady(ctx, "http://"+o.PluginAddr+"/readyz", plugin.exited); err != nil {
+	if err := plugin.WaitReady(ctx, 5*time.Minute); err != nil {
 		return fmt.Errorf("%w (see %s)", err, pluginLog)
 	}
 
@@ -165,8 +176,8 @@ func Run(ctx context.Context, o Options) (err error) {
 	case <-ctx.Done():
 		fmt.Fprintln(o.Out, "• stopping")
 		return nil
-	case err := <-plugin.exited:
-		return fmt.Errorf("the plugin exited (see %s): %v", pluginLog, err)
+	case <-plugin.Done():
+		return fmt.Errorf("the plugin exited (see %s): %v", pluginLog, plugin.Err())
 	case err := <-simErr:
 		return fmt.Errorf("the simulation stopped: %w", err)
 	}
@@ -244,85 +255,6 @@ func startConsole(ctx context.Context, o Options, env *testenv.Env) (*devconsole
 		ConsoleAddr: o.ConsoleAddr,
 		PluginAddr:  o.PluginOriginAddr,
 	})
-}
-
-func build(ctx context.Context, repoRoot, out string) error {
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, ".")
-	cmd.Dir = repoRoot
-	output, err := cmd.CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("build the plugin: %w\n%s", err, output)
-	}
-	return nil
-}
-
-type pluginProcess struct {
-	cmd    *exec.Cmd
-	exited chan error
-	log    *os.File
-}
-
-func startPlugin(binary, addr, kubeconfig, repoURL, logPath string) (*pluginProcess, error) {
-	log, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	cmd := exec.Command(binary, "--addr="+addr)
-	cmd.Env = append(os.Environ(),
-		"KUBECONFIG="+kubeconfig,
-		"FUNDAMENT_CLUSTER_ID=local",
-		"FUNDAMENT_INSTALL_ID=local",
-		"FUNDAMENT_ORGANIZATION_ID=local",
-		"FUNP_CHART_REPOSITORY="+repoURL,
-		"FUNP_ALLOW_MULTIPLE_PER_NODE=true",
-	)
-	cmd.Stdout, cmd.Stderr = log, log
-	// Its own process group, so a Ctrl-C in the terminal reaches us first
-	// and the plugin is stopped in order, not killed mid-write.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		log.Close()
-		return nil, fmt.Errorf("start the plugin: %w", err)
-	}
-	p := &pluginProcess{cmd: cmd, exited: make(chan error, 1), log: log}
-	go func() { p.exited <- cmd.Wait() }()
-	return p, nil
-}
-
-// stop asks the plugin to shut down and kills it if it does not.
-func (p *pluginProcess) stop() {
-	defer p.log.Close()
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.exited:
-	case <-time.After(35 * time.Second):
-		_ = p.cmd.Process.Kill()
-		<-p.exited
-	}
-}
-
-// waitReady polls the plugin's readiness probe until it answers 200, the
-// plugin exits, or a few minutes pass.
-func waitReady(ctx context.Context, url string, exited <-chan error) error {
-	deadline := time.After(5 * time.Minute)
-	for {
-		resp, err := http.Get(url)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case err := <-exited:
-			return fmt.Errorf("the plugin exited before it was ready: %v", err)
-		case <-deadline:
-			return errors.New("the plugin did not become ready within 5 minutes")
-		case <-time.After(500 * time.Millisecond):
-		}
-	}
 }
 
 func serve(addr string, h http.Handler) (*http.Server, error) {

@@ -1,0 +1,144 @@
+// Package pluginproc builds the plugin binary from the repository and runs
+// it as a process, as the platform would run its container: `just run` and
+// the benchmark use it, so both exercise the real binary the same way.
+package pluginproc
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"syscall"
+	"time"
+)
+
+// Build compiles the plugin (the repository's root package) into out.
+func Build(ctx context.Context, repoRoot, out string) error {
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, ".")
+	cmd.Dir = repoRoot
+	if output, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("build the plugin: %w\n%s", err, output)
+	}
+	return nil
+}
+
+// Options say how to run the plugin.
+type Options struct {
+	Binary string
+	// Addr is the runtime's HTTP server (probes, metadata API, console).
+	Addr string
+	// MetricsAddr serves the controllers' metrics; empty means off.
+	MetricsAddr string
+	Kubeconfig  string
+	// ID fills FUNDAMENT_CLUSTER_ID, _INSTALL_ID and _ORGANIZATION_ID.
+	ID string
+	// Env adds variables (FUNP_ settings) to the process's environment.
+	Env []string
+	// Output receives the plugin's stdout and stderr.
+	Output io.Writer
+}
+
+// Process is a running plugin.
+type Process struct {
+	Addr string
+	cmd  *exec.Cmd
+	done chan struct{}
+	err  error
+}
+
+// Start runs the plugin in its own process group, so a Ctrl-C in a
+// terminal reaches the caller first and the plugin is stopped in order,
+// not killed mid-write.
+func Start(o Options) (*Process, error) {
+	metrics := o.MetricsAddr
+	if metrics == "" {
+		metrics = "0"
+	}
+	cmd := exec.Command(o.Binary, "--addr="+o.Addr, "--metrics-addr="+metrics)
+	cmd.Env = append(os.Environ(),
+		"KUBECONFIG="+o.Kubeconfig,
+		"FUNDAMENT_CLUSTER_ID="+o.ID,
+		"FUNDAMENT_INSTALL_ID="+o.ID,
+		"FUNDAMENT_ORGANIZATION_ID="+o.ID,
+	)
+	cmd.Env = append(cmd.Env, o.Env...)
+	cmd.Stdout, cmd.Stderr = o.Output, o.Output
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start the plugin: %w", err)
+	}
+	p := &Process{Addr: o.Addr, cmd: cmd, done: make(chan struct{})}
+	go func() { p.err = cmd.Wait(); close(p.done) }()
+	return p, nil
+}
+
+// Pid is the process's id.
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
+
+// Done is closed when the process has exited; Err then says how.
+func (p *Process) Done() <-chan struct{} { return p.done }
+
+// Err is how the process exited (valid once Done is closed).
+func (p *Process) Err() error { return p.err }
+
+// WaitReady polls /readyz until it answers 200, the plugin exits, ctx
+// ends or timeout passes.
+func (p *Process) WaitReady(ctx context.Context, timeout time.Duration) error {
+	deadline := time.After(timeout)
+	for {
+		resp, err := http.Get("http://" + p.Addr + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case <-p.done:
+			return fmt.Errorf("the plugin exited before it was ready: %v", p.err)
+		case <-deadline:
+			return fmt.Errorf("the plugin was not ready within %s", timeout)
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// Stop sends SIGTERM and kills the process if it has not exited within
+// grace (the runtime's shutdown deadline is 30 s).
+func (p *Process) Stop(grace time.Duration) error {
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+		return nil
+	case <-time.After(grace):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+		return fmt.Errorf("the plugin did not stop within %s of SIGTERM", grace)
+	}
+}
+
+// Kill ends the process with SIGKILL — no shutdown, no lease released, as
+// a crash or an OOM kill would — and waits for it.
+func (p *Process) Kill() {
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGKILL)
+	<-p.done
+}
+
+// Alive reports whether the process is still running.
+func (p *Process) Alive() bool {
+	select {
+	case <-p.done:
+		return false
+	default:
+		return true
+	}
+}
