@@ -91,7 +91,7 @@ func (h *harness) startWith(host pluginruntime.Host, wrap func(http.RoundTripper
 	}
 	scheme, err := newScheme()
 	require.NoError(h.t, err)
-	mgr, err := newManager(restCfg, scheme, h.cfg, host, "0")
+	mgr, err := newManager(restCfg, scheme, h.cfg, host, "0", "")
 	require.NoError(h.t, err)
 	require.NoError(h.t, setupReconcilers(mgr, h.cfg, host))
 	ctx, cancel := context.WithCancel(h.ctx)

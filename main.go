@@ -28,6 +28,7 @@ func main() {
 	}
 	addr := flag.String("addr", ":8080", "listen address of the HTTP server (probes, metadata API, console)")
 	metricsAddr := flag.String("metrics-addr", ":8081", `listen address of the controllers' Prometheus metrics ("0": off)`)
+	pprofAddr := flag.String("pprof-addr", "", "listen address of Go's pprof profiles (empty: off)")
 	flag.Parse()
-	pluginruntime.Run(NewPlugin().WithMetricsAddr(*metricsAddr), pluginruntime.WithAddr(*addr))
+	pluginruntime.Run(NewPlugin().WithMetricsAddr(*metricsAddr).WithPprofAddr(*pprofAddr), pluginruntime.WithAddr(*addr))
 }

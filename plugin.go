@@ -47,6 +47,8 @@ type Plugin struct {
 	installer chartInstaller
 	// metricsAddr serves the manager's Prometheus metrics ("0": off).
 	metricsAddr string
+	// pprofAddr serves Go's pprof profiles (empty: off).
+	pprofAddr string
 	// apiProbeInterval is how often the watchdog probes the API server
 	// (zero: defaultAPIProbeInterval).
 	apiProbeInterval time.Duration
@@ -69,6 +71,13 @@ func (p *Plugin) WithMetricsAddr(addr string) *Plugin {
 }
 
 var _ pluginruntime.ConsoleProvider = (*Plugin)(nil)
+
+// WithPprofAddr serves Go's pprof profiles at addr (empty: off); the
+// benchmark profiles the plugin through it.
+func (p *Plugin) WithPprofAddr(addr string) *Plugin {
+	p.pprofAddr = addr
+	return p
+}
 
 // Definition is the embedded definition.yaml.
 func (p *Plugin) Definition() pluginruntime.PluginDefinition { return *p.definition }
@@ -113,7 +122,7 @@ func (p *Plugin) Start(ctx context.Context, host pluginruntime.Host) error {
 	if err != nil {
 		return pluginerrors.NewTransient(err)
 	}
-	mgr, err := newManager(restCfg, scheme, cfg, host, p.metricsAddr)
+	mgr, err := newManager(restCfg, scheme, cfg, host, p.metricsAddr, p.pprofAddr)
 	if err != nil {
 		return pluginerrors.NewTransient(err)
 	}
@@ -167,7 +176,7 @@ func newScheme() (*runtime.Scheme, error) {
 // only the cluster namespace.
 // The manager logs through the runtime's logger (crhelper.NewManager);
 // the runtime's HTTP server already serves the probes.
-func newManager(restCfg *rest.Config, scheme *runtime.Scheme, cfg Config, host pluginruntime.Host, metricsAddr string) (manager.Manager, error) {
+func newManager(restCfg *rest.Config, scheme *runtime.Scheme, cfg Config, host pluginruntime.Host, metricsAddr, pprofAddr string) (manager.Manager, error) {
 	discovery := labels.SelectorFromSet(labels.Set{DiscoveryAppLabel: DiscoveryAppValue})
 	inCluster := map[string]cache.Config{cfg.ClusterNamespace: {}}
 	if metricsAddr == "" {
@@ -177,6 +186,7 @@ func newManager(restCfg *rest.Config, scheme *runtime.Scheme, cfg Config, host p
 		Scheme:                 scheme,
 		Metrics:                metricsserver.Options{BindAddress: metricsAddr},
 		HealthProbeBindAddress: "0",
+		PprofBindAddress:       pprofAddr,
 		// Start runs again in the same process after a transient error;
 		// its controllers keep their names.
 		Controller: ctrlconfig.Controller{SkipNameValidation: ptrTo(true)},
@@ -205,7 +215,7 @@ func newManager(restCfg *rest.Config, scheme *runtime.Scheme, cfg Config, host p
 func setupReconcilers(mgr manager.Manager, cfg Config, host pluginruntime.Host) error {
 	c := mgr.GetClient()
 	cluster := types.NamespacedName{Namespace: cfg.ClusterNamespace, Name: CephClusterName}
-	union := &SharedUnion{Client: c}
+	union := &SharedUnion{Client: c, Cache: mgr.GetCache()}
 	recorder := mgr.GetEventRecorder("ceph-rook")
 	inventory := &DiskInventoryReconciler{
 		Client:    c,
@@ -216,7 +226,7 @@ func setupReconcilers(mgr manager.Manager, cfg Config, host pluginruntime.Host) 
 	if err := inventory.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("disk inventory controller: %w", err)
 	}
-	pools := &DiskPoolReconciler{Client: c, Cluster: cluster, Union: union}
+	pools := &DiskPoolReconciler{Client: c, Cluster: cluster, Union: union, Cache: mgr.GetCache()}
 	if err := pools.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("disk pool controller: %w", err)
 	}

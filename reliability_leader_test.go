@@ -45,7 +45,7 @@ func startInstance(t *testing.T, h *harness, name string) *instance {
 	scheme, err := newScheme()
 	require.NoError(t, err)
 	host := &recordingHost{}
-	mgr, err := newManager(restCfg, scheme, h.cfg, host, "0")
+	mgr, err := newManager(restCfg, scheme, h.cfg, host, "0", "")
 	require.NoError(t, err)
 	require.NoError(t, setupReconcilers(mgr, h.cfg, host))
 	ctx, cancel := context.WithCancel(h.ctx)

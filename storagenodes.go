@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	cephv1 "github.com/rook/rook/pkg/apis/ceph.rook.io/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // ManagedDevicesAnnotation records, on the CephCluster, the devices the
@@ -68,6 +67,10 @@ type StorageNodesPlan struct {
 // devices the plugin listed and the pools no longer want go, and whatever
 // else is set on a node or device (config, resources) is carried over.
 // Nodes and devices come out sorted so an unchanged input never differs.
+//
+// Entries carried over are shared with current, not copied (at 10,000
+// devices copying them was most of an edit's planning): neither current
+// nor the plan may be modified afterwards.
 func PlanStorageNodes(current []any, managedAnnotation string, want []cephv1.Node) StorageNodesPlan {
 	managed := parseManaged(managedAnnotation)
 	type entry struct {
@@ -83,6 +86,9 @@ func PlanStorageNodes(current []any, managedAnnotation string, want []cephv1.Nod
 		byNode[name] = e
 		return e
 	}
+	// ours are the current entries of devices the plugin listed: kept
+	// (with whatever was set on them) only if the pools still want them.
+	ours := map[DeviceID]map[string]any{}
 	for _, n := range current {
 		node, ok := n.(map[string]any)
 		if !ok {
@@ -93,7 +99,7 @@ func PlanStorageNodes(current []any, managedAnnotation string, want []cephv1.Nod
 			continue
 		}
 		e := nodeOf(name)
-		e.node = runtime.DeepCopyJSON(node)
+		e.node = withoutDevices(node)
 		devices, _ := node["devices"].([]any)
 		for _, d := range devices {
 			dev, ok := d.(map[string]any)
@@ -101,21 +107,26 @@ func PlanStorageNodes(current []any, managedAnnotation string, want []cephv1.Nod
 				continue
 			}
 			devName, _ := dev["name"].(string)
-			if devName == "" || managed[managedKeyOf(DeviceID{Node: name, Device: devName})] {
-				continue // ours: kept below only if still wanted
+			if devName == "" {
+				continue
 			}
-			e.device[devName] = runtime.DeepCopyJSON(dev)
+			if id := (DeviceID{Node: name, Device: devName}); managed[managedKeyOf(id)] {
+				ours[id] = dev
+				continue
+			}
+			e.device[devName] = dev
 		}
 	}
 	var managedNext []DeviceID
 	for _, node := range want {
 		e := nodeOf(node.Name)
 		for _, dev := range node.Devices {
-			managedNext = append(managedNext, DeviceID{Node: node.Name, Device: dev.Name})
+			id := DeviceID{Node: node.Name, Device: dev.Name}
+			managedNext = append(managedNext, id)
 			if _, listed := e.device[dev.Name]; listed {
 				continue
 			}
-			if prev := previousDevice(current, node.Name, dev.Name); prev != nil {
+			if prev, ok := ours[id]; ok {
 				e.device[dev.Name] = prev
 			} else {
 				e.device[dev.Name] = map[string]any{"name": dev.Name}
@@ -157,21 +168,16 @@ func hasOtherFields(node map[string]any) bool {
 	return false
 }
 
-func previousDevice(current []any, node, device string) map[string]any {
-	for _, n := range current {
-		m, _ := n.(map[string]any)
-		if name, _ := m["name"].(string); name != node {
-			continue
-		}
-		devices, _ := m["devices"].([]any)
-		for _, d := range devices {
-			dm, _ := d.(map[string]any)
-			if name, _ := dm["name"].(string); name == device {
-				return runtime.DeepCopyJSON(dm)
-			}
+// withoutDevices is a copy of a node entry's own fields; its device list
+// is rebuilt by the plan.
+func withoutDevices(node map[string]any) map[string]any {
+	out := make(map[string]any, len(node))
+	for k, v := range node {
+		if k != "devices" {
+			out[k] = v
 		}
 	}
-	return nil
+	return out
 }
 
 // parseManaged reads the record. Anything it cannot read is taken as

@@ -169,11 +169,9 @@ type DiskUnion struct {
 // (RenderStorageNodes), the consumers (Nodes) and every pool's status, so
 // no reconciler re-lists everything per pool or per disk. Pools being
 // deleted contribute nothing: deleting a pool recomputes the union without it.
-func Union(pools []cephv1alpha1.DiskPool, disks []cephv1alpha1.Disk, inCluster map[DeviceID]bool) DiskUnion {
-	byName := make(map[string]*cephv1alpha1.Disk, len(disks))
-	for i := range disks {
-		byName[disks[i].Name] = &disks[i]
-	}
+// byName holds the published Disks by name (at least those the pools list);
+// they are only read.
+func Union(pools []cephv1alpha1.DiskPool, byName map[string]*cephv1alpha1.Disk, inCluster map[DeviceID]bool) DiskUnion {
 	u := DiskUnion{Owners: ClaimOwners(pools), Pools: map[string]PoolResolution{}}
 	seen := map[DeviceID]bool{}
 	nodes := map[string]bool{}

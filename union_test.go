@@ -249,7 +249,7 @@ func TestUnion(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := Union(tc.pools, disks, nil)
+			got := Union(tc.pools, byName(disks...), nil)
 			assert.Equal(t, tc.wantDisks, nilIfEmpty(names(got.Disks)))
 			assert.Equal(t, tc.wantNodes, got.Nodes)
 			assert.Equal(t, tc.wantOwners, got.Owners)
@@ -263,6 +263,6 @@ func TestUnion(t *testing.T) {
 
 func TestUnionIsSortedByNodeThenDevice(t *testing.T) {
 	disks := []cephv1alpha1.Disk{available("z", "n1", 1), available("y", "n2", 1), available("x", "n1", 1)}
-	got := Union([]cephv1alpha1.DiskPool{pool("p", 0, "y", "z", "x")}, disks, nil)
+	got := Union([]cephv1alpha1.DiskPool{pool("p", 0, "y", "z", "x")}, byName(disks...), nil)
 	assert.Equal(t, []string{"x", "z", "y"}, names(got.Disks))
 }

@@ -37,6 +37,7 @@ func main() {
 	flag.IntVar(&o.FloorWorkers, "floor-workers", 8, "parallel workers of the floor client")
 	qps := flag.Int("qps", 0, "FUNP_KUBE_API_QPS for the plugin (0: its default)")
 	burst := flag.Int("burst", 0, "FUNP_KUBE_API_BURST for the plugin (0: its default)")
+	flag.StringVar(&o.Profiles, "profiles", "", "folder for the plugin's pprof profiles (heap after convergence and at the end, CPU during the edits); empty: not profiled")
 	results := flag.String("results", "results/bench", "folder for results.json, results.txt and chart.png")
 	flag.Parse()
 	for _, s := range strings.Split(*sizes, ",") {

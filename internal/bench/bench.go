@@ -41,6 +41,9 @@ type Scenario struct {
 	FloorWorkers          int
 	// PluginEnv adds FUNP_ settings (e.g. FUNP_KUBE_API_QPS) to the plugin.
 	PluginEnv []string
+	// Profiles, when set, is a folder for the plugin's pprof profiles:
+	// the heap after convergence and at the end, the CPU during the edits.
+	Profiles string
 }
 
 // Result is what one scenario measured.
@@ -118,7 +121,7 @@ func Run(ctx context.Context, binary string, sc Scenario, log io.Writer) (res Re
 	}
 	defer pluginLog.Close()
 
-	plugin, err := startPluginProcess(binary, kubeconfig, repo.URL, sc.PluginEnv, pluginLog)
+	plugin, err := startPluginProcess(binary, kubeconfig, repo.URL, sc.PluginEnv, sc.Profiles != "", pluginLog)
 	if err != nil {
 		return res, err
 	}
@@ -173,6 +176,9 @@ func Run(ctx context.Context, binary string, sc Scenario, log io.Writer) (res Re
 	metricsAfter := mustMetrics(plugin)
 	res.ReconcileErrors = metricsAfter["errors"] - metricsBefore["errors"]
 	res.ReconcileRetries = (metricsAfter["all error"] - metricsBefore["all error"]) + (metricsAfter["all requeue"] - metricsBefore["all requeue"])
+	if err := plugin.profiler(sc.Profiles, res.Disks).heap(ctx, "converged"); err != nil {
+		return res, err
+	}
 	logf("discovery: %d disks in %.1fs (%.2f writes/disk, %v errors, %v retries)", res.Disks, res.ConvergeSeconds, res.WritesPerDisk(), res.ReconcileErrors, res.ReconcileRetries)
 
 	// Pools and consumers; the simulated operator marks Rook objects Ready.
@@ -211,7 +217,7 @@ func Run(ctx context.Context, binary string, sc Scenario, log io.Writer) (res Re
 		return res, err
 	}
 	before = proxy.snapshot()
-	plugin, err = startPluginProcess(binary, kubeconfig, repo.URL, sc.PluginEnv, pluginLog)
+	plugin, err = startPluginProcess(binary, kubeconfig, repo.URL, sc.PluginEnv, sc.Profiles != "", pluginLog)
 	if err != nil {
 		return res, err
 	}
@@ -228,7 +234,11 @@ func Run(ctx context.Context, binary string, sc Scenario, log io.Writer) (res Re
 	// write the CephCluster's capacity after every edit, competing with the
 	// plugin's patch for the API server.
 	stopOperator()
-	latencies, err := measureEdits(ctx, admin, watcher, sc.Edits)
+	var latencies []time.Duration
+	err = plugin.profiler(sc.Profiles, res.Disks).cpu(ctx, "edits", func() (err error) {
+		latencies, err = measureEdits(ctx, admin, watcher, sc.Edits)
+		return err
+	})
 	if err != nil {
 		return res, err
 	}
@@ -252,7 +262,7 @@ func Run(ctx context.Context, binary string, sc Scenario, log io.Writer) (res Re
 	anon, file := plugin.peakSplit()
 	res.PeakAnonBytes, res.PeakFileBytes = max(res.PeakAnonBytes, anon), max(res.PeakFileBytes, file)
 	res.FailedRequests = proxy.failures()
-	return res, nil
+	return res, plugin.profiler(sc.Profiles, res.Disks).heap(ctx, "end")
 }
 
 func mustMetrics(p *pluginProcess) map[string]float64 {

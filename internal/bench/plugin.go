@@ -22,6 +22,8 @@ import (
 type pluginProcess struct {
 	*pluginproc.Process
 	metricsAddr string
+	// pprofAddr serves the plugin's profiles (empty: not profiled).
+	pprofAddr string
 
 	mu sync.Mutex
 	// peakAnon and peakFile are the largest anonymous (heap, stacks) and
@@ -43,7 +45,7 @@ func freeAddr() (string, error) {
 	return l.Addr().String(), nil
 }
 
-func startPluginProcess(binary, kubeconfig, chartRepo string, env []string, log io.Writer) (*pluginProcess, error) {
+func startPluginProcess(binary, kubeconfig, chartRepo string, env []string, profiled bool, log io.Writer) (*pluginProcess, error) {
 	addr, err := freeAddr()
 	if err != nil {
 		return nil, err
@@ -52,10 +54,17 @@ func startPluginProcess(binary, kubeconfig, chartRepo string, env []string, log 
 	if err != nil {
 		return nil, err
 	}
+	var pprofAddr string
+	if profiled {
+		if pprofAddr, err = freeAddr(); err != nil {
+			return nil, err
+		}
+	}
 	proc, err := pluginproc.Start(pluginproc.Options{
 		Binary:      binary,
 		Addr:        addr,
 		MetricsAddr: metricsAddr,
+		PprofAddr:   pprofAddr,
 		Kubeconfig:  kubeconfig,
 		ID:          "bench",
 		Env:         append([]string{"FUNP_CHART_REPOSITORY=" + chartRepo, "FUNP_LOG_LEVEL=error"}, env...),
@@ -64,9 +73,18 @@ func startPluginProcess(binary, kubeconfig, chartRepo string, env []string, log 
 	if err != nil {
 		return nil, err
 	}
-	p := &pluginProcess{Process: proc, metricsAddr: metricsAddr}
+	p := &pluginProcess{Process: proc, metricsAddr: metricsAddr, pprofAddr: pprofAddr}
 	go p.sampleMemory()
 	return p, nil
+}
+
+// profiler saves this process's profiles into dir (nil when the process
+// is not profiled).
+func (p *pluginProcess) profiler(dir string, disks int) *profiler {
+	if p.pprofAddr == "" {
+		return nil
+	}
+	return &profiler{addr: p.pprofAddr, dir: dir, disks: disks}
 }
 
 func (p *pluginProcess) stop() error { return p.Stop(40 * time.Second) }

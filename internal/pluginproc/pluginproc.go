@@ -31,7 +31,9 @@ type Options struct {
 	Addr string
 	// MetricsAddr serves the controllers' metrics; empty means off.
 	MetricsAddr string
-	Kubeconfig  string
+	// PprofAddr serves Go's pprof profiles; empty means off.
+	PprofAddr  string
+	Kubeconfig string
 	// ID fills FUNDAMENT_CLUSTER_ID, _INSTALL_ID and _ORGANIZATION_ID.
 	ID string
 	// Env adds variables (FUNP_ settings) to the process's environment.
@@ -56,7 +58,11 @@ func Start(o Options) (*Process, error) {
 	if metrics == "" {
 		metrics = "0"
 	}
-	cmd := exec.Command(o.Binary, "--addr="+o.Addr, "--metrics-addr="+metrics)
+	args := []string{"--addr=" + o.Addr, "--metrics-addr=" + metrics}
+	if o.PprofAddr != "" {
+		args = append(args, "--pprof-addr="+o.PprofAddr)
+	}
+	cmd := exec.Command(o.Binary, args...)
 	cmd.Env = append(os.Environ(),
 		"KUBECONFIG="+o.Kubeconfig,
 		"FUNDAMENT_CLUSTER_ID="+o.ID,
