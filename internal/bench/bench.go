@@ -79,7 +79,18 @@ func (r Result) WritesPerDisk() float64 { return float64(r.ConvergeWrites) / flo
 
 // Run measures one scenario on a fresh control plane.
 func Run(ctx context.Context, binary string, sc Scenario, log io.Writer) (res Result, err error) {
-	logf := func(format string, a ...any) { fmt.Fprintf(log, "  "+format+"\n", a...) }
+	start := time.Now()
+	var plugin *pluginProcess
+	// Every step says when it ended and the plugin's peak memory so far,
+	// which places the peak.
+	logf := func(format string, a ...any) {
+		note := ""
+		if plugin != nil {
+			anon, file := plugin.peakSplit()
+			note = fmt.Sprintf("  [%.0fs; peak heap etc. %.0f MiB, binary %.0f MiB]", time.Since(start).Seconds(), float64(anon)/(1<<20), float64(file)/(1<<20))
+		}
+		fmt.Fprintf(log, "  "+format+note+"\n", a...)
+	}
 	res.Disks = sc.Nodes * sc.DevicesPerNode
 	scheme := testenv.DefaultScheme()
 	if err := cephv1alpha1.AddToScheme(scheme); err != nil {
@@ -121,7 +132,7 @@ func Run(ctx context.Context, binary string, sc Scenario, log io.Writer) (res Re
 	}
 	defer pluginLog.Close()
 
-	plugin, err := startPluginProcess(binary, kubeconfig, repo.URL, sc.PluginEnv, sc.Profiles != "", pluginLog)
+	plugin, err = startPluginProcess(binary, kubeconfig, repo.URL, sc.PluginEnv, sc.Profiles != "", pluginLog)
 	if err != nil {
 		return res, err
 	}
@@ -137,11 +148,11 @@ func Run(ctx context.Context, binary string, sc Scenario, log io.Writer) (res Re
 
 	// The floor: a plain client publishing the same inventory.
 	floor := floorDisks(sc.Nodes, sc.DevicesPerNode)
-	start := time.Now()
+	floorStart := time.Now()
 	if err := writeFloor(ctx, admin, sc.FloorWorkers, floor); err != nil {
 		return res, fmt.Errorf("floor: %w", err)
 	}
-	res.FloorSeconds = time.Since(start).Seconds()
+	res.FloorSeconds = time.Since(floorStart).Seconds()
 	logf("floor: %d disks in %.1fs", len(floor), res.FloorSeconds)
 	if err := admin.DeleteAllOf(ctx, &cephv1alpha1.Disk{}, client.MatchingLabels{floorLabel: "true"}); err != nil {
 		return res, err
@@ -161,14 +172,14 @@ func Run(ctx context.Context, binary string, sc Scenario, log io.Writer) (res Re
 		return res, err
 	}
 	before, metricsBefore := proxy.snapshot(), mustMetrics(plugin)
-	start = time.Now()
+	convergeStart := time.Now()
 	if err := parallel(ctx, sc.FloorWorkers, cms, func(ctx context.Context, cm *corev1.ConfigMap) error { return admin.Create(ctx, cm) }); err != nil {
 		return res, fmt.Errorf("create discovery ConfigMaps: %w", err)
 	}
 	if err := waitFor(ctx, 30*time.Minute, func() bool { return watcher.publishedDisks() >= res.Disks }); err != nil {
 		return res, fmt.Errorf("discovery did not converge (%d of %d Disks): %w", watcher.publishedDisks(), res.Disks, err)
 	}
-	res.ConvergeSeconds = watcher.lastPublished().Sub(start).Seconds()
+	res.ConvergeSeconds = watcher.lastPublished().Sub(convergeStart).Seconds()
 	if err := waitQuiet(ctx, proxy, 2*time.Second, time.Minute); err != nil {
 		return res, err
 	}
