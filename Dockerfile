@@ -1,15 +1,19 @@
-# ceph-rook plugin image: a static Go binary on a small base. The Rook chart
-# is installed through the Helm SDK, so no helm CLI is needed.
+# ceph-rook plugin image: two static Go binaries on a small base. The plugin
+# runs ceph-rook-helm, beside it, to install the Rook chart through the
+# Helm SDK (no helm CLI is needed); keeping Helm in that short-lived helper
+# keeps it out of the long-running plugin's memory.
 FROM golang:1.26 AS build
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o /out/ceph-rook .
+RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o /out/ceph-rook . && \
+    CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o /out/ceph-rook-helm ./cmd/ceph-rook-helm
 
 FROM gcr.io/distroless/static-debian12:nonroot
 WORKDIR /app
 COPY --from=build /out/ceph-rook /app/ceph-rook
+COPY --from=build /out/ceph-rook-helm /app/ceph-rook-helm
 COPY definition.yaml /app/definition.yaml
 USER nonroot:nonroot
 EXPOSE 8080

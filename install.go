@@ -12,7 +12,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/fundament-oss/ceph-rook/pluginruntime/helpers/helm"
+	"github.com/fundament-oss/ceph-rook/pluginruntime/helpers/helm/helmexec"
 )
 
 // RookReleaseName is the Helm release of the Rook operator chart.
@@ -34,7 +34,7 @@ type chartRelease struct {
 	Version         string
 	Values          map[string]any
 	// Exclusive: no other operation on the release runs meanwhile (see
-	// helm.Release.Exclusive).
+	// Exclusive of pluginruntime/helpers/helm.Release).
 	Exclusive bool
 }
 
@@ -45,34 +45,43 @@ type chartInstaller interface {
 	EnsureRelease(ctx context.Context, release chartRelease) error
 }
 
-// helmInstaller installs charts through the runtime's Helm SDK helper.
-type helmInstaller struct {
+// helmBinary is the helper that runs Helm for the plugin, built from
+// ./cmd/ceph-rook-helm and shipped beside the plugin's binary. Helm (with
+// kubectl, kustomize and the OCI clients it pulls in) is over a quarter of the
+// plugin's size, resident for the life of the process although it runs
+// once per start; in a child process it is gone when the install is done.
+const helmBinary = "ceph-rook-helm"
+
+// execInstaller installs charts by running the helm helper binary.
+type execInstaller struct {
+	runner helmexec.Runner
 	config *rest.Config
 	log    *slog.Logger
 }
 
-func newHelmInstaller(config *rest.Config, log *slog.Logger) chartInstaller {
-	return &helmInstaller{config: config, log: log}
+// newExecInstaller finds the helper beside the plugin or on $PATH.
+func newExecInstaller(config *rest.Config, log *slog.Logger) (chartInstaller, error) {
+	bin, err := helmexec.Locate(helmBinary)
+	if err != nil {
+		return nil, fmt.Errorf("%w; build it beside the plugin with `go build ./cmd/%s`", err, helmBinary)
+	}
+	return &execInstaller{runner: helmexec.Runner{Binary: bin}, config: config, log: log}, nil
 }
 
 // EnsureRelease installs or upgrades the release; an identical release is
-// left unchanged.
-func (h *helmInstaller) EnsureRelease(ctx context.Context, r chartRelease) error {
-	client, err := helm.New(h.config, helm.WithLogger(h.log))
-	if err != nil {
-		return err
-	}
-	res, err := client.InstallOrUpgrade(ctx, helm.Release{
+// left unchanged. The helper's log lines go to the plugin's stderr.
+func (e *execInstaller) EnsureRelease(ctx context.Context, r chartRelease) error {
+	res, err := e.runner.InstallOrUpgrade(ctx, e.config, helmexec.Request{
 		Name:      r.Name,
 		Namespace: r.Namespace,
-		Chart:     helm.Chart{RepoURL: r.RepoURL, Name: r.Chart, Version: r.Version},
+		Chart:     helmexec.Chart{RepoURL: r.RepoURL, Name: r.Chart, Version: r.Version},
 		Values:    r.Values,
 		Exclusive: r.Exclusive,
 	})
 	if err != nil {
 		return err
 	}
-	h.log.Info("Rook chart reconciled", "action", res.Action, "revision", res.Release.Version)
+	e.log.Info("Rook chart reconciled", "action", res.Action, "revision", res.Revision)
 	return nil
 }
 

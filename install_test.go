@@ -3,6 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,6 +20,7 @@ import (
 
 	"github.com/fundament-oss/ceph-rook/internal/cachedir"
 	"github.com/fundament-oss/ceph-rook/internal/chartrepo"
+	"github.com/fundament-oss/ceph-rook/internal/pluginproc"
 	"github.com/fundament-oss/ceph-rook/internal/testenv"
 	"github.com/fundament-oss/ceph-rook/pluginruntime"
 	"github.com/fundament-oss/ceph-rook/pluginruntime/definition"
@@ -32,6 +36,28 @@ func bareControlPlane(t *testing.T) *testenv.Env {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = cp.Stop() })
 	return cp
+}
+
+var (
+	helmHelperOnce sync.Once
+	helmHelperDir  string
+	helmHelperErr  error
+)
+
+// useHelmHelper builds the real ceph-rook-helm once per test process (with
+// the production flags, so the Go build cache the other binary builds warm
+// serves it) and puts it on $PATH, where Start's installer finds it: the
+// test binary has no helper beside it.
+func useHelmHelper(t *testing.T) {
+	t.Helper()
+	helmHelperOnce.Do(func() {
+		if helmHelperDir, helmHelperErr = os.MkdirTemp("", "ceph-rook-helm-"); helmHelperErr != nil {
+			return
+		}
+		helmHelperErr = pluginproc.BuildHelm(context.Background(), testenv.RepoRoot(), filepath.Join(helmHelperDir, helmBinary))
+	})
+	require.NoError(t, helmHelperErr)
+	t.Setenv("PATH", helmHelperDir+string(os.PathListSeparator)+os.Getenv("PATH"))
 }
 
 // startedPlugin is one run of Plugin.Start, as the runtime makes it.
@@ -93,6 +119,8 @@ func TestInstallFromTheRookChartIsIdempotent(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = repo.Close() })
 	ctx := context.Background()
+	// Start installs the chart through the helper process, as in production.
+	useHelmHelper(t)
 
 	first := startPlugin(t, cp, repo.URL)
 	assert.True(t, first.host.ready, "ReportReady once the manager runs")
@@ -119,7 +147,12 @@ func TestInstallFromTheRookChartIsIdempotent(t *testing.T) {
 
 	second := startPlugin(t, cp, repo.URL)
 	time.Sleep(2 * time.Second) // every controller has reconciled what it found
-	assert.Empty(t, second.writes.snapshot(), "a second Start installs, applies and creates nothing")
+	// The helm helper talks to the API server from its own process, so its
+	// requests bypass this transport wrapper, which counts the plugin's own
+	// writes (CRDs, the CephCluster, the reconcilers'). That Helm wrote
+	// nothing shows in the release: an upgrade, even of identical values,
+	// would add a revision.
+	assert.Empty(t, second.writes.snapshot(), "a second Start applies and creates nothing")
 	assert.Equal(t, 1, helmRevisions(t, cp), "no upgrade of an identical release")
 	var clusters cephv1.CephClusterList
 	require.NoError(t, cp.Client.List(ctx, &clusters))
@@ -137,4 +170,15 @@ func helmRevisions(t *testing.T, cp *testenv.Env) int {
 	require.NoError(t, cp.Client.List(context.Background(), &secrets, client.InNamespace("rook-ceph"),
 		client.MatchingLabels{"owner": "helm", "name": RookReleaseName}))
 	return len(secrets.Items)
+}
+
+func TestAMissingHelmHelperNamesWhereItLookedAndHowToBuildIt(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+
+	_, err := newExecInstaller(rest.CopyConfig(env.Config), nil)
+
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "ceph-rook-helm is neither beside this executable")
+	assert.Contains(t, err.Error(), "nor on $PATH")
+	assert.Contains(t, err.Error(), "go build ./cmd/ceph-rook-helm")
 }

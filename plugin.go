@@ -43,7 +43,8 @@ type Plugin struct {
 	getenv func(string) string
 	// restConfig finds the API server: in-cluster, or $KUBECONFIG.
 	restConfig func() (*rest.Config, error)
-	// installer installs or upgrades the Rook chart.
+	// installer installs or upgrades the Rook chart (nil: the helm helper
+	// binary beside the plugin, see execInstaller).
 	installer chartInstaller
 	// metricsAddr serves the manager's Prometheus metrics ("0": off).
 	metricsAddr string
@@ -112,7 +113,9 @@ func (p *Plugin) Start(ctx context.Context, host pluginruntime.Host) error {
 	}
 	installer := p.installer
 	if installer == nil {
-		installer = newHelmInstaller(restCfg, host.Logger())
+		if installer, err = newExecInstaller(restCfg, host.Logger()); err != nil {
+			return pluginerrors.NewPermanent(err)
+		}
 	}
 	// One instance installs at a time, so an install a crash interrupted
 	// is recovered at once by the next (withInstallLock).

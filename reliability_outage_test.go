@@ -106,6 +106,7 @@ func runOutage(t *testing.T, run outageRun) {
 	for k, v := range run.env {
 		vars[k] = v
 	}
+	useHelmHelper(t)
 	p := &Plugin{
 		definition:       definition.MustParseDefinition(definitionYAML),
 		getenv:           func(key string) string { return vars[key] },

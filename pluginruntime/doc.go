@@ -43,7 +43,9 @@
 // # Helpers
 //
 // The sub-packages are conveniences a plugin may use: helpers/helm
-// (install charts with the Helm SDK), helpers/crd (wait for CRDs),
+// (install charts with the Helm SDK), helpers/helm/helmexec (run that
+// install in a helper process, so the plugin does not link Helm),
+// helpers/crd (wait for CRDs),
 // helpers/controllerruntime (a manager logging through the runtime),
 // console (serve embedded console pages), auth (JWT checks for Connect
 // APIs) and definition (parse and hash definition.yaml).
