@@ -51,6 +51,20 @@ func BenchmarkCephClusterDevicePatch(b *testing.B) {
 			}
 		}
 	})
+	b.Run("json patch of one node's device list (what the plugin sends)", func(b *testing.B) {
+		toShort := StorageNodesPatch("", map[string]any{"nodes": nodes}, nil, StorageNodesPlan{Nodes: short})
+		toFull := StorageNodesPatch("", map[string]any{"nodes": short}, nil, StorageNodesPlan{Nodes: nodes})
+		for i := 0; b.Loop(); i++ {
+			ops := toFull
+			if i%2 == 0 {
+				ops = toShort
+			}
+			ops[0].Value = cluster.GetResourceVersion() // the answer of the previous patch
+			if err := env.Client.Patch(ctx, cluster, client.RawPatch(types.JSONPatchType, mustJSON(ops))); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	b.Run("merge patch of one annotation (object size alone)", func(b *testing.B) {
 		for i := 0; b.Loop(); i++ {
 			data := mustJSON(map[string]any{"metadata": map[string]any{"annotations": map[string]any{"bench": fmt.Sprint(i)}}})
@@ -61,7 +75,7 @@ func BenchmarkCephClusterDevicePatch(b *testing.B) {
 	})
 }
 
-func testConfigFor(b *testing.B, ns string) Config {
+func testConfigFor(b testing.TB, ns string) Config {
 	cfg, err := LoadConfig(func(k string) string {
 		if k == EnvClusterNamespace || k == EnvOperatorNamespace {
 			return ns

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -186,20 +185,12 @@ func (r *DiskPoolReconciler) patchStorageNodes(ctx context.Context, cluster *uns
 	if nodesSame && managed == plan.Managed {
 		return nil
 	}
-	var annotation any = plan.Managed
-	if plan.Managed == "" {
-		annotation = nil
-	}
-	nodesJSON := mustJSON(plan.Nodes)
-	// The resourceVersion makes this an optimistic write: the list is
-	// replaced whole, so a concurrent edit of it must be re-read, not lost.
-	patch := map[string]any{
-		"metadata": map[string]any{
-			"resourceVersion": cluster.GetResourceVersion(),
-			"annotations":     map[string]any{ManagedDevicesAnnotation: annotation},
-		},
-		"spec": map[string]any{"storage": map[string]any{"nodes": json.RawMessage(nodesJSON)}},
-	}
+	// Only what changed is sent (StorageNodesPatch), as an optimistic
+	// write: a concurrent edit of the list makes it a Conflict, re-read
+	// and retried, not lost.
+	storage, _, _ := unstructured.NestedFieldNoCopy(cluster.Object, "spec", "storage")
+	storageMap, _ := storage.(map[string]any)
+	ops := StorageNodesPatch(cluster.GetResourceVersion(), storageMap, cluster.GetAnnotations(), plan)
 	// Patched as metadata, the API server answers with metadata only:
 	// neither it nor we spend time on encoding and decoding the whole
 	// list again.
@@ -207,12 +198,12 @@ func (r *DiskPoolReconciler) patchStorageNodes(ctx context.Context, cluster *uns
 	answer.SetGroupVersionKind(cephClusterGVK)
 	answer.SetNamespace(r.Cluster.Namespace)
 	answer.SetName(r.Cluster.Name)
-	if err := r.Client.Patch(ctx, answer, client.RawPatch(types.MergePatchType, mustJSON(patch))); err != nil {
+	if err := r.Client.Patch(ctx, answer, client.RawPatch(types.JSONPatchType, mustJSON(ops))); err != nil {
 		return fmt.Errorf("patch CephCluster %s spec.storage.nodes: %w", r.Cluster, err)
 	}
 	r.mu.Lock()
 	r.patchedFrom, r.patched = cluster.GetResourceVersion(), afterPatch(cluster, plan.Nodes, answer)
-	r.wrote = string(nodesJSON)
+	r.wrote = string(mustJSON(plan.Nodes))
 	r.mu.Unlock()
 	logf.FromContext(ctx).Info("updated CephCluster device list", "nodes", len(plan.Nodes), "devices", len(union.Disks))
 	return nil
