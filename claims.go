@@ -43,7 +43,7 @@ func ObjectStoreName(objectStorage string) string { return objectPrefix + object
 // is decided the first time a pool lists it: O(P log P + total disk names),
 // not a scan of all pools per disk. The input slice is not reordered.
 func ClaimOwners(pools []cephv1alpha1.DiskPool) map[string]string {
-	owners := make(map[string]string)
+	owners := make(map[string]string, listedCount(pools))
 	for _, pool := range byAge(pools) {
 		for _, disk := range pool.Spec.Disks {
 			if _, taken := owners[disk]; !taken {
@@ -93,4 +93,14 @@ func controllerReference(owner metav1.Object, kind string) metav1.OwnerReference
 func IsControlledBy(obj metav1.Object, owner types.UID) bool {
 	ref := metav1.GetControllerOf(obj)
 	return ref != nil && owner != "" && ref.UID == owner
+}
+
+// listedCount is how many disk names the pools list, duplicates included
+// (to size maps: at 10,000 disks, growing them was a tenth of a union).
+func listedCount(pools []cephv1alpha1.DiskPool) int {
+	n := 0
+	for i := range pools {
+		n += len(pools[i].Spec.Disks)
+	}
+	return n
 }

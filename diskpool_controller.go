@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"reflect"
 	"sync"
 	"time"
 
@@ -55,9 +54,9 @@ type DiskPoolReconciler struct {
 	Cache cache.Cache
 
 	mu sync.Mutex
-	// wrote is the JSON of the device list this reconciler last wrote:
-	// the watch event of its own patch needs no second union.
-	wrote string
+	// wrote is the device list this reconciler last wrote: the watch
+	// event of its own patch needs no second union.
+	wrote []any
 	// patchedFrom and patched are the resourceVersion a patch was based on
 	// and the object the API server answered with. Until the cache has
 	// caught up, it still serves patchedFrom; reading patched instead keeps
@@ -132,11 +131,11 @@ func (r *DiskPoolReconciler) getCluster(ctx context.Context) (cephCluster, error
 		raw = r.patched
 	}
 	r.mu.Unlock()
-	nodes, _, err := unstructured.NestedSlice(raw.Object, "spec", "storage", "nodes")
+	nodes, err := storageNodesOf(raw)
 	if err != nil {
-		return cephCluster{}, fmt.Errorf("CephCluster %s spec.storage.nodes: %w", r.Cluster, err)
+		return cephCluster{}, fmt.Errorf("CephCluster %s: %w", r.Cluster, err)
 	}
-	devices := map[DeviceID]bool{}
+	devices := make(map[DeviceID]bool, deviceCount(nodes))
 	for _, n := range nodes {
 		node, _ := n.(map[string]any)
 		name, _ := node["name"].(string)
@@ -175,13 +174,13 @@ func (r *DiskPoolReconciler) readCluster(ctx context.Context) (*unstructured.Uns
 // devices are ours), and only those, when the plan differs from what is
 // there (PlanStorageNodes).
 func (r *DiskPoolReconciler) patchStorageNodes(ctx context.Context, cluster *unstructured.Unstructured, union DiskUnion) error {
-	current, _, err := unstructured.NestedSlice(cluster.Object, "spec", "storage", "nodes")
+	current, err := storageNodesOf(cluster)
 	if err != nil {
-		return fmt.Errorf("CephCluster %s spec.storage.nodes: %w", r.Cluster, err)
+		return fmt.Errorf("CephCluster %s: %w", r.Cluster, err)
 	}
 	managed := cluster.GetAnnotations()[ManagedDevicesAnnotation]
 	plan := PlanStorageNodes(current, managed, RenderStorageNodes(union.Disks))
-	nodesSame := reflect.DeepEqual(current, plan.Nodes) || (len(current) == 0 && len(plan.Nodes) == 0)
+	nodesSame := sameJSONValue(current, plan.Nodes)
 	if nodesSame && managed == plan.Managed {
 		return nil
 	}
@@ -203,10 +202,36 @@ func (r *DiskPoolReconciler) patchStorageNodes(ctx context.Context, cluster *uns
 	}
 	r.mu.Lock()
 	r.patchedFrom, r.patched = cluster.GetResourceVersion(), afterPatch(cluster, plan.Nodes, answer)
-	r.wrote = string(mustJSON(plan.Nodes))
+	r.wrote = plan.Nodes
 	r.mu.Unlock()
 	logf.FromContext(ctx).Info("updated CephCluster device list", "nodes", len(plan.Nodes), "devices", len(union.Disks))
 	return nil
+}
+
+// storageNodesOf is a CephCluster's spec.storage.nodes, not copied: it is
+// only read.
+func storageNodesOf(cluster *unstructured.Unstructured) ([]any, error) {
+	value, found, err := unstructured.NestedFieldNoCopy(cluster.Object, "spec", "storage", "nodes")
+	if err != nil || !found || value == nil {
+		return nil, err
+	}
+	nodes, ok := value.([]any)
+	if !ok {
+		return nil, fmt.Errorf("spec.storage.nodes is a %T, not a list", value)
+	}
+	return nodes, nil
+}
+
+// deviceCount is how many devices nodes list (to size maps).
+func deviceCount(nodes []any) int {
+	n := 0
+	for _, node := range nodes {
+		if m, ok := node.(map[string]any); ok {
+			devices, _ := m["devices"].([]any)
+			n += len(devices)
+		}
+	}
+	return n
 }
 
 // afterPatch is the CephCluster as a patch of its device list left it:
@@ -317,12 +342,12 @@ func (r *DiskPoolReconciler) storageNodesChangedByOthers() predicate.Predicate {
 			}
 			oldNodes, _, _ := unstructured.NestedFieldNoCopy(oldU.Object, "spec", "storage", "nodes")
 			newNodes, _, _ := unstructured.NestedFieldNoCopy(newU.Object, "spec", "storage", "nodes")
-			if reflect.DeepEqual(oldNodes, newNodes) {
+			if sameJSONValue(oldNodes, newNodes) {
 				return false
 			}
 			r.mu.Lock()
 			defer r.mu.Unlock()
-			return string(mustJSON(newNodes)) != r.wrote
+			return !sameJSONValue(newNodes, r.wrote)
 		},
 		DeleteFunc:  func(event.DeleteEvent) bool { return false },
 		GenericFunc: func(event.GenericEvent) bool { return false },
@@ -421,7 +446,7 @@ func (s *SharedUnion) Nodes(ctx context.Context, clusterDevices func(context.Con
 // the cache without deep copies (a copying Get per name is several times
 // slower at 10,000 disks).
 func (s *SharedUnion) listedDisks(ctx context.Context, pools []cephv1alpha1.DiskPool) (map[string]*cephv1alpha1.Disk, error) {
-	listed := map[string]bool{}
+	listed := make(map[string]bool, listedCount(pools))
 	for _, p := range pools {
 		for _, name := range p.Spec.Disks {
 			listed[name] = true

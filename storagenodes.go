@@ -88,7 +88,7 @@ func PlanStorageNodes(current []any, managedAnnotation string, want []cephv1.Nod
 	}
 	// ours are the current entries of devices the plugin listed: kept
 	// (with whatever was set on them) only if the pools still want them.
-	ours := map[DeviceID]map[string]any{}
+	ours := make(map[DeviceID]map[string]any, deviceCount(current))
 	for _, n := range current {
 		node, ok := n.(map[string]any)
 		if !ok {

@@ -41,11 +41,11 @@ func StorageNodesPatch(resourceVersion string, storage map[string]any, annotatio
 	for i := range plan.Nodes {
 		before, _ := current[i].(map[string]any)
 		after, _ := plan.Nodes[i].(map[string]any)
-		if !reflect.DeepEqual(withoutDevices(before), withoutDevices(after)) {
+		if !sameJSONValue(withoutDevices(before), withoutDevices(after)) {
 			ops = append(ops, jsonPatchOp{Op: "replace", Path: "/spec/storage/nodes/" + strconv.Itoa(i), Value: after})
 			continue
 		}
-		if !reflect.DeepEqual(before["devices"], after["devices"]) {
+		if !sameJSONValue(before["devices"], after["devices"]) {
 			ops = append(ops, jsonPatchOp{Op: "add", Path: "/spec/storage/nodes/" + strconv.Itoa(i) + "/devices", Value: after["devices"]})
 		}
 	}
@@ -87,4 +87,49 @@ func sameNodeNames(current, planned []any) bool {
 // jsonPointerEscape escapes a JSON pointer segment (RFC 6901).
 func jsonPointerEscape(s string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
+}
+
+// sameJSONValue is reflect.DeepEqual for decoded JSON (maps, lists,
+// scalars), except that an empty list equals a missing one, and that it
+// stops early at a map or list both sides share: a plan shares every entry
+// it carries over with what it was planned from, so comparing the two
+// rarely looks inside a device.
+func sameJSONValue(a, b any) bool {
+	switch a := a.(type) {
+	case map[string]any:
+		b, ok := b.(map[string]any)
+		if !ok || len(a) != len(b) {
+			return false
+		}
+		if reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer() {
+			return true
+		}
+		for k, v := range a {
+			if w, ok := b[k]; !ok || !sameJSONValue(v, w) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		list, ok := b.([]any)
+		if (!ok && b != nil) || len(a) != len(list) {
+			return false
+		}
+		if len(a) > 0 && &a[0] == &list[0] {
+			return true
+		}
+		for i := range a {
+			if !sameJSONValue(a[i], list[i]) {
+				return false
+			}
+		}
+		return true
+	case nil:
+		if list, ok := b.([]any); ok {
+			return len(list) == 0
+		}
+		return b == nil
+	default:
+		return reflect.DeepEqual(a, b)
+	}
 }

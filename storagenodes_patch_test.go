@@ -169,3 +169,36 @@ func wantFrom(devices []cephNodeDevices) []cephv1.Node {
 	}
 	return nodes
 }
+
+func TestSameJSONValue(t *testing.T) {
+	shared := map[string]any{"name": "a", "config": map[string]any{"deviceClass": "ssd"}}
+	list := []any{shared}
+	cases := []struct {
+		name string
+		a, b any
+		want bool
+	}{
+		{"the same map", shared, shared, true},
+		{"the same list", list, list, true},
+		{"equal copies", nodesJSON(t, `[{"name":"a","devices":[{"name":"x"}]}]`), nodesJSON(t, `[{"name":"a","devices":[{"name":"x"}]}]`), true},
+		{"a device differs", nodesJSON(t, `[{"name":"a","devices":[{"name":"x"}]}]`), nodesJSON(t, `[{"name":"a","devices":[{"name":"y"}]}]`), false},
+		{"a nested config differs", nodesJSON(t, `[{"name":"a","config":{"n":1}}]`), nodesJSON(t, `[{"name":"a","config":{"n":2}}]`), false},
+		{"an extra key", map[string]any{"name": "a"}, map[string]any{"name": "a", "config": nil}, false},
+		{"a key for another", map[string]any{"name": "a"}, map[string]any{"other": "a"}, false},
+		{"lengths differ", []any{"a"}, []any{"a", "b"}, false},
+		{"a list and a map", []any{}, map[string]any{}, false},
+		{"numbers compare by type and value", int64(1), int64(1), true},
+		{"int64 is not float64", int64(1), float64(1), false},
+		{"no list is an empty list", nil, []any{}, true},
+		{"a nil list is an empty list", []any(nil), []any{}, true},
+		{"no list is not a list with entries", nil, []any{"a"}, false},
+		{"nil is nil", nil, nil, true},
+		{"nil is not a string", nil, "", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, sameJSONValue(tc.a, tc.b))
+			assert.Equal(t, tc.want, sameJSONValue(tc.b, tc.a), "symmetric")
+		})
+	}
+}

@@ -173,7 +173,7 @@ type DiskUnion struct {
 // they are only read.
 func Union(pools []cephv1alpha1.DiskPool, byName map[string]*cephv1alpha1.Disk, inCluster map[DeviceID]bool) DiskUnion {
 	u := DiskUnion{Owners: ClaimOwners(pools), Pools: map[string]PoolResolution{}}
-	seen := map[DeviceID]bool{}
+	seen := make(map[DeviceID]bool, len(byName))
 	nodes := map[string]bool{}
 	for _, pool := range byAge(pools) {
 		res := ResolvePool(pool, byName, u.Owners, inCluster)
