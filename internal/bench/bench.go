@@ -71,7 +71,10 @@ type Result struct {
 	PeakRSSBytes       int64          `json:"peakRSSBytes"`
 	PeakAnonBytes      int64          `json:"peakAnonBytes"`
 	PeakFileBytes      int64          `json:"peakFileBytes"`
-	IdleSeconds        float64        `json:"idleSeconds"`
+	// HelperPeakRSSBytes is the largest VmHWM of the plugin's child
+	// processes (the Helm helper, during the install at each start).
+	HelperPeakRSSBytes int64   `json:"helperPeakRSSBytes"`
+	IdleSeconds        float64 `json:"idleSeconds"`
 }
 
 // WritesPerDisk is the convergence's writes over the published disks.
@@ -224,6 +227,7 @@ func Run(ctx context.Context, binary string, sc Scenario, log io.Writer) (res Re
 		res.PeakRSSBytes = rss
 	}
 	res.PeakAnonBytes, res.PeakFileBytes = plugin.peakSplit()
+	res.HelperPeakRSSBytes = plugin.childPeak()
 	if err := plugin.stop(); err != nil {
 		return res, err
 	}
@@ -272,6 +276,7 @@ func Run(ctx context.Context, binary string, sc Scenario, log io.Writer) (res Re
 	}
 	anon, file := plugin.peakSplit()
 	res.PeakAnonBytes, res.PeakFileBytes = max(res.PeakAnonBytes, anon), max(res.PeakFileBytes, file)
+	res.HelperPeakRSSBytes = max(res.HelperPeakRSSBytes, plugin.childPeak())
 	res.FailedRequests = proxy.failures()
 	return res, plugin.profiler(sc.Profiles, res.Disks).heap(ctx, "end")
 }

@@ -29,6 +29,8 @@ type pluginProcess struct {
 	// peakAnon and peakFile are the largest anonymous (heap, stacks) and
 	// file-backed (the binary's own pages) resident sizes sampled.
 	peakAnon, peakFile int64
+	// peakChild is the largest VmHWM seen of a child process.
+	peakChild int64
 }
 
 func buildPlugin(ctx context.Context, repoRoot, dir string) (string, error) {
@@ -104,10 +106,38 @@ func (p *pluginProcess) sampleMemory() {
 			continue
 		}
 		anon, file := statusKB(string(data), "RssAnon:"), statusKB(string(data), "RssFile:")
+		child := p.childrenHWM()
 		p.mu.Lock()
 		p.peakAnon, p.peakFile = max(p.peakAnon, anon*1024), max(p.peakFile, file*1024)
+		p.peakChild = max(p.peakChild, child*1024)
 		p.mu.Unlock()
 	}
+}
+
+// childrenHWM is the largest VmHWM (kB) of the plugin's child processes
+// now. A child belongs to the thread that started it, so every thread's
+// list is read.
+func (p *pluginProcess) childrenHWM() int64 {
+	lists, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", p.Pid()))
+	var peak int64
+	for _, list := range lists {
+		data, err := os.ReadFile(list)
+		if err != nil {
+			continue
+		}
+		for _, pid := range strings.Fields(string(data)) {
+			if status, err := os.ReadFile("/proc/" + pid + "/status"); err == nil {
+				peak = max(peak, statusKB(string(status), "VmHWM:"))
+			}
+		}
+	}
+	return peak
+}
+
+func (p *pluginProcess) childPeak() int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.peakChild
 }
 
 func (p *pluginProcess) peakSplit() (anon, file int64) {

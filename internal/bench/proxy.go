@@ -1,6 +1,8 @@
 package bench
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -53,6 +55,16 @@ func startProxy(cfg *rest.Config) (*countingProxy, error) {
 			p.mu.Unlock()
 		}
 		return nil
+	}
+	rp.ErrorHandler = func(w http.ResponseWriter, r *http.Request, err error) {
+		// A client that went away (a stopped plugin's open watches) is
+		// not an error of the run; anything else is counted as one.
+		if !errors.Is(err, context.Canceled) {
+			p.mu.Lock()
+			p.failed[classify(r)+" proxy: "+err.Error()]++
+			p.mu.Unlock()
+		}
+		w.WriteHeader(http.StatusBadGateway)
 	}
 	p.server = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p.mu.Lock()
