@@ -15,6 +15,8 @@ WORKDIR /app
 COPY --from=build /out/ceph-rook /app/ceph-rook
 COPY --from=build /out/ceph-rook-helm /app/ceph-rook-helm
 COPY definition.yaml /app/definition.yaml
-USER nonroot:nonroot
+# distroless's "nonroot", by number: a kubelet can verify runAsNonRoot only
+# for a numeric user (internal/plugincontroller.PluginUser says the same).
+USER 65532:65532
 EXPOSE 8080
 ENTRYPOINT ["/app/ceph-rook"]

@@ -86,7 +86,7 @@ func TestNameCapsKeepDerivedNamesLegal(t *testing.T) {
 		{kind: "Disk", max: 253, wantField: "metadata.name"},
 		{kind: "DiskPool", max: 253, wantField: "metadata.name"},
 		{kind: "BlockStorage", max: 248, wantField: "metadata.name must be at most 248 characters"},
-		{kind: "FileStorage", max: 56, wantField: "metadata.name must be at most 56 characters"},
+		{kind: "FileStorage", max: 53, wantField: "metadata.name must be at most 53 characters"},
 		{kind: "ObjectStorage", max: 30, wantField: "metadata.name must be at most 30 characters"},
 	}
 	for _, tc := range cases {

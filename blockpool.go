@@ -23,9 +23,16 @@ func RenderBlockPool(bs *cephv1alpha1.BlockStorage, clusterNamespace string, r R
 
 // replicatedPool is a replicated pool sized by r. Size 1 carries
 // requireSafeReplicaSize: false, without which Ceph refuses the pool.
+//
+// enableCrushUpdates is always on: Rook v1.18 changes an existing pool's
+// CRUSH rule only when it is set (pkg/daemon/ceph/client/pool.go,
+// updatePoolCrushRule). Without it a pool created with failure domain osd
+// keeps letting every replica sit on one host after replication moves it
+// to host, while the consumer's status says host.
 func replicatedPool(r Replication) cephv1.PoolSpec {
 	return cephv1.PoolSpec{
-		FailureDomain: r.FailureDomain,
+		FailureDomain:      r.FailureDomain,
+		EnableCrushUpdates: true,
 		Replicated: cephv1.ReplicatedSpec{
 			Size:                   uint(r.Size),
 			RequireSafeReplicaSize: r.RequireSafeReplicaSize,

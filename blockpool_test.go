@@ -1,8 +1,10 @@
 package main
 
 import (
+	"fmt"
 	"testing"
 
+	cephv1 "github.com/rook/rook/pkg/apis/ceph.rook.io/v1"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -55,4 +57,31 @@ func TestRenderBlockPoolIsControlledByItsBlockStorage(t *testing.T) {
 	assert.Equal(t, "BlockStorage", ref.Kind)
 	assert.Equal(t, "fast", ref.Name)
 	assert.Equal(t, ManagedByValue, got.Labels[ManagedByLabel])
+}
+
+// TestEveryPoolEnablesCrushUpdates: Rook changes an existing pool's CRUSH
+// rule (its failure domain) only with enableCrushUpdates, so every pool
+// the plugin writes sets it, or a move from osd to host never reaches Ceph.
+func TestEveryPoolEnablesCrushUpdates(t *testing.T) {
+	r := mustReplication(t, nil, 2)
+	fs := RenderFilesystem(fileStorage("shared", 1), "rook-ceph", r)
+	store := RenderObjectStore(objectStorage("s3", 1), "rook-ceph", r)
+	pools := map[string]cephv1.PoolSpec{
+		"CephBlockPool":                 RenderBlockPool(blockStorage("fast"), "rook-ceph", r).Spec.PoolSpec,
+		"CephFilesystem metadata pool":  fs.Spec.MetadataPool.PoolSpec,
+		"CephObjectStore metadata pool": store.Spec.MetadataPool,
+		"CephObjectStore data pool":     store.Spec.DataPool,
+	}
+	for i, p := range fs.Spec.DataPools {
+		pools[fmt.Sprintf("CephFilesystem data pool %d (%s)", i, p.Name)] = p.PoolSpec
+	}
+	require.Len(t, pools, 5)
+	for name, pool := range pools {
+		t.Run(name, func(t *testing.T) {
+			assert.True(t, pool.EnableCrushUpdates, "a changed failure domain must reach the pool's CRUSH rule")
+			assert.Equal(t, "host", pool.FailureDomain)
+			assert.Equal(t, uint(2), pool.Replicated.Size)
+			assert.Zero(t, pool.ErasureCoded, "replicated, never erasure coded: Rook cannot convert a pool later")
+		})
+	}
 }

@@ -16,7 +16,7 @@ import (
 func BenchmarkCephClusterDevicePatch(b *testing.B) {
 	ctx := context.Background()
 	cfg := testConfigFor(b, "bench-patch")
-	_, err := ensureCephCluster(ctx, env.Client, cfg)
+	_, err := ensureCephCluster(ctx, env.Client, cfg, discardLog)
 	if err != nil {
 		b.Fatal(err)
 	}

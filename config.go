@@ -75,7 +75,8 @@ type Config struct {
 	OperatorNamespace string
 	// ClusterNamespace holds the CephCluster; StorageClass clusterID, the
 	// CSI secrets and the bucket provisioner (<ns>.ceph.rook.io/bucket)
-	// follow it.
+	// follow it. It is always OperatorNamespace (clusterNamespace says why);
+	// the code keeps the two apart so that each value is named for its use.
 	ClusterNamespace string
 	// CephImage is the Ceph container image the CephCluster runs.
 	CephImage string
@@ -92,8 +93,10 @@ type Config struct {
 	DevLoopDevices bool
 	// CephFSMounter is the CephFS StorageClass mounter: kernel or fuse.
 	CephFSMounter string
-	// S3Region is the region label bucket StorageClasses advertise; RGW
-	// enforces none.
+	// S3Region is the region the bucket StorageClasses carry as a
+	// parameter, for clients to read. Neither Rook's bucket provisioner nor
+	// RGW reads it: a claim's BUCKET_REGION stays empty, and S3 clients may
+	// sign with any region.
 	S3Region string
 	// ChartRepository is the Helm repository the Rook chart is installed from.
 	ChartRepository string
@@ -110,8 +113,8 @@ type Config struct {
 func LoadConfig(getenv func(string) string) (Config, error) {
 	r := envReader{getenv: getenv}
 	cfg := Config{
-		OperatorNamespace:    r.namespace(EnvOperatorNamespace),
-		ClusterNamespace:     r.namespace(EnvClusterNamespace),
+		OperatorNamespace:    r.namespace(EnvOperatorNamespace, defaultNamespace),
+		ClusterNamespace:     r.clusterNamespace(),
 		CephImage:            r.str(EnvCephImage, defaultCephImage),
 		MonCount:             r.count(EnvMonCount, defaultMonCount, 1, maxMonCount),
 		MgrCount:             r.count(EnvMgrCount, defaultMgrCount, 1, maxMgrCount),
@@ -151,10 +154,30 @@ func (r *envReader) str(key, def string) string {
 	return def
 }
 
-func (r *envReader) namespace(key string) string {
-	v := r.str(key, defaultNamespace)
+func (r *envReader) namespace(key, def string) string {
+	v := r.str(key, def)
 	if msgs := validation.IsDNS1123Label(v); len(msgs) > 0 {
 		r.fail(key, v, "not a namespace name: "+msgs[0])
+	}
+	return v
+}
+
+// clusterNamespace is FUNP_CLUSTER_NAMESPACE, which defaults to the
+// operator namespace and may not be anything else. Rook's operator chart
+// creates the CephCluster's ServiceAccounts, Roles and RoleBindings
+// (rook-ceph-osd, rook-ceph-mgr, rook-ceph-cmd-reporter, rook-ceph-purge-osd,
+// rook-ceph-rgw, ...) only in its release namespace
+// (templates/cluster-rbac.yaml, namespace: .Release.Namespace); in any
+// other namespace nothing creates them and mons, mgrs and OSDs never start.
+// Refusing it at start-up is better than a cluster that half works.
+func (r *envReader) clusterNamespace() string {
+	operator := r.str(EnvOperatorNamespace, defaultNamespace)
+	v := r.namespace(EnvClusterNamespace, operator)
+	if v != operator {
+		r.fail(EnvClusterNamespace, v, fmt.Sprintf(
+			"the CephCluster must be in the operator namespace %q: Rook's operator chart creates the cluster's service accounts and RBAC "+
+				"(rook-ceph-osd, rook-ceph-mgr, ...) only there, so in %q its mons, mgrs and OSDs could never start; leave it empty or set it to %q",
+			operator, v, operator))
 	}
 	return v
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -41,7 +42,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 func TestLoadConfigReadsEveryKey(t *testing.T) {
 	cfg, err := LoadConfig(environ(map[string]string{
 		"FUNP_OPERATOR_NAMESPACE":      "rook-operator",
-		"FUNP_CLUSTER_NAMESPACE":       "ceph",
+		"FUNP_CLUSTER_NAMESPACE":       "rook-operator",
 		"FUNP_CEPH_IMAGE":              "registry.local/ceph:v19",
 		"FUNP_MON_COUNT":               "1",
 		"FUNP_MGR_COUNT":               "1",
@@ -57,7 +58,7 @@ func TestLoadConfigReadsEveryKey(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, Config{
 		OperatorNamespace:    "rook-operator",
-		ClusterNamespace:     "ceph",
+		ClusterNamespace:     "rook-operator",
 		CephImage:            "registry.local/ceph:v19",
 		MonCount:             1,
 		MgrCount:             1,
@@ -69,6 +70,30 @@ func TestLoadConfigReadsEveryKey(t *testing.T) {
 		KubeAPIQPS:           50,
 		KubeAPIBurst:         75,
 	}, cfg)
+}
+
+func TestLoadConfigPutsTheClusterInTheOperatorNamespace(t *testing.T) {
+	cfg, err := LoadConfig(environ(map[string]string{"FUNP_OPERATOR_NAMESPACE": "storage"}))
+	require.NoError(t, err)
+	assert.Equal(t, "storage", cfg.ClusterNamespace, "an unset cluster namespace follows the operator's")
+}
+
+// TestLoadConfigRefusesClusterNamespaceOtherThanOperatorNamespace: Rook's
+// operator chart creates the CephCluster's service accounts and RBAC only
+// in its release namespace, so a cluster elsewhere could never start.
+func TestLoadConfigRefusesClusterNamespaceOtherThanOperatorNamespace(t *testing.T) {
+	cases := map[string]map[string]string{
+		"a cluster namespace beside the default operator namespace": {"FUNP_CLUSTER_NAMESPACE": "ceph"},
+		"a cluster namespace beside a chosen operator namespace":    {"FUNP_OPERATOR_NAMESPACE": "storage", "FUNP_CLUSTER_NAMESPACE": "rook-ceph"},
+	}
+	for name, vars := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := LoadConfig(environ(vars))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), fmt.Sprintf("FUNP_CLUSTER_NAMESPACE=%q: the CephCluster must be in the operator namespace", vars["FUNP_CLUSTER_NAMESPACE"]))
+			assert.Contains(t, err.Error(), "service accounts and RBAC (rook-ceph-osd, rook-ceph-mgr, ...) only there")
+		})
+	}
 }
 
 func TestLoadConfigRejects(t *testing.T) {

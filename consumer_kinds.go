@@ -136,9 +136,12 @@ var objectStorageKind = consumerKind{
 	WantsDefaultClass: func(client.Object) bool { return false },
 }
 
-// patchPool copies the replication a consumer decides onto a pool spec.
+// patchPool copies the replication a consumer decides onto a pool spec,
+// with enableCrushUpdates, without which Rook keeps an existing pool's old
+// CRUSH rule when the failure domain changes (replicatedPool).
 func patchPool(have *cephv1.PoolSpec, want cephv1.PoolSpec) {
 	have.FailureDomain = want.FailureDomain
+	have.EnableCrushUpdates = want.EnableCrushUpdates
 	have.Replicated.Size = want.Replicated.Size
 	have.Replicated.RequireSafeReplicaSize = want.Replicated.RequireSafeReplicaSize
 }

@@ -44,18 +44,22 @@ type harness struct {
 
 var harnessSeq atomic.Int32
 
+// harnessConfig is the default configuration in namespaces of the test's
+// own. LoadConfig keeps the CephCluster in the operator namespace; the
+// harness moves it to a namespace of its own anyway, so that a value used
+// for the other namespace's purpose (CSI driver names follow the operator
+// namespace; clusterID, CSI secrets and the bucket provisioner the
+// cluster's) fails a test instead of passing by coincidence.
 func harnessConfig(t *testing.T) Config {
 	n := harnessSeq.Add(1)
 	cfg, err := LoadConfig(func(key string) string {
-		switch key {
-		case EnvOperatorNamespace:
+		if key == EnvOperatorNamespace {
 			return fmt.Sprintf("rook-op-%d", n)
-		case EnvClusterNamespace:
-			return fmt.Sprintf("rook-cl-%d", n)
 		}
 		return ""
 	})
 	require.NoError(t, err)
+	cfg.ClusterNamespace = fmt.Sprintf("rook-cl-%d", n)
 	return cfg
 }
 
@@ -68,7 +72,7 @@ func newHarness(t *testing.T) *harness {
 	for _, ns := range []string{h.cfg.OperatorNamespace, h.cfg.ClusterNamespace} {
 		require.NoError(t, createNamespaceIfMissing(ctx, env.Client, ns))
 	}
-	_, err := ensureCephCluster(ctx, env.Client, h.cfg)
+	_, err := ensureCephCluster(ctx, env.Client, h.cfg, discardLog)
 	require.NoError(t, err)
 	t.Cleanup(func() { cleanupClusterScoped(t) })
 	return h

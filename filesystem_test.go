@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -67,4 +68,35 @@ func TestRenderFilesystemNamesItsDataPoolForTheStorageClass(t *testing.T) {
 	rookPoolName := rendered.Name + "-" + rendered.Spec.DataPools[0].Name
 	assert.Equal(t, "cephfs-shared-data", rookPoolName)
 	assert.Equal(t, rookPoolName, RenderCephFSStorageClass(fs, testConfig()).Parameters["pool"])
+}
+
+// rookDaemonLetters is the letter id Rook gives the daemon at index: a..z,
+// then aa, ab, ... (k8sutil.IndexToName in Rook v1.18).
+func rookDaemonLetters(index int) string {
+	id := ""
+	for {
+		id = string(rune('a'+index%26)) + id
+		if index < 26 {
+			return id
+		}
+		index = index/26 - 1
+	}
+}
+
+// TestLongestFileStorageNameFitsRooksMDSLabels: Rook labels each MDS pod
+// with its daemon id, <filesystem>-<letters> (ceph_daemon_id, mds,
+// app.kubernetes.io/instance; file/mds/mds.go and controller
+// CephDaemonAppLabels), and a label value holds at most 63 characters. The
+// longest name the CRD accepts, with the most MDS daemons it allows (50
+// active, each with a standby), must still fit.
+func TestLongestFileStorageNameFitsRooksMDSLabels(t *testing.T) {
+	assert.Equal(t, []string{"a", "z", "aa", "cv"}, []string{rookDaemonLetters(0), rookDaemonLetters(25), rookDaemonLetters(26), rookDaemonLetters(99)})
+	fs := RenderFilesystem(fileStorage(strings.Repeat("f", 53), 50), "rook-ceph", mustReplication(t, nil, 3))
+	daemons := int(fs.Spec.MetadataServer.ActiveCount)
+	if fs.Spec.MetadataServer.ActiveStandby {
+		daemons *= 2
+	}
+	require.Equal(t, 100, daemons)
+	longest := fs.Name + "-" + rookDaemonLetters(daemons-1)
+	assert.LessOrEqual(t, len(longest), 63, "MDS daemon id %s", longest)
 }

@@ -88,7 +88,8 @@ func (e *execInstaller) EnsureRelease(ctx context.Context, r chartRelease) error
 // install is what Start does before the manager runs, each step idempotent:
 // the Rook operator chart, our CRDs (applied only when their manifests
 // changed), the wait for every CRD the manager watches to be Established,
-// and the singleton CephCluster (created when absent, never overwritten).
+// and the singleton CephCluster (created when absent; on one the plugin
+// created, the configured image and daemon counts are applied).
 func install(ctx context.Context, c client.Client, charts chartInstaller, cfg Config, log *slog.Logger) error {
 	release := chartRelease{
 		Name:      RookReleaseName,
@@ -110,7 +111,7 @@ func install(ctx context.Context, c client.Client, charts chartInstaller, cfg Co
 	if err := waitEstablished(ctx, c, append(ours, rookCRDs...)); err != nil {
 		return err
 	}
-	created, err := ensureCephCluster(ctx, c, cfg)
+	created, err := ensureCephCluster(ctx, c, cfg, log)
 	if err != nil {
 		return err
 	}
@@ -121,14 +122,18 @@ func install(ctx context.Context, c client.Client, charts chartInstaller, cfg Co
 }
 
 // ensureCephCluster creates the singleton CephCluster when there is none.
-// An existing one is never written here: its spec.storage belongs to the
-// DiskPool reconciler, the rest to whoever set it.
-func ensureCephCluster(ctx context.Context, c client.Client, cfg Config) (bool, error) {
+// On one the plugin created (its label says so) it applies the settings the
+// configuration owns (ApplyClusterSettings) with a merge patch of those
+// fields alone; spec.storage belongs to the DiskPool reconciler and the
+// rest to whoever set it. A CephCluster someone else made is not written:
+// a difference from the configuration is logged, naming the fields.
+func ensureCephCluster(ctx context.Context, c client.Client, cfg Config, log *slog.Logger) (bool, error) {
 	want := BootstrapCephCluster(cfg)
-	err := c.Get(ctx, client.ObjectKeyFromObject(want), &cephv1.CephCluster{})
+	have := &cephv1.CephCluster{}
+	err := c.Get(ctx, client.ObjectKeyFromObject(want), have)
 	switch {
 	case err == nil:
-		return false, nil
+		return false, applyClusterSettings(ctx, c, have, cfg, log)
 	case !apierrors.IsNotFound(err):
 		return false, fmt.Errorf("read CephCluster %s/%s: %w", want.Namespace, want.Name, err)
 	}
@@ -141,8 +146,32 @@ func ensureCephCluster(ctx context.Context, c client.Client, cfg Config) (bool, 
 	return true, nil
 }
 
-// createNamespaceIfMissing creates a namespace that does not exist yet (the cluster
-// namespace may differ from the operator's, which Helm creates).
+// applyClusterSettings brings an existing CephCluster's configured fields
+// to the configuration (ensureCephCluster).
+func applyClusterSettings(ctx context.Context, c client.Client, have *cephv1.CephCluster, cfg Config, log *slog.Logger) error {
+	before := have.DeepCopy()
+	if !ApplyClusterSettings(&have.Spec, cfg) {
+		return nil
+	}
+	if have.Labels[ManagedByLabel] != ManagedByValue {
+		log.Warn("the CephCluster was not created by the plugin and differs from its configuration; it is left as it is",
+			"namespace", have.Namespace, "name", have.Name,
+			"image", before.Spec.CephVersion.Image, "configuredImage", cfg.CephImage,
+			"monCount", before.Spec.Mon.Count, "configuredMonCount", cfg.MonCount,
+			"mgrCount", before.Spec.Mgr.Count, "configuredMgrCount", cfg.MgrCount)
+		return nil
+	}
+	if err := c.Patch(ctx, have, client.MergeFrom(before)); err != nil {
+		return fmt.Errorf("apply the configuration to CephCluster %s/%s: %w", have.Namespace, have.Name, err)
+	}
+	log.Info("applied the configuration to the CephCluster", "namespace", have.Namespace, "name", have.Name,
+		"image", cfg.CephImage, "monCount", cfg.MonCount, "mgrCount", cfg.MgrCount, "allowMultiplePerNode", cfg.AllowMultiplePerNode)
+	return nil
+}
+
+// createNamespaceIfMissing creates a namespace that does not exist yet
+// (Helm creates the operator namespace, which is also the cluster's, but a
+// CephCluster may be made before the chart is installed: just run, tests).
 func createNamespaceIfMissing(ctx context.Context, c client.Client, name string) error {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
 	err := c.Get(ctx, client.ObjectKeyFromObject(ns), &corev1.Namespace{})

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sync"
@@ -138,6 +139,14 @@ func TestInstallFromTheRookChartIsIdempotent(t *testing.T) {
 	var cluster cephv1.CephCluster
 	require.NoError(t, cp.Client.Get(ctx, client.ObjectKey{Namespace: "rook-ceph", Name: CephClusterName}, &cluster))
 	assert.False(t, cluster.Spec.Storage.UseAllNodes)
+	// The CephCluster's daemons run as service accounts the operator chart
+	// creates in its own namespace only (why LoadConfig keeps the cluster
+	// there): each exists beside the CephCluster.
+	for _, name := range []string{"rook-ceph-osd", "rook-ceph-mgr", "rook-ceph-cmd-reporter", "rook-ceph-purge-osd", "rook-ceph-rgw", "rook-ceph-default"} {
+		var sa corev1.ServiceAccount
+		assert.NoError(t, cp.Client.Get(ctx, client.ObjectKey{Namespace: cluster.Namespace, Name: name}, &sa),
+			"ServiceAccount %s in the CephCluster's namespace", name)
+	}
 	assert.Equal(t, 1, helmRevisions(t, cp), "one release revision")
 	first.stop(t)
 
@@ -181,4 +190,56 @@ func TestAMissingHelmHelperNamesWhereItLookedAndHowToBuildIt(t *testing.T) {
 	assert.Contains(t, err.Error(), "ceph-rook-helm is neither beside this executable")
 	assert.Contains(t, err.Error(), "nor on $PATH")
 	assert.Contains(t, err.Error(), "go build ./cmd/ceph-rook-helm")
+}
+
+// discardLog is a logger for code under test whose log lines no test reads.
+var discardLog = slog.New(slog.DiscardHandler)
+
+// TestEnsureCephClusterAppliesChangedSettings: a changed CEPH_IMAGE or
+// daemon count reaches the CephCluster the plugin created, with nothing
+// else of it touched; one someone else created is left alone.
+func TestEnsureCephClusterAppliesChangedSettings(t *testing.T) {
+	ctx := context.Background()
+	cfg := testConfigFor(t, "settings-rook")
+	_, err := ensureCephCluster(ctx, env.Client, cfg, discardLog)
+	require.NoError(t, err)
+	key := client.ObjectKey{Namespace: cfg.ClusterNamespace, Name: CephClusterName}
+	var cluster cephv1.CephCluster
+	require.NoError(t, env.Client.Get(ctx, key, &cluster))
+	t.Cleanup(func() { _ = env.Client.Delete(ctx, &cluster) })
+	// Another writer's fields, which the settings patch must keep.
+	cluster.Spec.Storage.Nodes = []cephv1.Node{{Name: "n1", Selection: cephv1.Selection{Devices: []cephv1.Device{{Name: "/dev/disk/by-id/wwn-0x1"}}}}}
+	cluster.Spec.Network.Provider = cephv1.NetworkProviderHost
+	require.NoError(t, env.Client.Update(ctx, &cluster))
+
+	changed := cfg
+	changed.CephImage, changed.MonCount, changed.MgrCount, changed.AllowMultiplePerNode = "quay.io/ceph/ceph:v19.2.4", 1, 1, true
+	_, err = ensureCephCluster(ctx, env.Client, changed, discardLog)
+	require.NoError(t, err)
+	require.NoError(t, env.Client.Get(ctx, key, &cluster))
+	assert.Equal(t, "quay.io/ceph/ceph:v19.2.4", cluster.Spec.CephVersion.Image)
+	assert.Equal(t, 1, cluster.Spec.Mon.Count)
+	assert.Equal(t, 1, cluster.Spec.Mgr.Count)
+	assert.True(t, cluster.Spec.Mon.AllowMultiplePerNode)
+	assert.True(t, cluster.Spec.Mgr.AllowMultiplePerNode)
+	assert.Len(t, cluster.Spec.Storage.Nodes, 1, "the device list is the DiskPool reconciler's")
+	assert.Equal(t, cephv1.NetworkProviderHost, cluster.Spec.Network.Provider, "another writer's field")
+
+	t.Run("an unchanged configuration writes nothing", func(t *testing.T) {
+		rv := cluster.ResourceVersion
+		_, err := ensureCephCluster(ctx, env.Client, changed, discardLog)
+		require.NoError(t, err)
+		require.NoError(t, env.Client.Get(ctx, key, &cluster))
+		assert.Equal(t, rv, cluster.ResourceVersion)
+	})
+	t.Run("a CephCluster the plugin did not create is left alone", func(t *testing.T) {
+		delete(cluster.Labels, ManagedByLabel)
+		require.NoError(t, env.Client.Update(ctx, &cluster))
+		rv := cluster.ResourceVersion
+		_, err := ensureCephCluster(ctx, env.Client, cfg, discardLog)
+		require.NoError(t, err)
+		require.NoError(t, env.Client.Get(ctx, key, &cluster))
+		assert.Equal(t, rv, cluster.ResourceVersion)
+		assert.Equal(t, "quay.io/ceph/ceph:v19.2.4", cluster.Spec.CephVersion.Image)
+	})
 }

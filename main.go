@@ -15,16 +15,11 @@ import (
 	"github.com/fundament-oss/ceph-rook/pluginruntime"
 )
 
-// defaultMemoryLimit is the Go runtime's soft memory limit unless
-// GOMEMLIMIT says otherwise: the garbage collector works harder near it
-// instead of letting the heap double, which keeps a 10,000-disk inventory
-// well inside a small pod. Larger inventories should set GOMEMLIMIT to
-// their pod's limit.
-const defaultMemoryLimit = 64 << 20
-
 func main() {
+	// GOMEMLIMIT, when set, is already in force; otherwise the limit
+	// follows the container's (memlimit.go).
 	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(defaultMemoryLimit)
+		debug.SetMemoryLimit(MemoryLimit(containerMemoryLimit()))
 	}
 	addr := flag.String("addr", ":8080", "listen address of the HTTP server (probes, metadata API, console)")
 	metricsAddr := flag.String("metrics-addr", ":8081", `listen address of the controllers' Prometheus metrics ("0": off)`)

@@ -13,9 +13,18 @@ const ObjectStorePort = 80
 // RenderObjectStore is the CephObjectStore cephobj-<name> of an
 // ObjectStorage, in the CephCluster's namespace, controlled by the
 // ObjectStorage. It runs spec.gatewayInstances RGW pods behind the Service
-// rook-ceph-rgw-cephobj-<name>. Metadata and data pools replicate at the
-// same size. preservePoolsOnDelete is always true: deleting the
-// ObjectStorage keeps the cephobj-<name>.rgw.* pools and their data.
+// rook-ceph-rgw-cephobj-<name>. preservePoolsOnDelete is always true:
+// deleting the ObjectStorage keeps the cephobj-<name>.rgw.* pools and their
+// data.
+//
+// The data pool replicates as r says. The metadata pools replicate as
+// automatic sizing says, whatever the consumer asked for: Rook creates and
+// updates the one .rgw.root pool every object store shares with each
+// store's metadataPool spec (pkg/operator/ceph/object/objectstore.go,
+// CreateObjectStorePools), so stores with different replicas would take
+// turns resizing it, and one store's replicas: 1 would leave every store's
+// realm configuration with a single copy. Metadata is small; the cost of
+// the extra copies is negligible.
 func RenderObjectStore(store *cephv1alpha1.ObjectStorage, clusterNamespace string, r Replication) *cephv1.CephObjectStore {
 	instances := store.Spec.GatewayInstances
 	if instances < 1 {
@@ -25,7 +34,7 @@ func RenderObjectStore(store *cephv1alpha1.ObjectStorage, clusterNamespace strin
 		TypeMeta:   metav1.TypeMeta{APIVersion: cephv1.SchemeGroupVersion.String(), Kind: "CephObjectStore"},
 		ObjectMeta: derivedMeta(ObjectStoreName(store.Name), clusterNamespace, store, "ObjectStorage"),
 		Spec: cephv1.ObjectStoreSpec{
-			MetadataPool:          replicatedPool(r),
+			MetadataPool:          replicatedPool(r.Automatic()),
 			DataPool:              replicatedPool(r),
 			PreservePoolsOnDelete: true,
 			Gateway:               cephv1.GatewaySpec{Port: ObjectStorePort, Instances: instances},

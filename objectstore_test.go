@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -46,6 +47,25 @@ func TestRenderObjectStore(t *testing.T) {
 			assert.Equal(t, tc.wantSafe, got.Spec.DataPool.Replicated.RequireSafeReplicaSize)
 			assert.Equal(t, r.FailureDomain, got.Spec.DataPool.FailureDomain)
 			assert.True(t, IsControlledBy(got, "uid-s3"))
+		})
+	}
+}
+
+// TestObjectStoresAgreeOnTheSharedRootPool: Rook applies each store's
+// metadataPool spec to the .rgw.root pool every store shares, so every
+// ObjectStorage renders the same metadata pools on the same nodes, sized
+// automatically, whatever replicas it asked for; only the data pool
+// follows the request.
+func TestObjectStoresAgreeOnTheSharedRootPool(t *testing.T) {
+	const nodes = 3
+	auto := RenderObjectStore(objectStorage("auto", 1), "rook-ceph", mustReplication(t, nil, nodes))
+	for _, requested := range []int32{1, 2, 3} {
+		t.Run(fmt.Sprintf("replicas %d", requested), func(t *testing.T) {
+			got := RenderObjectStore(objectStorage("asked", 1), "rook-ceph", mustReplication(t, ptrTo(requested), nodes))
+			assert.Equal(t, auto.Spec.MetadataPool, got.Spec.MetadataPool, "metadata pools as every other store has them")
+			assert.Equal(t, uint(3), got.Spec.MetadataPool.Replicated.Size)
+			assert.Equal(t, FailureDomainHost, got.Spec.MetadataPool.FailureDomain)
+			assert.Equal(t, uint(requested), got.Spec.DataPool.Replicated.Size, "the data pool as asked")
 		})
 	}
 }

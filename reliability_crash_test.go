@@ -40,7 +40,7 @@ type crashRun struct {
 
 // The crash namespaces differ from each other, as in the reference run, so
 // that their placeholders line up.
-var crashConfig = Config{OperatorNamespace: "crash-operator", ClusterNamespace: "crash-cluster"}
+var crashConfig = Config{OperatorNamespace: "crash-rook", ClusterNamespace: "crash-rook"}
 
 // TestReliabilityPluginCrashes runs the plugin binary and SIGKILLs it at 10
 // random moments, the first three during the install, the others after it,

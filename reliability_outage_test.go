@@ -36,7 +36,7 @@ type outageRun struct {
 	env map[string]string
 }
 
-var outageConfig = Config{OperatorNamespace: "outage-operator", ClusterNamespace: "outage-cluster"}
+var outageConfig = Config{OperatorNamespace: "outage-rook", ClusterNamespace: "outage-rook"}
 
 // TestReliabilityAPIServerOutage stops the kube-apiserver while the plugin
 // (the real runtime, in this process) converges a scenario, and starts it

@@ -208,8 +208,11 @@ func createOrKeep(ctx context.Context, c client.Client, obj client.Object) error
 
 // clusterState is what the plugin decides, object by object, as normalised
 // JSON: statuses without timestamps, derived objects without UIDs, and the
-// namespaces replaced by placeholders, so runs in different namespaces or on
-// different API servers compare equal when they converged alike.
+// namespaces replaced by one placeholder, so runs in different namespaces or
+// on different API servers compare equal when they converged alike. (The
+// reference run keeps the operator and cluster namespaces apart, the runs
+// under test share one, as LoadConfig requires; which value follows which
+// namespace is the renderer tests' business.)
 type clusterState map[string]string
 
 // observeState reads the state the plugin is responsible for.
@@ -217,8 +220,8 @@ func observeState(ctx context.Context, c client.Client, cfg Config) (clusterStat
 	st := clusterState{}
 	put := func(key string, v any) {
 		data, _ := json.Marshal(v)
-		s := strings.ReplaceAll(string(data), cfg.ClusterNamespace, "<cluster-ns>")
-		st[key] = strings.ReplaceAll(s, cfg.OperatorNamespace, "<operator-ns>")
+		s := strings.ReplaceAll(string(data), cfg.ClusterNamespace, "<rook-ns>")
+		st[key] = strings.ReplaceAll(s, cfg.OperatorNamespace, "<rook-ns>")
 	}
 	var disks cephv1alpha1.DiskList
 	if err := c.List(ctx, &disks); err != nil {

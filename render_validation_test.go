@@ -14,7 +14,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
@@ -38,9 +37,7 @@ func ensureNamespace(t *testing.T, name string) {
 
 // createStrict creates obj with strict field validation and removes it when
 // the test ends. obj then holds the API server's answer: the object as
-// stored, defaults applied. Tests read that rather than Get it again,
-// because the garbage collector removes an object whose owner (withUID)
-// does not exist, and may already have.
+// stored, defaults applied.
 func createStrict(t *testing.T, obj client.Object) {
 	t.Helper()
 	ctx := context.Background()
@@ -48,12 +45,28 @@ func createStrict(t *testing.T, obj client.Object) {
 	t.Cleanup(func() { _ = env.Client.Delete(ctx, obj) })
 }
 
-// withUID gives a rendered owner reference a UID the API server accepts;
-// the owner itself need not exist for validation.
-func withUID[T client.Object](obj T, i int) T {
+// withLiveOwner creates the consumer each of obj's owner references names
+// and points the reference at its UID. The owner must exist: the garbage
+// collector runs in this package and deletes an object whose owner does
+// not, at any moment, so a made-up UID makes the object vanish between a
+// test's create and its next read.
+func withLiveOwner[T client.Object](t *testing.T, obj T) T {
+	t.Helper()
+	ctx := context.Background()
 	refs := obj.GetOwnerReferences()
-	for j := range refs {
-		refs[j].UID = types.UID(fmt.Sprintf("00000000-0000-0000-0000-%012d", i))
+	for j, ref := range refs {
+		owner := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{}}}
+		owner.SetAPIVersion(ref.APIVersion)
+		owner.SetKind(ref.Kind)
+		owner.SetName(ref.Name)
+		switch err := env.Client.Create(ctx, owner); {
+		case apierrors.IsAlreadyExists(err):
+			require.NoError(t, env.Client.Get(ctx, client.ObjectKeyFromObject(owner), owner))
+		default:
+			require.NoError(t, err, "create owner %s %s", ref.Kind, ref.Name)
+			t.Cleanup(func() { _ = env.Client.Delete(ctx, owner) })
+		}
+		refs[j].UID = owner.GetUID()
 	}
 	obj.SetOwnerReferences(refs)
 	return obj
@@ -76,7 +89,7 @@ func TestRenderedCephBlockPoolsAreAccepted(t *testing.T) {
 	for variant, r := range replicationVariants(t) {
 		i++
 		t.Run(variant, func(t *testing.T) {
-			pool := withUID(RenderBlockPool(blockStorage(fmt.Sprintf("bp%d", i)), "rook-ceph", r), i)
+			pool := withLiveOwner(t, RenderBlockPool(blockStorage(fmt.Sprintf("bp%d", i)), "rook-ceph", r))
 			createStrict(t, pool)
 			got := pool // the create's answer, as stored (see createStrict)
 			assert.Equal(t, uint(r.Size), got.Spec.Replicated.Size)
@@ -85,7 +98,7 @@ func TestRenderedCephBlockPoolsAreAccepted(t *testing.T) {
 		})
 	}
 	t.Run("the longest BlockStorage name", func(t *testing.T) {
-		createStrict(t, withUID(RenderBlockPool(blockStorage(strings.Repeat("b", 248)), "rook-ceph", mustReplication(t, nil, 3)), 99))
+		createStrict(t, withLiveOwner(t, RenderBlockPool(blockStorage(strings.Repeat("b", 248)), "rook-ceph", mustReplication(t, nil, 3))))
 	})
 }
 
@@ -96,7 +109,7 @@ func TestRenderedCephFilesystemsAreAccepted(t *testing.T) {
 		for _, mds := range []int32{1, 3} {
 			i++
 			t.Run(fmt.Sprintf("%s, %d MDS", variant, mds), func(t *testing.T) {
-				fs := withUID(RenderFilesystem(fileStorage(fmt.Sprintf("fs%d", i), mds), "rook-ceph", r), i)
+				fs := withLiveOwner(t, RenderFilesystem(fileStorage(fmt.Sprintf("fs%d", i), mds), "rook-ceph", r))
 				createStrict(t, fs)
 				got := fs // the create's answer, as stored (see createStrict)
 				assert.Equal(t, mds, got.Spec.MetadataServer.ActiveCount)
@@ -108,7 +121,7 @@ func TestRenderedCephFilesystemsAreAccepted(t *testing.T) {
 		}
 	}
 	t.Run("the longest FileStorage name", func(t *testing.T) {
-		createStrict(t, withUID(RenderFilesystem(fileStorage(strings.Repeat("f", 56), 1), "rook-ceph", mustReplication(t, nil, 3)), 99))
+		createStrict(t, withLiveOwner(t, RenderFilesystem(fileStorage(strings.Repeat("f", 53), 1), "rook-ceph", mustReplication(t, nil, 3))))
 	})
 }
 
@@ -119,7 +132,7 @@ func TestRenderedCephObjectStoresAreAccepted(t *testing.T) {
 		for _, gateways := range []int32{1, 4} {
 			i++
 			t.Run(fmt.Sprintf("%s, %d gateways", variant, gateways), func(t *testing.T) {
-				store := withUID(RenderObjectStore(objectStorage(fmt.Sprintf("os%d", i), gateways), "rook-ceph", r), i)
+				store := withLiveOwner(t, RenderObjectStore(objectStorage(fmt.Sprintf("os%d", i), gateways), "rook-ceph", r))
 				createStrict(t, store)
 				got := store // the create's answer, as stored (see createStrict)
 				assert.Equal(t, gateways, got.Spec.Gateway.Instances)
@@ -129,7 +142,7 @@ func TestRenderedCephObjectStoresAreAccepted(t *testing.T) {
 		}
 	}
 	t.Run("the longest ObjectStorage name", func(t *testing.T) {
-		createStrict(t, withUID(RenderObjectStore(objectStorage(strings.Repeat("o", 30), 1), "rook-ceph", mustReplication(t, nil, 3)), 99))
+		createStrict(t, withLiveOwner(t, RenderObjectStore(objectStorage(strings.Repeat("o", 30), 1), "rook-ceph", mustReplication(t, nil, 3))))
 	})
 }
 
@@ -190,9 +203,9 @@ func TestRenderedStorageClassesAreAcceptedAndReadBackWithoutDrift(t *testing.T) 
 		{name: "bucket", sc: RenderBucketStorageClass(objectStorage("sc-obj", 1), testConfig())},
 		{name: "bucket in separate namespaces", sc: RenderBucketStorageClass(objectStorage("sc-obj-ns", 1), other)},
 	}
-	for i, tc := range cases {
+	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			sc := withUID(tc.sc, i)
+			sc := withLiveOwner(t, tc.sc)
 			rendered := sc.DeepCopy()
 			createStrict(t, sc)
 			got := sc // the create's answer, as stored (see createStrict)
@@ -221,7 +234,7 @@ func TestStrictValidationRejectsAnUnknownRookField(t *testing.T) {
 
 func TestStorageClassDriftMatchesWhatTheServerRefuses(t *testing.T) {
 	ctx := context.Background()
-	want := withUID(RenderRBDStorageClass(blockStorage("sc-drift"), testConfig()), 1)
+	want := withLiveOwner(t, RenderRBDStorageClass(blockStorage("sc-drift"), testConfig()))
 	createStrict(t, want)
 	var have storagev1.StorageClass
 	require.NoError(t, env.Client.Get(ctx, client.ObjectKeyFromObject(want), &have))

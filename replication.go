@@ -31,6 +31,18 @@ type Replication struct {
 	RequireSafeReplicaSize bool
 	// Message explains a clamped request; empty when nothing was clamped.
 	Message string
+	// Nodes is the node count the replication was sized against.
+	Nodes int
+}
+
+// Automatic is the replication an absent replicas field gives on the same
+// nodes: what every consumer agrees on, for pools consumers share.
+func (r Replication) Automatic() Replication {
+	auto, err := ComputeReplication(nil, r.Nodes)
+	if err != nil {
+		return r // no nodes: nothing is derived anyway
+	}
+	return auto
 }
 
 // ComputeReplication sizes a consumer's pools against nodes, the number of
@@ -60,6 +72,7 @@ func ComputeReplication(requested *int32, nodes int) (Replication, error) {
 		FailureDomain:          domain,
 		RequireSafeReplicaSize: size > 1,
 		Message:                message,
+		Nodes:                  nodes,
 	}, nil
 }
 
@@ -92,8 +105,13 @@ func DescribeReplicationChange(oldSize int32, oldDomain string, next Replication
 	if !grows && !spreads {
 		return ""
 	}
-	return fmt.Sprintf("replication changes from %d (%s) to %d (%s): Ceph re-replicates every byte in the pool",
+	msg := fmt.Sprintf("replication changes from %d (%s) to %d (%s): Ceph re-replicates every byte in the pool",
 		oldSize, oldDomain, next.Size, next.FailureDomain)
+	if spreads {
+		// enableCrushUpdates (replicatedPool) is what lets this reach Ceph.
+		msg += ", and Rook gives it a new CRUSH rule that moves the copies onto separate hosts"
+	}
+	return msg
 }
 
 func plural(n int, word string) string {

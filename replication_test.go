@@ -69,8 +69,18 @@ func TestComputeReplication(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := ComputeReplication(tc.requested, tc.nodes)
 			require.NoError(t, err)
+			tc.want.Nodes = tc.nodes // what it was sized against
 			assert.Equal(t, tc.want, got)
 		})
+	}
+}
+
+func TestAutomaticIsWhatAnAbsentRequestGivesOnTheSameNodes(t *testing.T) {
+	for _, requested := range []*int32{nil, ptrTo(int32(1)), ptrTo(int32(2)), ptrTo(int32(3))} {
+		for nodes := 1; nodes <= 4; nodes++ {
+			asked := mustReplication(t, requested, nodes)
+			assert.Equal(t, mustReplication(t, nil, nodes), asked.Automatic(), "requested %v on %d nodes", requested, nodes)
+		}
 	}
 }
 
@@ -101,7 +111,8 @@ func TestDescribeReplicationChange(t *testing.T) {
 		{
 			name: "osd to host with growth says so", oldSize: 1, oldDomain: "osd",
 			next: Replication{Size: 2, FailureDomain: "host"},
-			want: "replication changes from 1 (osd) to 2 (host): Ceph re-replicates every byte in the pool",
+			want: "replication changes from 1 (osd) to 2 (host): Ceph re-replicates every byte in the pool, " +
+				"and Rook gives it a new CRUSH rule that moves the copies onto separate hosts",
 		},
 	}
 	for _, tc := range cases {

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"slices"
+
 	cephv1 "github.com/rook/rook/pkg/apis/ceph.rook.io/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -33,9 +35,12 @@ const (
 //   - allowLoopDevices: only in the dev loop-device mode; on a real node a
 //     loop device is somebody's image file.
 //   - crds.enabled: the chart installs Rook's CRDs.
-//   - enableOBCWatchOperatorNamespace: the chart default, set explicitly;
-//     the bucket provisioner is named after the CephCluster namespace
-//     either way.
+//   - enableOBCWatchOperatorNamespace: the chart default, set explicitly,
+//     because the bucket provisioner's name depends on it: true makes it
+//     <CephCluster namespace>.ceph.rook.io/bucket, the name the bucket
+//     StorageClasses carry (BucketProvisioner); false would make it plain
+//     ceph.rook.io/bucket (pkg/operator/ceph/object,
+//     GetObjectBucketProvisioner).
 //
 // The CSI driver and bucket provisioner name prefixes (csi.csiDriverNamePrefix,
 // obcProvisionerNamePrefix) are left at the chart's defaults: the
@@ -55,7 +60,7 @@ func RookValues(cfg Config) map[string]any {
 // so Ceph never takes a disk nobody chose, and the DiskPool reconciler fills
 // spec.storage.nodes from the disk union (RenderStorageNodes).
 func BootstrapCephCluster(cfg Config) *cephv1.CephCluster {
-	return &cephv1.CephCluster{
+	cluster := &cephv1.CephCluster{
 		TypeMeta: metav1.TypeMeta{APIVersion: cephv1.SchemeGroupVersion.String(), Kind: "CephCluster"},
 		ObjectMeta: metav1.ObjectMeta{
 			Name:      CephClusterName,
@@ -63,10 +68,7 @@ func BootstrapCephCluster(cfg Config) *cephv1.CephCluster {
 			Labels:    map[string]string{ManagedByLabel: ManagedByValue},
 		},
 		Spec: cephv1.ClusterSpec{
-			CephVersion:     cephv1.CephVersionSpec{Image: cfg.CephImage},
 			DataDirHostPath: dataDirHostPath,
-			Mon:             cephv1.MonSpec{Count: cfg.MonCount, AllowMultiplePerNode: cfg.AllowMultiplePerNode},
-			Mgr:             cephv1.MgrSpec{Count: cfg.MgrCount, AllowMultiplePerNode: cfg.AllowMultiplePerNode},
 			Dashboard:       cephv1.DashboardSpec{Enabled: true},
 			Storage: cephv1.StorageScopeSpec{
 				UseAllNodes: false,
@@ -74,6 +76,23 @@ func BootstrapCephCluster(cfg Config) *cephv1.CephCluster {
 			},
 		},
 	}
+	ApplyClusterSettings(&cluster.Spec, cfg)
+	return cluster
+}
+
+// ApplyClusterSettings sets the CephCluster fields the configuration owns:
+// the Ceph image and the mon and mgr counts. On a CephCluster the plugin
+// created they follow the configuration at every start, so that a changed
+// CEPH_IMAGE or MON_COUNT reaches Rook (an image change is Rook's upgrade
+// of every daemon; a count change adds or removes mons and mgrs). It
+// reports whether anything changed.
+func ApplyClusterSettings(spec *cephv1.ClusterSpec, cfg Config) bool {
+	before := []any{spec.CephVersion.Image, spec.Mon.Count, spec.Mon.AllowMultiplePerNode, spec.Mgr.Count, spec.Mgr.AllowMultiplePerNode}
+	spec.CephVersion.Image = cfg.CephImage
+	spec.Mon.Count, spec.Mon.AllowMultiplePerNode = cfg.MonCount, cfg.AllowMultiplePerNode
+	spec.Mgr.Count, spec.Mgr.AllowMultiplePerNode = cfg.MgrCount, cfg.AllowMultiplePerNode
+	after := []any{spec.CephVersion.Image, spec.Mon.Count, spec.Mon.AllowMultiplePerNode, spec.Mgr.Count, spec.Mgr.AllowMultiplePerNode}
+	return !slices.Equal(before, after)
 }
 
 func ptrTo[T any](v T) *T { return &v }

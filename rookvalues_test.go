@@ -27,6 +27,11 @@ func TestRookValues(t *testing.T) {
 		assert.NotContains(t, v, "obcProvisionerNamePrefix")
 		assert.NotContains(t, v, "csi")
 	})
+	t.Run("the bucket provisioner is named after the cluster namespace, as the bucket classes say", func(t *testing.T) {
+		assert.Equal(t, true, RookValues(testConfig())["enableOBCWatchOperatorNamespace"],
+			"false names Rook's provisioner ceph.rook.io/bucket, which no bucket StorageClass names")
+		assert.Equal(t, testConfig().ClusterNamespace+".ceph.rook.io/bucket", BucketProvisioner(testConfig()))
+	})
 }
 
 func TestBootstrapCephCluster(t *testing.T) {

@@ -87,7 +87,15 @@ func RenderCephFSStorageClass(fs *cephv1alpha1.FileStorage, cfg Config) *storage
 
 // RenderBucketStorageClass is the StorageClass cephobj-<name> of an
 // ObjectStorage that ObjectBucketClaims reference, controlled by the
-// ObjectStorage. Buckets advertise cfg.S3Region, a signing-only label.
+// ObjectStorage.
+//
+// Rook's bucket provisioner reads objectStoreName only; the store's
+// namespace is its own CephCluster's (pkg/operator/ceph/object/bucket,
+// setObjectStoreName), and region is read by nothing: a claim's
+// BUCKET_REGION stays empty and RGW enforces no region. objectStoreNamespace
+// and region are kept as labels a reader of the class can use, and because
+// parameters are immutable: dropping them would make every existing class
+// drift.
 func RenderBucketStorageClass(store *cephv1alpha1.ObjectStorage, cfg Config) *storagev1.StorageClass {
 	name := ObjectStoreName(store.Name)
 	return storageClass(name, store, "ObjectStorage", BucketProvisioner(cfg), map[string]string{

@@ -11,6 +11,9 @@ import (
 
 // separateNamespaces puts the operator and the cluster in different
 // namespaces, so a provisioner or parameter that follows the wrong one shows.
+// LoadConfig never gives this (the CephCluster lives in the operator
+// namespace); the renderers keep the two apart, and these tests pin which
+// value follows which.
 func separateNamespaces() Config {
 	cfg := testConfig()
 	cfg.OperatorNamespace, cfg.ClusterNamespace = "rook-operator", "ceph-cluster"
@@ -105,6 +108,8 @@ func TestRenderCephFSStorageClass(t *testing.T) {
 		"csi.storage.k8s.io/node-stage-secret-name":             "rook-csi-cephfs-node",
 		"csi.storage.k8s.io/node-stage-secret-namespace":        "ceph-cluster",
 	}, got.Parameters)
+	require.NotNil(t, got.AllowVolumeExpansion)
+	assert.True(t, *got.AllowVolumeExpansion, "CephFS volumes grow online")
 	assert.True(t, IsControlledBy(got, "uid-shared"))
 }
 

@@ -104,7 +104,7 @@ func TestStorageNodesPatch(t *testing.T) {
 func TestStorageNodesPatchOnTheAPIServer(t *testing.T) {
 	ctx := context.Background()
 	cfg := testConfigFor(t, "storage-nodes-patch")
-	_, err := ensureCephCluster(ctx, env.Client, cfg)
+	_, err := ensureCephCluster(ctx, env.Client, cfg, discardLog)
 	require.NoError(t, err)
 	key := types.NamespacedName{Namespace: cfg.ClusterNamespace, Name: CephClusterName}
 	read := func() *unstructured.Unstructured {

@@ -27,7 +27,7 @@ var testDefinition = definition.MustParseDefinition([]byte(`apiVersion: fundamen
 kind: PluginDefinition
 metadata:
   name: test-plugin
-  version: 0.1.0
+  version: v0.1.0
 `))
 
 // baseEnviron is what the platform's controller sets, minus anything a test

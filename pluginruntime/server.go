@@ -11,16 +11,23 @@ import (
 	"github.com/fundament-oss/ceph-rook/pluginruntime/gen/pluginmetadata/v1/pluginmetadatav1connect"
 )
 
+// The probe endpoints. The platform's plugin controller points the pod's
+// liveness and readiness probes at them.
+const (
+	LivenessPath  = "/livez"
+	ReadinessPath = "/readyz"
+)
+
 // routes is the plugin's one HTTP surface; the platform's Service and
 // probes point at it.
 func (r *runtime) routes() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /livez", func(w http.ResponseWriter, _ *http.Request) {
+	mux.HandleFunc("GET "+LivenessPath, func(w http.ResponseWriter, _ *http.Request) {
 		// Alive means the process serves HTTP; a failing plugin is reported
 		// through its phase, not by getting restarted.
 		writeText(w, http.StatusOK, "ok")
 	})
-	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
+	mux.HandleFunc("GET "+ReadinessPath, func(w http.ResponseWriter, _ *http.Request) {
 		if !r.board.isReady() {
 			writeText(w, http.StatusServiceUnavailable, "not ready")
 			return

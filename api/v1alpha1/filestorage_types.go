@@ -26,7 +26,7 @@ type FileStorageSpec struct {
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:scope=Cluster,shortName=fs,categories=ceph-storage
-// +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 56 && !self.metadata.name.contains('.')",message="metadata.name must be at most 56 characters without dots: the derived CephFilesystem cephfs-<name> lands in a label value (at most 63) and in Ceph daemon names"
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 53 && !self.metadata.name.contains('.')",message="metadata.name must be at most 53 characters without dots: Rook puts each MDS daemon id, cephfs-<name>-<one or two letters>, in label values (at most 63)"
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Storage Class",type=string,JSONPath=`.status.storageClassName`
 // +kubebuilder:printcolumn:name="Replicas",type=integer,JSONPath=`.status.replicas`

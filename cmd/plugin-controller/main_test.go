@@ -80,7 +80,7 @@ func TestParseFlags(t *testing.T) {
 func TestRunDeploysAnInstallation(t *testing.T) {
 	raw := []byte(`apiVersion: fundament.io/v1
 kind: PluginDefinition
-metadata: {name: smoke, version: 1.0.0}
+metadata: {name: smoke, version: v1.0.0}
 spec:
   image: registry.example.com/smoke@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
 `)

@@ -203,7 +203,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		b.click(pageFrame, `[data-action="create"]`)
 		b.fill(sheetFrame, `input[name="name"]`, strings.Repeat("a", 60))
 		b.click(sheetFrame, `button[type="submit"]`)
-		b.waitText(sheetFrame, `[data-form-error] .plugin-error`, "metadata.name must be at most 56 characters")
+		b.waitText(sheetFrame, `[data-form-error] .plugin-error`, "metadata.name must be at most 53 characters")
 		assert.True(t, b.sheetOpen(), "the form stays open with what was typed")
 		b.screenshot("filestorage-create-validation-error")
 		b.click(sheetFrame, `[data-action="cancel"]`)

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -19,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	pluginsv1 "github.com/fundament-oss/ceph-rook/internal/plugincontroller/api/v1"
+	"github.com/fundament-oss/ceph-rook/internal/testenv"
 	"github.com/fundament-oss/ceph-rook/pluginruntime"
 	"github.com/fundament-oss/ceph-rook/pluginruntime/definition"
 )
@@ -384,4 +388,30 @@ func TestDriftIsRepairedAndConvergenceWritesNothing(t *testing.T) {
 		})
 		assert.Equal(t, "storage", svc.Labels["team"], "labels others add are kept")
 	})
+}
+
+// TestCephRooksOwnDefinitionDeploys installs this repository's
+// definition.yaml the way the platform does: published under its version
+// without the "v", pinned by an installation the CRD accepts.
+func TestCephRooksOwnDefinitionDeploys(t *testing.T) {
+	h := startController(t)
+	source, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "definition.yaml"))
+	require.NoError(t, err)
+	// Publishing injects the digest-pinned image.
+	raw := []byte(strings.Replace(string(source), "\nspec:\n", "\nspec:\n  image: "+testImage+"\n", 1))
+	def, err := definition.ParseDefinition(raw, definition.RequireImage())
+	require.NoError(t, err)
+	version := def.Metadata.PublishedVersion()
+	require.NotEqual(t, def.Metadata.Version, version, "the definition carries the release tag's v")
+
+	h.publish(t, h.org, def.Metadata.Name, version, raw)
+	inst := &pluginsv1.PluginInstallation{
+		ObjectMeta: metav1.ObjectMeta{Name: h.org + "--" + def.Metadata.Name},
+		Spec:       pluginsv1.PluginInstallationSpec{DefinitionRef: refTo(h.org, def.Metadata.Name, version, raw)},
+	}
+	require.NoError(t, env.Client.Create(context.Background(), inst), "the CRD accepts the published version %q", version)
+	t.Cleanup(func() { uninstall(t, inst) })
+	deployedPlugin(t, inst)
+	status := statusOf(t, inst, "not failed", func(s pluginsv1.PluginInstallationStatus) bool { return s.Namespace != "" })
+	assert.NotEqual(t, pluginsv1.PhaseFailed, status.Phase, status.Message)
 }

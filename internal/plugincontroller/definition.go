@@ -65,10 +65,12 @@ func namesThePlugin(ref pluginsv1.DefinitionRef, _ []byte, def *definition.Plugi
 }
 
 // hasTheVersion: a definition that states a version must state the one
-// that was asked for. The published version has no "v" prefix.
+// that was asked for. The definition carries the release tag ("v0.3.0"),
+// the installation the published version without the "v" ("0.3.0").
 func hasTheVersion(ref pluginsv1.DefinitionRef, _ []byte, def *definition.PluginDefinition) (string, string, bool) {
-	if v := def.Metadata.Version; v != "" && v != ref.PluginVersion {
-		return ReasonDefinitionMismatch, fmt.Sprintf("the definition is version %q, not %q", v, ref.PluginVersion), true
+	if v := def.Metadata.PublishedVersion(); v != "" && v != ref.PluginVersion {
+		return ReasonDefinitionMismatch, fmt.Sprintf("the definition is version %q (published as %q), not %q",
+			def.Metadata.Version, v, ref.PluginVersion), true
 	}
 	return "", "", false
 }

@@ -18,7 +18,12 @@ spec: {image: "` + testImage + `"}
 `)
 	unpinned := []byte(`apiVersion: fundament.io/v1
 kind: PluginDefinition
+metadata: {name: widgets, version: v1.2.3}
+`)
+	untagged := []byte(`apiVersion: fundament.io/v1
+kind: PluginDefinition
 metadata: {name: widgets, version: 1.2.3}
+spec: {image: "` + testImage + `"}
 `)
 	tests := []struct {
 		name        string
@@ -38,7 +43,9 @@ metadata: {name: widgets, version: 1.2.3}
 		{name: "another plugin's definition is refused", raw: good, hashOf: good, plugin: "gadgets", version: "1.2.3",
 			wantReason: ReasonDefinitionMismatch, wantMessage: `for plugin "widgets", not "gadgets"`},
 		{name: "another version's definition is refused", raw: good, hashOf: good, plugin: "widgets", version: "1.2.4",
-			wantReason: ReasonDefinitionMismatch, wantMessage: `version "1.2.3", not "1.2.4"`},
+			wantReason: ReasonDefinitionMismatch, wantMessage: `version "v1.2.3" (published as "1.2.3"), not "1.2.4"`},
+		{name: "a definition version without its v is invalid", raw: untagged, hashOf: untagged, plugin: "widgets", version: "1.2.3",
+			wantReason: ReasonDefinitionInvalid, wantMessage: `metadata.version: Invalid value: "1.2.3": must be a release tag`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

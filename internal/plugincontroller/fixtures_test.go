@@ -10,14 +10,15 @@ import (
 // testImage is a digest-pinned image, as a published definition has.
 const testImage = "registry.example.com/acme/widgets@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 
-// publishedDefinition is a published definition of plugin name at version,
-// with cluster-wide permissions including a rule limited by resourceNames.
+// publishedDefinition is a published definition of plugin name at version
+// (the published form, without "v"; the definition says v<version>), with
+// cluster-wide permissions including a rule limited by resourceNames.
 func publishedDefinition(name, version string) []byte {
 	return fmt.Appendf(nil, `apiVersion: fundament.io/v1
 kind: PluginDefinition
 metadata:
   name: %s
-  version: %s
+  version: v%s
 spec:
   permissions:
     rbac:

@@ -47,7 +47,9 @@ func defaulted(d *appsv1.Deployment) *appsv1.Deployment {
 	spec.RestartPolicy = corev1.RestartPolicyAlways
 	spec.DNSPolicy = corev1.DNSClusterFirst
 	spec.SchedulerName = "default-scheduler"
-	spec.TerminationGracePeriodSeconds = ptrTo[int64](30)
+	if spec.TerminationGracePeriodSeconds == nil {
+		spec.TerminationGracePeriodSeconds = ptrTo[int64](30)
+	}
 	c := &spec.Containers[0]
 	c.TerminationMessagePath = "/dev/termination-log"
 	c.TerminationMessagePolicy = corev1.TerminationMessageReadFile

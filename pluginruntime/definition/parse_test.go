@@ -89,6 +89,11 @@ func TestParseDefinitionRejects(t *testing.T) {
 			wantErr: "metadata.name: Required value",
 		},
 		{
+			name:    "a version that is not a release tag",
+			yaml:    strings.Replace(minimal, "name: example", "name: example\n  version: 1.0.0", 1),
+			wantErr: `metadata.version: Invalid value: "1.0.0": must be a release tag`,
+		},
+		{
 			name:    "a name that cannot be part of a Kubernetes name",
 			yaml:    strings.Replace(minimal, "name: example", "name: Example_Plugin", 1),
 			wantErr: `metadata.name: Invalid value: "Example_Plugin"`,

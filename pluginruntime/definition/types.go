@@ -1,6 +1,10 @@
 package definition
 
-import rbacv1 "k8s.io/api/rbac/v1"
+import (
+	"strings"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+)
 
 // APIVersion and Kind identify a PluginDefinition document.
 const (
@@ -21,8 +25,11 @@ type PluginDefinition struct {
 // Metadata identifies the plugin. Name is the plugin's identity within its
 // organization and ends up in Kubernetes object names, so it is a DNS label.
 type Metadata struct {
-	Name        string   `json:"name"`
-	DisplayName string   `json:"displayName,omitempty"`
+	Name        string `json:"name"`
+	DisplayName string `json:"displayName,omitempty"`
+	// Version is the release tag, "v" and the version ("v0.3.0"). The
+	// registry publishes the definition without the "v", and that form is
+	// what an installation pins (PublishedVersion).
 	Version     string   `json:"version,omitempty"`
 	Description string   `json:"description,omitempty"`
 	Author      string   `json:"author,omitempty"`
@@ -174,3 +181,15 @@ const (
 	ConfigString ConfigType = "string"
 	ConfigEnum   ConfigType = "enum"
 )
+
+// VersionPrefix starts a definition's metadata.version and is dropped in
+// the version the registry publishes it under.
+const VersionPrefix = "v"
+
+// PublishedVersion is the version the registry publishes this definition
+// under, and so what a PluginInstallation's pluginVersion must say:
+// metadata.version without its "v" ("v0.3.0" is published as "0.3.0").
+// It is empty when the definition states no version.
+func (m *Metadata) PublishedVersion() string {
+	return strings.TrimPrefix(m.Version, VersionPrefix)
+}

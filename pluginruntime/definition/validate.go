@@ -19,6 +19,9 @@ var (
 	digestPinned = regexp.MustCompile(`^[^\s@]+@sha256:[0-9a-f]{64}$`)
 	// configName is what survives as the suffix of a FUNP_ variable.
 	configName = regexp.MustCompile(`^[A-Z][A-Z0-9_]*$`)
+	// releaseVersion is a release tag: "v", then what a PluginInstallation's
+	// pluginVersion accepts (its CRD pattern, ^[0-9][0-9A-Za-z.+-]*$).
+	releaseVersion = regexp.MustCompile(`^v[0-9][0-9A-Za-z.+-]*$`)
 
 	pullPolicies = sets.New("", "Always", "IfNotPresent", "Never")
 	badges       = sets.New(BadgeSuccess, BadgeWarning, BadgeDanger, BadgeInfo, BadgeNeutral)
@@ -55,6 +58,10 @@ func validateMetadata(m *Metadata, path *field.Path) field.ErrorList {
 	}
 	for _, msg := range validation.IsDNS1123Label(m.Name) {
 		errs = append(errs, field.Invalid(name, m.Name, msg))
+	}
+	if m.Version != "" && !releaseVersion.MatchString(m.Version) {
+		errs = append(errs, field.Invalid(path.Child("version"), m.Version,
+			`must be a release tag, "v" and the version (v0.3.0); the registry publishes it without the "v", as installations pin it`))
 	}
 	return errs
 }

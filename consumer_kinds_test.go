@@ -1,0 +1,55 @@
+package main
+
+import (
+	"testing"
+
+	cephv1 "github.com/rook/rook/pkg/apis/ceph.rook.io/v1"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// rookPools are the pool specs of a derived Rook object, by name.
+func rookPools(obj client.Object) map[string]*cephv1.PoolSpec {
+	switch o := obj.(type) {
+	case *cephv1.CephBlockPool:
+		return map[string]*cephv1.PoolSpec{"pool": &o.Spec.PoolSpec}
+	case *cephv1.CephFilesystem:
+		pools := map[string]*cephv1.PoolSpec{"metadata pool": &o.Spec.MetadataPool.PoolSpec}
+		for i := range o.Spec.DataPools {
+			pools["data pool "+o.Spec.DataPools[i].Name] = &o.Spec.DataPools[i].PoolSpec
+		}
+		return pools
+	case *cephv1.CephObjectStore:
+		return map[string]*cephv1.PoolSpec{"metadata pool": &o.Spec.MetadataPool, "data pool": &o.Spec.DataPool}
+	}
+	panic("not a derived Rook object")
+}
+
+// TestPatchRookCopiesEnableCrushUpdates: a pool written before the plugin
+// set enableCrushUpdates gets it on its next reconcile, so that its
+// failure domain can change; rendering alone would reach new pools only.
+func TestPatchRookCopiesEnableCrushUpdates(t *testing.T) {
+	consumers := map[string]client.Object{
+		"BlockStorage":  blockStorage("fast"),
+		"FileStorage":   fileStorage("shared", 1),
+		"ObjectStorage": objectStorage("s3", 1),
+	}
+	for _, kind := range []consumerKind{blockStorageKind, fileStorageKind, objectStorageKind} {
+		t.Run(kind.Kind, func(t *testing.T) {
+			consumer := consumers[kind.Kind]
+			have := kind.RenderRook(consumer, testConfig(), mustReplication(t, nil, 1))
+			for _, pool := range rookPools(have) {
+				pool.EnableCrushUpdates = false // as the plugin wrote it before
+			}
+			want := kind.RenderRook(consumer, testConfig(), mustReplication(t, nil, 2))
+			kind.PatchRook(have, want)
+			pools := rookPools(have)
+			require.NotEmpty(t, pools)
+			for name, pool := range pools {
+				assert.True(t, pool.EnableCrushUpdates, "%s", name)
+				assert.Equal(t, "host", pool.FailureDomain, "%s", name)
+			}
+		})
+	}
+}
