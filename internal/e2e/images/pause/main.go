@@ -1,0 +1,37 @@
+// Command pause is the e2e test's pod sandbox process (what
+// registry.k8s.io/pause does): it holds the pod's namespaces open, reaps
+// children that get re-parented to it, and exits 0 on SIGINT or SIGTERM.
+// It is built as a static binary by internal/e2e/images, from this file alone.
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == "-v" {
+		fmt.Println("pause (ceph-rook e2e)")
+		return
+	}
+	if os.Getpid() != 1 {
+		fmt.Fprintln(os.Stderr, "Warning: pause should be the first process")
+	}
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGCHLD)
+	for sig := range sigs {
+		if sig != syscall.SIGCHLD {
+			fmt.Fprintf(os.Stderr, "Shutting down, got signal: %v\n", sig)
+			os.Exit(0)
+		}
+		for {
+			var ws syscall.WaitStatus
+			pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
+			if pid <= 0 || err != nil {
+				break
+			}
+		}
+	}
+}
