@@ -1,7 +1,9 @@
 package images
 
 import (
+	"bufio"
 	"context"
+	"debug/elf"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -177,9 +179,6 @@ func TestModuleRoot(t *testing.T) {
 // TestPause builds the pause program (cached on the second call) and checks
 // that it is static and exits 0 on SIGTERM.
 func TestPause(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds a binary")
-	}
 	o := Options{CacheDir: t.TempDir(), Log: testWriter{t}}
 	bin, err := PauseBinary(context.Background(), o)
 	if err != nil {
@@ -188,15 +187,29 @@ func TestPause(t *testing.T) {
 	if again, err := PauseBinary(context.Background(), o); err != nil || again != bin {
 		t.Fatalf("second PauseBinary = %s, %v", again, err)
 	}
-	out, err := exec.Command("file", bin).Output()
-	if err == nil && !strings.Contains(string(out), "statically linked") {
-		t.Errorf("pause is not static: %s", out)
+	// Static: no program interpreter (dynamic loader) to find in an image.
+	exe, err := elf.Open(bin)
+	if err != nil {
+		t.Fatal(err)
 	}
+	for _, p := range exe.Progs {
+		if p.Type == elf.PT_INTERP {
+			t.Errorf("pause is dynamically linked")
+		}
+	}
+	_ = exe.Close()
 	cmd := exec.Command(bin)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(200 * time.Millisecond)
+	// Pause says it is not PID 1 once its signal handler is in place.
+	if line, err := bufio.NewReader(stderr).ReadString('\n'); err != nil || !strings.Contains(line, "first process") {
+		t.Fatalf("pause's first line = %q, %v", line, err)
+	}
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -233,9 +246,6 @@ func TestAPIsRequire(t *testing.T) {
 // TestRookAPIsPatch applies the embedded patch to the pkg/apis version Rook
 // v1.18.0 requires (from the module cache or the proxy).
 func TestRookAPIsPatch(t *testing.T) {
-	if testing.Short() {
-		t.Skip("needs the Go module cache or proxy")
-	}
 	dir := filepath.Join(t.TempDir(), "apis")
 	got, err := rookAPIs(context.Background(), Options{CacheDir: t.TempDir(), Log: testWriter{t}}, []byte(rookGoMod), dir)
 	if err != nil {

@@ -16,11 +16,12 @@ func main() {
 		fmt.Println("pause (ceph-rook e2e)")
 		return
 	}
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGCHLD)
+	// After Notify, so that whoever reads this line may signal.
 	if os.Getpid() != 1 {
 		fmt.Fprintln(os.Stderr, "Warning: pause should be the first process")
 	}
-	sigs := make(chan os.Signal, 8)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGCHLD)
 	for sig := range sigs {
 		if sig != syscall.SIGCHLD {
 			fmt.Fprintf(os.Stderr, "Shutting down, got signal: %v\n", sig)
