@@ -122,6 +122,16 @@ func TestInstallFromTheRookChartIsIdempotent(t *testing.T) {
 	ctx := context.Background()
 	// Start installs the chart through the helper process, as in production.
 	useHelmHelper(t)
+	// As in the plugin's pod: no home to write to (uid 65532 has none, and
+	// the root filesystem is read-only). Helm must keep to its temp folder,
+	// so a home that is a file, under which nothing can be made, changes
+	// nothing.
+	notADir := filepath.Join(t.TempDir(), "home-is-a-file")
+	require.NoError(t, os.WriteFile(notADir, nil, 0o600))
+	t.Setenv("HOME", notADir)
+	t.Setenv("XDG_CACHE_HOME", "")
+	t.Setenv("XDG_CONFIG_HOME", "")
+	t.Setenv("XDG_DATA_HOME", "")
 
 	first := startPlugin(t, cp, repo.URL)
 	assert.True(t, first.host.ready, "ReportReady once the manager runs")

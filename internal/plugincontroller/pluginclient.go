@@ -38,10 +38,22 @@ type MetadataClient struct {
 	// ServiceURL. A controller outside the cluster, or a test, points it
 	// elsewhere.
 	BaseURL func(namespace string) string
-	// HTTPClient defaults to http.DefaultClient; callers bound each call
-	// with its context.
+	// HTTPClient defaults to pollClient; callers bound each call with its
+	// context.
 	HTTPClient *http.Client
 }
+
+// pollClient dials afresh for every call. A Service's ClusterIP is
+// translated when a connection is made: a connection opened before
+// kube-proxy programmed a new plugin's Service goes wherever the address
+// routed then (on the e2e cluster, a server outside answering 404), and a
+// kept-alive one would keep going there at every poll, while the plugin
+// itself answers everyone else. A poll every few seconds per plugin does
+// not need keep-alive.
+var pollClient = &http.Client{Transport: &http.Transport{
+	Proxy:             http.ProxyFromEnvironment,
+	DisableKeepAlives: true,
+}}
 
 func (m *MetadataClient) client(namespace string) pluginmetadatav1connect.PluginMetadataServiceClient {
 	baseURL := m.BaseURL
@@ -50,7 +62,7 @@ func (m *MetadataClient) client(namespace string) pluginmetadatav1connect.Plugin
 	}
 	httpClient := m.HTTPClient
 	if httpClient == nil {
-		httpClient = http.DefaultClient
+		httpClient = pollClient
 	}
 	return pluginmetadatav1connect.NewPluginMetadataServiceClient(httpClient, baseURL(namespace))
 }

@@ -65,8 +65,12 @@ func RenderObjects(in RenderInput) Objects {
 		}
 	}
 	pluginSubject := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: ObjectName, Namespace: ns}}
+	namespace := &corev1.Namespace{ObjectMeta: meta("", ns)}
+	// The plugin's pod meets Pod Security "restricted", so its namespace
+	// enforces it: nothing less secure can be started there in its name.
+	maps.Copy(namespace.Labels, PodSecurityLabels)
 	return Objects{
-		Namespace:      &corev1.Namespace{ObjectMeta: meta("", ns)},
+		Namespace:      namespace,
 		ServiceAccount: &corev1.ServiceAccount{ObjectMeta: meta(ns, ObjectName)},
 		RoleBinding: &rbacv1.RoleBinding{
 			ObjectMeta: meta(ns, ObjectName),
@@ -102,6 +106,13 @@ func RenderObjects(in RenderInput) Objects {
 			Subjects:   pluginSubject,
 		},
 	}
+}
+
+// PodSecurityLabels make a plugin namespace enforce Pod Security
+// "restricted" at the API server's version.
+var PodSecurityLabels = map[string]string{
+	"pod-security.kubernetes.io/enforce":         "restricted",
+	"pod-security.kubernetes.io/enforce-version": "latest",
 }
 
 // objectLabels mark an object as this controller's, for this installation.

@@ -52,7 +52,12 @@ func TestRenderObjectsNamesLabelsAndOwners(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			assert.Equal(t, tc.wantNamespace, tc.obj.GetNamespace())
 			assert.Equal(t, tc.wantName, tc.obj.GetName())
-			assert.Equal(t, map[string]string{LabelManagedBy: ManagedByValue, LabelInstallation: "acme--widgets"}, tc.obj.GetLabels())
+			want := map[string]string{LabelManagedBy: ManagedByValue, LabelInstallation: "acme--widgets"}
+			if tc.obj == objs.Namespace {
+				want["pod-security.kubernetes.io/enforce"] = "restricted"
+				want["pod-security.kubernetes.io/enforce-version"] = "latest"
+			}
+			assert.Equal(t, want, tc.obj.GetLabels())
 			owner := metav1.GetControllerOf(tc.obj)
 			require.NotNil(t, owner, "controlled by the installation")
 			assert.Equal(t, metav1.OwnerReference{

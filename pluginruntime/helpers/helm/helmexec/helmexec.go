@@ -31,6 +31,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -146,6 +147,7 @@ func (r Runner) InstallOrUpgrade(ctx context.Context, config *rest.Config, req R
 		cmd.WaitDelay = DefaultStopGrace
 	}
 	cmd.SysProcAttr = childProcAttr()
+	cmd.Env = HelperEnv(os.Environ(), filepath.Join(os.TempDir(), "pluginruntime-helm"))
 	var stdout bytes.Buffer
 	stderrTail := &tailBuffer{max: 8 << 10}
 	passthrough := r.Stderr
@@ -216,4 +218,27 @@ func (t *tailBuffer) lines(n int) string {
 		all = all[len(all)-n:]
 	}
 	return "; its stderr ends with:\n" + strings.Join(all, "\n")
+}
+
+// Helm's home folders, which it otherwise derives from $HOME.
+var helmHomes = []struct{ env, sub string }{
+	{"HELM_CACHE_HOME", "cache"},
+	{"HELM_CONFIG_HOME", "config"},
+	{"HELM_DATA_HOME", "data"},
+}
+
+// HelperEnv is the helper's environment: environ, with Helm's cache, config
+// and data homes under dir unless environ sets them. Helm derives some
+// paths from $HOME whatever its settings say (a repository's index is
+// written under HELM_CACHE_HOME), and a plugin's pod has no writable home:
+// its user has none and its root filesystem is read-only. dir is under
+// os.TempDir, which the pod mounts writable.
+func HelperEnv(environ []string, dir string) []string {
+	env := slices.Clone(environ)
+	for _, h := range helmHomes {
+		if !slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, h.env+"=") }) {
+			env = append(env, h.env+"="+filepath.Join(dir, h.sub))
+		}
+	}
+	return env
 }

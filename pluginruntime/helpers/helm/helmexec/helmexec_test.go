@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -305,4 +306,30 @@ func TestLocate(t *testing.T) {
 		assert.Contains(t, err.Error(), filepath.Join(filepath.Dir(self), "helmexec-missing"))
 		assert.Contains(t, err.Error(), "$PATH")
 	})
+}
+
+func TestHelperEnvKeepsHelmOutOfHome(t *testing.T) {
+	tests := []struct {
+		name    string
+		environ []string
+		want    []string
+	}{
+		{
+			name:    "Helm's homes go under the temp folder",
+			environ: []string{"HOME=/", "PATH=/bin"},
+			want:    []string{"HOME=/", "PATH=/bin", "HELM_CACHE_HOME=/tmp/h/cache", "HELM_CONFIG_HOME=/tmp/h/config", "HELM_DATA_HOME=/tmp/h/data"},
+		},
+		{
+			name:    "a home the environment sets is kept",
+			environ: []string{"HELM_CACHE_HOME=/var/cache/helm"},
+			want:    []string{"HELM_CACHE_HOME=/var/cache/helm", "HELM_CONFIG_HOME=/tmp/h/config", "HELM_DATA_HOME=/tmp/h/data"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			environ := slices.Clone(tc.environ)
+			assert.Equal(t, tc.want, helmexec.HelperEnv(tc.environ, "/tmp/h"))
+			assert.Equal(t, environ, tc.environ, "the caller's slice is not changed")
+		})
+	}
 }

@@ -1,0 +1,284 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/fundament-oss/ceph-rook/internal/cachedir"
+	"github.com/fundament-oss/ceph-rook/internal/chartrepo"
+	"github.com/fundament-oss/ceph-rook/internal/pluginproc"
+	"github.com/fundament-oss/ceph-rook/internal/testenv"
+	"github.com/fundament-oss/ceph-rook/pluginruntime/definition"
+)
+
+// Names the e2e cluster's manifests use.
+const (
+	stateDir         = "/tmp/ceph-rook-e2e"
+	pluginImage      = "ceph-rook.e2e/ceph-rook:e2e"
+	controllerImage  = "ceph-rook.e2e/plugin-controller:e2e"
+	platformNS       = "fundament-system"
+	organization     = "system"
+	installationName = organization + "--ceph-rook"
+	// The plugin's user, as both Dockerfiles and the rendered pod say.
+	pluginUser = "65532:65532"
+	// loopDevices are the node's disks in the plugin's loop-device mode.
+	loopDevices = 2
+	loopSize    = 6 << 30
+)
+
+type run struct {
+	ctx     context.Context
+	repo    string
+	cache   string
+	kubectl string
+	c       client.Client
+	nodeIP  string
+	repoSrv *chartrepo.Server
+	loops   []string
+}
+
+func newRun(ctx context.Context) (*run, error) {
+	if os.Geteuid() != 0 {
+		return nil, errors.New("needs root: it runs a kubelet, containerd and iptables")
+	}
+	cache := os.Getenv("CEPH_ROOK_CACHE")
+	if cache == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return nil, err
+		}
+		cache = filepath.Join(home, ".cache", "ceph-rook")
+	}
+	return &run{ctx: ctx, repo: testenv.RepoRoot(), cache: cache, kubectl: filepath.Join(testenv.AssetsDir(), "kubectl")}, nil
+}
+
+var order = []string{"cluster", "platform", "rook"}
+
+// phases runs every phase up to and including until.
+func (r *run) phases(until string) error {
+	steps := map[string]func() error{"cluster": r.cluster, "platform": r.platform, "rook": r.rook}
+	if _, ok := steps[until]; !ok {
+		return fmt.Errorf("-until %q: not one of %v", until, order)
+	}
+	for _, name := range order {
+		if err := r.phase(name, steps[name]); err != nil {
+			return err
+		}
+		if name == until {
+			return nil
+		}
+	}
+	return nil
+}
+
+func (r *run) phase(name string, fn func() error) error {
+	fmt.Fprintf(os.Stderr, "e2e: === %s\n", name)
+	start := time.Now()
+	err := fn()
+	status := "ok"
+	if err != nil {
+		status = "FAILED: " + err.Error()
+	}
+	fmt.Fprintf(os.Stderr, "e2e: --- %s %s (%s)\n", name, status, time.Since(start).Round(100*time.Millisecond))
+	return err
+}
+
+func (r *run) step(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "e2e:     "+format+"\n", args...)
+}
+
+// sh runs a command in the repository, its output on stderr; it returns
+// the command's stdout.
+func (r *run) sh(name string, args ...string) (string, error) {
+	cmd := exec.CommandContext(r.ctx, name, args...)
+	cmd.Dir = r.repo
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return out.String(), fmt.Errorf("%s %s: %w", name, strings.Join(args, " "), err)
+	}
+	return strings.TrimSpace(out.String()), nil
+}
+
+func (r *run) cluster() error {
+	kubeconfig, err := r.sh("hack/e2e/cluster.sh", "up")
+	if err != nil {
+		return err
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", lastLine(kubeconfig))
+	if err != nil {
+		return err
+	}
+	r.c, err = client.New(cfg, client.Options{Scheme: testenv.DefaultScheme()})
+	if err != nil {
+		return err
+	}
+	var node corev1.NodeList
+	if err := r.c.List(r.ctx, &node); err != nil {
+		return err
+	}
+	for _, a := range node.Items[0].Status.Addresses {
+		if a.Type == corev1.NodeInternalIP {
+			r.nodeIP = a.Address
+		}
+	}
+	r.step("node %s (%s) Ready, CoreDNS serving", node.Items[0].Name, r.nodeIP)
+	return nil
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
+}
+
+func (r *run) teardown() error {
+	if r.repoSrv != nil {
+		_ = r.repoSrv.Close()
+	}
+	_, err := r.sh("hack/e2e/cluster.sh", "down")
+	for _, dev := range r.loops {
+		_, _ = r.sh("losetup", "-d", dev)
+	}
+	_ = os.RemoveAll(filepath.Join(r.cache, "e2e", "loop"))
+	return err
+}
+
+// platform installs ceph-rook the way Fundament does.
+func (r *run) platform() error {
+	bin := filepath.Join(r.cache, "e2e", "plugin-bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		return err
+	}
+	if err := pluginproc.Build(r.ctx, r.repo, filepath.Join(bin, "ceph-rook")); err != nil {
+		return err
+	}
+	if _, err := r.sh("env", "CGO_ENABLED=0", "go", "build", "-trimpath", "-ldflags=-s -w", "-o", filepath.Join(bin, "plugin-controller"), "./cmd/plugin-controller"); err != nil {
+		return err
+	}
+	r.step("built ceph-rook, ceph-rook-helm and plugin-controller as the Dockerfiles do")
+	pluginRef, err := r.image(pluginImage, "/app/ceph-rook",
+		bin+"/ceph-rook:/app/ceph-rook:0755", bin+"/ceph-rook-helm:/app/ceph-rook-helm:0755", r.repo+"/definition.yaml:/app/definition.yaml")
+	if err != nil {
+		return err
+	}
+	if _, err := r.image(controllerImage, "/plugin-controller", bin+"/plugin-controller:/plugin-controller:0755"); err != nil {
+		return err
+	}
+	r.step("plugin image %s", pluginRef)
+
+	raw, err := publishedDefinition(filepath.Join(r.repo, "definition.yaml"), pluginRef)
+	if err != nil {
+		return err
+	}
+	def, err := definition.ParseDefinition(raw, definition.RequireImage())
+	if err != nil {
+		return err
+	}
+	version := def.Metadata.PublishedVersion()
+
+	r.repoSrv, err = chartrepo.Serve(net.JoinHostPort(r.nodeIP, "0"), cachedir.RookChartArchive())
+	if err != nil {
+		return err
+	}
+	r.step("Rook's chart served at %s", r.repoSrv.URL)
+	manifests, err := platformManifests(raw, version, definition.Hash(raw), r.repoSrv.URL)
+	if err != nil {
+		return err
+	}
+	if err := r.apply(manifests); err != nil {
+		return err
+	}
+	r.step("plugin controller deployed; PluginInstallation %s pins %s %s", installationName, version, definition.Hash(raw))
+	status, err := r.waitInstallation("running", 10*time.Minute)
+	if err != nil {
+		return err
+	}
+	r.step("PluginInstallation: phase %v, ready %v, %q", status["phase"], status["ready"], status["message"])
+	return nil
+}
+
+// image writes and imports an image of files, returning its digest
+// reference (what a published definition pins).
+func (r *run) image(name, entrypoint string, files ...string) (string, error) {
+	args := []string{"run", "./internal/e2e/cmd/binimage", "-name", name, "-user", pluginUser, "-entrypoint", entrypoint}
+	for _, f := range files {
+		args = append(args, "-file", f)
+	}
+	archive, err := r.sh("go", args...)
+	if err != nil {
+		return "", err
+	}
+	sock := filepath.Join(stateDir, "containerd", "containerd.sock")
+	if _, err := r.sh("ctr", "--address", sock, "-n", "k8s.io", "images", "import", archive); err != nil {
+		return "", err
+	}
+	out, err := r.sh("ctr", "--address", sock, "-n", "k8s.io", "images", "ls", "name=="+name)
+	if err != nil {
+		return "", err
+	}
+	for _, field := range strings.Fields(lastLine(out)) {
+		if !strings.HasPrefix(field, "sha256:") {
+			continue
+		}
+		// A registry serves every image by digest too; containerd's CRI
+		// finds a local image by digest only under a name that says it.
+		repo, _, _ := strings.Cut(name, ":")
+		ref := repo + "@" + field
+		if _, err := r.sh("ctr", "--address", sock, "-n", "k8s.io", "images", "tag", "--force", name, ref); err != nil {
+			return "", err
+		}
+		return ref, nil
+	}
+	return "", fmt.Errorf("no digest for %s in %q", name, out)
+}
+
+// apply creates or updates manifests with kubectl, as an installer would,
+// again until every kind is known (a CRD in the same manifests is served
+// only once it is established).
+func (r *run) apply(manifests string) error {
+	return testenv.Eventually(r.ctx, time.Minute, func(ctx context.Context) error {
+		cmd := exec.CommandContext(ctx, r.kubectl, "--kubeconfig", filepath.Join(stateDir, "admin.kubeconfig"), "apply", "-f", "-")
+		cmd.Stdin = strings.NewReader(manifests)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("kubectl apply: %w: %s", err, out)
+		}
+		return nil
+	})
+}
+
+// waitInstallation waits for the installation's status.phase.
+func (r *run) waitInstallation(phase string, timeout time.Duration) (map[string]any, error) {
+	inst := &unstructured.Unstructured{}
+	inst.SetAPIVersion("plugins.fundament.io/v1")
+	inst.SetKind("PluginInstallation")
+	var status map[string]any
+	err := testenv.Eventually(r.ctx, timeout, func(ctx context.Context) error {
+		if err := r.c.Get(ctx, client.ObjectKey{Name: installationName}, inst); err != nil {
+			return err
+		}
+		status, _, _ = unstructured.NestedMap(inst.Object, "status")
+		if status["phase"] != phase {
+			return fmt.Errorf("status %v", status)
+		}
+		return nil
+	})
+	return status, err
+}
+
+func (r *run) rook() error {
+	return errors.New("not built yet")
+}
