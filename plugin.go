@@ -11,6 +11,7 @@ import (
 	"time"
 
 	cephv1 "github.com/rook/rook/pkg/apis/ceph.rook.io/v1"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -206,6 +207,7 @@ func newManager(restCfg *rest.Config, scheme *runtime.Scheme, cfg Config, host p
 			DefaultTransform: cache.TransformStripManagedFields(),
 			ByObject: map[client.Object]cache.ByObject{
 				&corev1.ConfigMap{}:       {Namespaces: map[string]cache.Config{cfg.OperatorNamespace: {}}, Label: discovery},
+				&appsv1.DaemonSet{}:       {Namespaces: map[string]cache.Config{cfg.OperatorNamespace: {}}},
 				&cephv1.CephBlockPool{}:   {Namespaces: inCluster},
 				&cephv1.CephFilesystem{}:  {Namespaces: inCluster},
 				&cephv1.CephObjectStore{}: {Namespaces: inCluster},
@@ -244,6 +246,12 @@ func setupReconcilers(mgr manager.Manager, cfg Config, host pluginruntime.Host) 
 		r := &ConsumerReconciler{Client: c, Kind: kind, Config: cfg, Union: union, Recorder: recorder, ClusterDevices: clusterDevices}
 		if err := r.SetupWithManager(mgr); err != nil {
 			return fmt.Errorf("%s controller: %w", kind.Kind, err)
+		}
+	}
+	if cfg.DevLoopDevices {
+		loops := &LoopDiscoveryReconciler{Client: c, Namespace: cfg.OperatorNamespace}
+		if err := loops.SetupWithManager(mgr); err != nil {
+			return fmt.Errorf("loop-device discovery controller: %w", err)
 		}
 	}
 	health := &clusterHealthReconciler{Client: c, Cluster: cluster, Host: host}

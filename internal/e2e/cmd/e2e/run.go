@@ -158,6 +158,10 @@ func (r *run) teardown() error {
 
 // platform installs ceph-rook the way Fundament does.
 func (r *run) platform() error {
+	// The node's disks exist before Rook's discovery first looks.
+	if err := r.attachLoopDevices(); err != nil {
+		return err
+	}
 	bin := filepath.Join(r.cache, "e2e", "plugin-bin")
 	if err := os.MkdirAll(bin, 0o755); err != nil {
 		return err
@@ -279,6 +283,74 @@ func (r *run) waitInstallation(phase string, timeout time.Duration) (map[string]
 	return status, err
 }
 
+// attachLoopDevices gives the node loopDevices empty disks of loopSize,
+// sparse files under the cache.
+func (r *run) attachLoopDevices() error {
+	dir := filepath.Join(r.cache, "e2e", "loop")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for i := range loopDevices {
+		file := filepath.Join(dir, fmt.Sprintf("disk%d.img", i))
+		if err := os.Truncate(file, 0); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+		f, err := os.Create(file)
+		if err != nil {
+			return err
+		}
+		err = f.Truncate(loopSize)
+		if closeErr := f.Close(); err == nil {
+			err = closeErr
+		}
+		if err != nil {
+			return err
+		}
+		dev, err := r.sh("losetup", "--find", "--show", file)
+		if err != nil {
+			return err
+		}
+		r.loops = append(r.loops, dev)
+	}
+	r.step("loop devices %v (%d GiB each, sparse)", r.loops, loopSize>>30)
+	return nil
+}
+
+// rook waits for the real operator and for the plugin to publish the loop
+// devices its discovery daemon probed as Available Disks.
 func (r *run) rook() error {
-	return errors.New("not built yet")
+	if _, err := r.kubectlOut("-n", "rook-ceph", "rollout", "status", "deployment/rook-ceph-operator", "--timeout=5m"); err != nil {
+		return err
+	}
+	r.step("Rook's operator is running")
+	want := map[string]bool{}
+	for _, dev := range r.loops {
+		want[dev] = true
+	}
+	var disks unstructured.UnstructuredList
+	disks.SetAPIVersion("ceph.fundament.io/v1alpha1")
+	disks.SetKind("DiskList")
+	err := testenv.Eventually(r.ctx, 5*time.Minute, func(ctx context.Context) error {
+		if err := r.c.List(ctx, &disks); err != nil {
+			return err
+		}
+		var seen []string
+		for _, d := range disks.Items {
+			path, _, _ := unstructured.NestedString(d.Object, "status", "path")
+			state, _, _ := unstructured.NestedString(d.Object, "status", "state")
+			if want[path] && state == "Available" {
+				seen = append(seen, d.GetName()+"="+path)
+			}
+		}
+		if len(seen) < len(want) {
+			return fmt.Errorf("Available loop Disks %v of %v", seen, r.loops)
+		}
+		r.step("Disks: %v", seen)
+		return nil
+	})
+	return err
+}
+
+func (r *run) kubectlOut(args ...string) (string, error) {
+	return r.sh(r.kubectl, append([]string{"--kubeconfig", filepath.Join(stateDir, "admin.kubeconfig")}, args...)...)
 }
