@@ -23,6 +23,10 @@ plugin-controller *args:
 bench *args: tools
     go run ./cmd/bench {{args}}
 
+# ceph-rook on a real one-node cluster (kubelet, containerd, the real Rook operator, real Ceph), then tear-down; needs root. Flags: -keep, -until cluster|platform|rook|ceph.
+e2e *args: tools
+    go run ./internal/e2e/cmd/e2e {{args}}
+
 # Long reliability runs: more crashes, longer API server outages, a bigger scenario, and both fuzzers for ten minutes each.
 soak: tools
     go test -tags soak -count=1 -timeout 90m -run 'TestSoak' .

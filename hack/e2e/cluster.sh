@@ -75,6 +75,19 @@ up() {
 	[[ $(id -u) == 0 ]] || die "needs root (kubelet, containerd, iptables)"
 	# One kubelet a machine; `down` removes this folder, so it must be ours.
 	[[ ! -e /var/lib/kubelet ]] || die "/var/lib/kubelet exists: another kubelet runs or ran here"
+	# Rook's dataDirHostPath: a mon finding an earlier cluster's data there
+	# never forms a quorum with this cluster's keys.
+	[[ ! -e /var/lib/rook ]] || die "/var/lib/rook exists: an earlier Ceph cluster's data (remove it, or run down)"
+	local pkgs=()
+	for bin in containerd:containerd runc:runc iptables:iptables conntrack:conntrack mmdebstrap:mmdebstrap losetup:mount; do
+		command -v "${bin%%:*}" >/dev/null || pkgs+=("${bin##*:}")
+	done
+	[[ -x /usr/lib/cni/bridge ]] || pkgs+=(containernetworking-plugins)
+	if ((${#pkgs[@]})); then
+		log "installing ${pkgs[*]} from Debian"
+		apt-get update -qq >/dev/null
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${pkgs[@]}" >/dev/null
+	fi
 	ENVTEST=$(hack/envtest/build.sh)
 	NODEBIN=$(hack/e2e/node-binaries.sh)
 	local ip name
@@ -260,7 +273,7 @@ down() {
 	while read -r key value; do
 		[[ $value == - ]] || sysctl -q -w "$key=$value" >/dev/null 2>&1 || true
 	done <"$STATE/sysctls"
-	rm -rf "$STATE" /var/lib/kubelet
+	rm -rf "$STATE" /var/lib/kubelet /var/lib/rook
 	log "down: every process stopped, the machine restored"
 }
 

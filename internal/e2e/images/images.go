@@ -57,6 +57,14 @@ var PauseImages = []string{"registry.k8s.io/pause:3.10", "registry.k8s.io/pause:
 //go:embed pause/main.go
 var pauseSource []byte
 
+// dmsetupShim answers Rook's `dmsetup version` on a kernel without
+// device-mapper (see the script); it sits before /usr/sbin in PATH.
+//
+//go:embed dmsetup-shim.sh
+var dmsetupShim []byte
+
+var dmsetupShimFile = ociimage.File{Path: "/usr/local/sbin/dmsetup", Mode: 0o755, Content: dmsetupShim}
+
 // rookAPIsPatch takes Rook's nested module github.com/rook/rook/pkg/apis
 // from the version Rook's go.mod requires to the tree of Rook's release tag
 // (see its header).
@@ -163,6 +171,7 @@ func CephImageSpec(rootfs string) ociimage.Image {
 	return ociimage.Image{
 		Names: []string{CephImage},
 		Base:  rootfs,
+		Files: []ociimage.File{dmsetupShimFile},
 		Config: ociimage.Config{
 			Cmd:    []string{"ceph", "--version"},
 			Env:    cephEnv,
@@ -175,7 +184,7 @@ func CephImageSpec(rootfs string) ociimage.Image {
 // /usr/local/bin/rook and extra (Rook's toolbox scripts and monitoring
 // files), running as 2016 with rook as entrypoint (images/ceph/Dockerfile).
 func RookImageSpec(rootfs, rookBinary string, extra []ociimage.File) ociimage.Image {
-	files := append([]ociimage.File{{Path: "/usr/local/bin/rook", Mode: 0o755, Source: rookBinary}}, extra...)
+	files := append([]ociimage.File{{Path: "/usr/local/bin/rook", Mode: 0o755, Source: rookBinary}, dmsetupShimFile}, extra...)
 	return ociimage.Image{
 		Names: []string{RookImage},
 		Base:  rootfs,

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -109,8 +110,8 @@ func TestImageSpecs(t *testing.T) {
 		files      int
 		base       bool
 	}{
-		{"ceph", ceph, "quay.io/ceph/ceph:v18.2.7", "", "", 0, true},
-		{"rook", rook, "docker.io/rook/ceph:v1.18.0", "2016", "/usr/local/bin/rook", 1, true},
+		{"ceph", ceph, "quay.io/ceph/ceph:v18.2.7", "", "", 1, true},
+		{"rook", rook, "docker.io/rook/ceph:v1.18.0", "2016", "/usr/local/bin/rook", 2, true},
 		{"pause", pause, "registry.k8s.io/pause:3.10 registry.k8s.io/pause:3.6", "65535:65535", "/pause", 1, false},
 	}
 	for _, tt := range tests {
@@ -127,6 +128,9 @@ func TestImageSpecs(t *testing.T) {
 			}
 			if len(tt.spec.Files) != tt.files {
 				t.Errorf("%d files, want %d", len(tt.spec.Files), tt.files)
+			}
+			if tt.base && !slices.ContainsFunc(tt.spec.Files, func(f ociimage.File) bool { return f.Path == "/usr/local/sbin/dmsetup" }) {
+				t.Errorf("no dmsetup stand-in before /usr/sbin in PATH")
 			}
 			if (tt.spec.Base != "") != tt.base {
 				t.Errorf("base = %q", tt.spec.Base)

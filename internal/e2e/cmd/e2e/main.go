@@ -8,6 +8,8 @@
 //     under Pod Security "restricted" and reporting running
 //  3. rook: the real Rook operator running, its discovery daemon probing
 //     loop devices, the plugin turning them into Disks
+//  4. ceph: a DiskPool of those Disks making real OSDs, a BlockStorage a
+//     real pool whose size and CRUSH failure domain Ceph confirms
 //
 // `just e2e` runs it; -keep leaves the cluster up for a look.
 package main
@@ -24,7 +26,7 @@ import (
 
 func main() {
 	keep := flag.Bool("keep", false, "leave the cluster up at the end (hack/e2e/cluster.sh down stops it)")
-	until := flag.String("until", "rook", "the last phase to run: cluster, platform or rook")
+	until := flag.String("until", "ceph", "the last phase to run: cluster, platform, rook or ceph")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -48,6 +48,7 @@ type run struct {
 	nodeIP  string
 	repoSrv *chartrepo.Server
 	loops   []string
+	disks   []string
 }
 
 func newRun(ctx context.Context) (*run, error) {
@@ -65,11 +66,11 @@ func newRun(ctx context.Context) (*run, error) {
 	return &run{ctx: ctx, repo: testenv.RepoRoot(), cache: cache, kubectl: filepath.Join(testenv.AssetsDir(), "kubectl")}, nil
 }
 
-var order = []string{"cluster", "platform", "rook"}
+var order = []string{"cluster", "platform", "rook", "ceph"}
 
 // phases runs every phase up to and including until.
 func (r *run) phases(until string) error {
-	steps := map[string]func() error{"cluster": r.cluster, "platform": r.platform, "rook": r.rook}
+	steps := map[string]func() error{"cluster": r.cluster, "platform": r.platform, "rook": r.rook, "ceph": r.ceph}
 	if _, ok := steps[until]; !ok {
 		return fmt.Errorf("-until %q: not one of %v", until, order)
 	}
@@ -340,9 +341,11 @@ func (r *run) rook() error {
 			state, _, _ := unstructured.NestedString(d.Object, "status", "state")
 			if want[path] && state == "Available" {
 				seen = append(seen, d.GetName()+"="+path)
+				r.disks = append(r.disks, d.GetName())
 			}
 		}
 		if len(seen) < len(want) {
+			r.disks = nil
 			return fmt.Errorf("Available loop Disks %v of %v", seen, r.loops)
 		}
 		r.step("Disks: %v", seen)
