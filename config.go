@@ -112,9 +112,10 @@ type Config struct {
 // validates the result. The error lists every invalid key, each named.
 func LoadConfig(getenv func(string) string) (Config, error) {
 	r := envReader{getenv: getenv}
+	operatorNamespace := r.namespace(EnvOperatorNamespace, defaultNamespace)
 	cfg := Config{
-		OperatorNamespace:    r.namespace(EnvOperatorNamespace, defaultNamespace),
-		ClusterNamespace:     r.clusterNamespace(),
+		OperatorNamespace:    operatorNamespace,
+		ClusterNamespace:     r.clusterNamespace(operatorNamespace),
 		CephImage:            r.str(EnvCephImage, defaultCephImage),
 		MonCount:             r.count(EnvMonCount, defaultMonCount, 1, maxMonCount),
 		MgrCount:             r.count(EnvMgrCount, defaultMgrCount, 1, maxMgrCount),
@@ -170,8 +171,7 @@ func (r *envReader) namespace(key, def string) string {
 // (templates/cluster-rbac.yaml, namespace: .Release.Namespace); in any
 // other namespace nothing creates them and mons, mgrs and OSDs never start.
 // Refusing it at start-up is better than a cluster that half works.
-func (r *envReader) clusterNamespace() string {
-	operator := r.str(EnvOperatorNamespace, defaultNamespace)
+func (r *envReader) clusterNamespace(operator string) string {
 	v := r.namespace(EnvClusterNamespace, operator)
 	if v != operator {
 		r.fail(EnvClusterNamespace, v, fmt.Sprintf(
