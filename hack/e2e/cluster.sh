@@ -14,7 +14,8 @@
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
-REPO=$PWD
+# shellcheck source=containerd.sh
+source hack/e2e/containerd.sh
 STATE="${E2E_STATE:-/tmp/ceph-rook-e2e}"
 CACHE_ROOT="${CEPH_ROOK_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ceph-rook}"
 SERVICE_CIDR=10.96.0.0/16
@@ -145,32 +146,7 @@ up() {
 ]}
 EOF
 	local sock="$STATE/containerd/containerd.sock"
-	cat >"$STATE/containerd/config.toml" <<EOF
-version = 2
-root = "$STATE/containerd/root"
-state = "$STATE/containerd/state"
-oom_score = 0
-[grpc]
-  address = "$sock"
-[ttrpc]
-  address = "$sock.ttrpc"
-[plugins."io.containerd.internal.v1.opt"]
-  path = "$STATE/containerd/opt"
-[plugins."io.containerd.grpc.v1.cri"]
-  sandbox_image = "registry.k8s.io/pause:3.10"
-  # No CAP_SYS_RESOURCE here: without this every sandbox fails.
-  restrict_oom_score_adj = true
-  [plugins."io.containerd.grpc.v1.cri".containerd]
-    snapshotter = "overlayfs"
-    default_runtime_name = "runc"
-    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
-      runtime_type = "io.containerd.runc.v2"
-      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
-        SystemdCgroup = false
-  [plugins."io.containerd.grpc.v1.cri".cni]
-    bin_dir = "/usr/lib/cni"
-    conf_dir = "$STATE/cni"
-EOF
+	containerd_config "$STATE/containerd" "$STATE/cni" >"$STATE/containerd/config.toml"
 	start containerd containerd --config "$STATE/containerd/config.toml"
 	wait_for containerd 30 ctr --address "$sock" version
 	go run ./internal/e2e/cmd/images -import "$sock" >/dev/null

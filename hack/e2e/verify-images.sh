@@ -12,6 +12,8 @@
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+# shellcheck source=containerd.sh
+source hack/e2e/containerd.sh
 E2E_CTRD="${E2E_CTRD:-/tmp/e2e-containerd}"
 SOCK="$E2E_CTRD/containerd.sock"
 log() { echo "hack/e2e/verify-images: $*" >&2; }
@@ -35,36 +37,7 @@ if [[ -e "$E2E_CTRD/containerd.pid" ]] && kill -0 "$(cat "$E2E_CTRD/containerd.p
 fi
 rm -rf "$E2E_CTRD"
 mkdir -p "$E2E_CTRD"/{root,state,cni,opt}
-cat >"$E2E_CTRD/config.toml" <<EOF
-version = 2
-root = "$E2E_CTRD/root"
-state = "$E2E_CTRD/state"
-oom_score = 0
-
-[grpc]
-  address = "$SOCK"
-
-[ttrpc]
-  address = "$SOCK.ttrpc"
-
-[plugins."io.containerd.internal.v1.opt"]
-  path = "$E2E_CTRD/opt"
-
-[plugins."io.containerd.grpc.v1.cri"]
-  sandbox_image = "registry.k8s.io/pause:3.10"
-  # No CAP_SYS_RESOURCE on these machines: every sandbox fails without it.
-  restrict_oom_score_adj = true
-  [plugins."io.containerd.grpc.v1.cri".containerd]
-    snapshotter = "overlayfs"
-    default_runtime_name = "runc"
-    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
-      runtime_type = "io.containerd.runc.v2"
-      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
-        SystemdCgroup = false
-  [plugins."io.containerd.grpc.v1.cri".cni]
-    bin_dir = "/usr/lib/cni"
-    conf_dir = "$E2E_CTRD/cni"
-EOF
+containerd_config "$E2E_CTRD" "$E2E_CTRD/cni" >"$E2E_CTRD/config.toml"
 
 # `ctr run` puts tasks in /sys/fs/cgroup/<controller>/k8s.io/<id> (cgroup
 # v1); remember which parents exist so that cleanup removes only ours.

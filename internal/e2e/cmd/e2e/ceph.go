@@ -26,7 +26,7 @@ func (r *run) ceph() error {
 	}
 	r.step("DiskPool e2e Ready with %v", r.disks)
 	if err := testenv.Eventually(r.ctx, 15*time.Minute, func(ctx context.Context) error {
-		out, err := r.ceph1(ctx, "osd", "stat", "--format=json")
+		out, err := r.cephCLI(ctx, "osd", "stat", "--format=json")
 		if err != nil {
 			return err
 		}
@@ -54,7 +54,7 @@ func (r *run) ceph() error {
 	}
 	replicas, _, _ := unstructured.NestedInt64(block.Object, "status", "replicas")
 	domain, _, _ := unstructured.NestedString(block.Object, "status", "failureDomain")
-	size, err := r.ceph1(r.ctx, "osd", "pool", "get", "ceph-e2e", "size", "--format=json")
+	size, err := r.cephCLI(r.ctx, "osd", "pool", "get", "ceph-e2e", "size", "--format=json")
 	if err != nil {
 		return err
 	}
@@ -64,7 +64,7 @@ func (r *run) ceph() error {
 	if err := json.Unmarshal([]byte(size), &got); err != nil {
 		return fmt.Errorf("pool size: %w: %s", err, size)
 	}
-	rule, err := r.ceph1(r.ctx, "osd", "pool", "get", "ceph-e2e", "crush_rule", "--format=json")
+	rule, err := r.cephCLI(r.ctx, "osd", "pool", "get", "ceph-e2e", "crush_rule", "--format=json")
 	if err != nil {
 		return err
 	}
@@ -74,7 +74,7 @@ func (r *run) ceph() error {
 	if err := json.Unmarshal([]byte(rule), &crush); err != nil {
 		return err
 	}
-	dump, err := r.ceph1(r.ctx, "osd", "crush", "rule", "dump", crush.Rule, "--format=json")
+	dump, err := r.cephCLI(r.ctx, "osd", "crush", "rule", "dump", crush.Rule, "--format=json")
 	if err != nil {
 		return err
 	}
@@ -97,7 +97,7 @@ func (r *run) ceph() error {
 	if got.Size != replicas || cephDomain != domain {
 		return fmt.Errorf("Ceph's pool (size %d, domain %s) differs from the status (%d, %s)", got.Size, cephDomain, replicas, domain)
 	}
-	health, err := r.ceph1(r.ctx, "health", "detail")
+	health, err := r.cephCLI(r.ctx, "health", "detail")
 	r.step("Ceph health: %s", strings.ReplaceAll(strings.TrimSpace(health), "\n", "; "))
 	return err
 }
@@ -124,9 +124,9 @@ func (r *run) waitPhase(obj *unstructured.Unstructured, phase string, timeout ti
 	})
 }
 
-// ceph1 runs the Ceph CLI in Rook's operator pod, with the admin
+// cephCLI runs the Ceph CLI in Rook's operator pod, with the admin
 // credentials Rook keeps there.
-func (r *run) ceph1(ctx context.Context, args ...string) (string, error) {
+func (r *run) cephCLI(ctx context.Context, args ...string) (string, error) {
 	base := []string{"-n", "rook-ceph", "exec", "deploy/rook-ceph-operator", "--", "ceph",
 		"--conf=/var/lib/rook/rook-ceph/rook-ceph.config", "--keyring=/var/lib/rook/rook-ceph/client.admin.keyring", "--name=client.admin"}
 	return r.kubectlOut(append(base, args...)...)

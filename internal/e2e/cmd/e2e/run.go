@@ -255,7 +255,7 @@ func (r *run) image(name, entrypoint string, files ...string) (string, error) {
 // only once it is established).
 func (r *run) apply(manifests string) error {
 	return testenv.Eventually(r.ctx, time.Minute, func(ctx context.Context) error {
-		cmd := exec.CommandContext(ctx, r.kubectl, "--kubeconfig", filepath.Join(stateDir, "admin.kubeconfig"), "apply", "-f", "-")
+		cmd := exec.CommandContext(ctx, r.kubectl, r.kubectlArgs("apply", "-f", "-")...)
 		cmd.Stdin = strings.NewReader(manifests)
 		out, err := cmd.CombinedOutput()
 		if err != nil {
@@ -293,10 +293,7 @@ func (r *run) attachLoopDevices() error {
 	}
 	for i := range loopDevices {
 		file := filepath.Join(dir, fmt.Sprintf("disk%d.img", i))
-		if err := os.Truncate(file, 0); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return err
-		}
-		f, err := os.Create(file)
+		f, err := os.Create(file) // empty, even if an earlier run left it
 		if err != nil {
 			return err
 		}
@@ -355,5 +352,10 @@ func (r *run) rook() error {
 }
 
 func (r *run) kubectlOut(args ...string) (string, error) {
-	return r.sh(r.kubectl, append([]string{"--kubeconfig", filepath.Join(stateDir, "admin.kubeconfig")}, args...)...)
+	return r.sh(r.kubectl, r.kubectlArgs(args...)...)
+}
+
+// kubectlArgs are args for kubectl as the cluster's administrator.
+func (r *run) kubectlArgs(args ...string) []string {
+	return append([]string{"--kubeconfig", filepath.Join(stateDir, "admin.kubeconfig")}, args...)
 }
