@@ -24,6 +24,7 @@ const (
 	EnvMgrCount             = "FUNP_MGR_COUNT"
 	EnvAllowMultiplePerNode = "FUNP_ALLOW_MULTIPLE_PER_NODE"
 	EnvDevLoopDevices       = "FUNP_DEV_LOOP_DEVICES"
+	EnvMetrics              = "FUNP_METRICS"
 	EnvCephFSMounter        = "FUNP_CEPHFS_MOUNTER"
 	EnvS3Region             = "FUNP_S3_REGION"
 	EnvChartRepository      = "FUNP_CHART_REPOSITORY"
@@ -36,7 +37,7 @@ const (
 // must offer each one (definition_test.go).
 var ConfigKeys = []string{
 	EnvOperatorNamespace, EnvClusterNamespace, EnvCephImage, EnvMonCount, EnvMgrCount,
-	EnvAllowMultiplePerNode, EnvDevLoopDevices, EnvCephFSMounter, EnvS3Region, EnvChartRepository,
+	EnvAllowMultiplePerNode, EnvDevLoopDevices, EnvMetrics, EnvCephFSMounter, EnvS3Region, EnvChartRepository,
 	EnvKubeAPIQPS, EnvKubeAPIBurst, EnvLeaderElection,
 }
 
@@ -91,6 +92,10 @@ type Config struct {
 	// and the plugin publishes them as Disks. Never on real clusters, where a
 	// loop device is somebody's image file.
 	DevLoopDevices bool
+	// Metrics runs Ceph's metrics: the mgr's Prometheus module and a
+	// ceph-exporter on every node. Off, Rook disables the module and
+	// removes the exporters (CephCluster spec.monitoring.metricsDisabled).
+	Metrics bool
 	// CephFSMounter is the CephFS StorageClass mounter: kernel or fuse.
 	CephFSMounter string
 	// S3Region is the region the bucket StorageClasses carry as a
@@ -121,6 +126,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		MgrCount:             r.count(EnvMgrCount, defaultMgrCount, 1, maxMgrCount),
 		AllowMultiplePerNode: r.boolean(EnvAllowMultiplePerNode),
 		DevLoopDevices:       r.boolean(EnvDevLoopDevices),
+		Metrics:              r.booleanDefault(EnvMetrics, true),
 		CephFSMounter:        r.oneOf(EnvCephFSMounter, MounterKernel, MounterKernel, MounterFuse),
 		S3Region:             r.str(EnvS3Region, defaultS3Region),
 		ChartRepository:      r.url(EnvChartRepository, defaultChartRepository),

@@ -43,6 +43,10 @@ type ConsumerReconciler struct {
 	Now      func() time.Time
 	// ClusterDevices reads the CephCluster's device list for the union.
 	ClusterDevices func(context.Context) (map[DeviceID]bool, error)
+	// Events reads Rook's Events about a Rook object that reports
+	// Failure, from the API server (the manager's API reader): they are
+	// wanted rarely, and a cluster-wide Event cache would be large.
+	Events client.Reader
 }
 
 // SetupWithManager watches the consumer kind, its derived objects by name
@@ -91,7 +95,9 @@ func (r *ConsumerReconciler) Reconcile(ctx context.Context, req reconcile.Reques
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	if out.Phase == cephv1alpha1.StorageProvisioning {
+	if out.Phase == cephv1alpha1.StorageProvisioning || out.Reason == ReasonRookFailed {
+		// Rook's progress, and a failure's new reason, change nothing
+		// watched here but Rook's phase.
 		return reconcile.Result{RequeueAfter: provisioningBackstop}, nil
 	}
 	return reconcile.Result{}, nil
@@ -154,10 +160,35 @@ func (r *ConsumerReconciler) derive(ctx context.Context, obj client.Object) (con
 		out.Message = joinSentences(repl.Message, defaultClassMessage(out.DefaultClass))
 		return out, nil
 	}
+	if phase == RookFailedPhase {
+		why, err := r.rookFailure(ctx, rook)
+		if err != nil {
+			return out, err
+		}
+		if why != "" {
+			// Rook retries; status says why it has not succeeded yet.
+			out.Phase, out.Reason = cephv1alpha1.StorageDegraded, ReasonRookFailed
+			out.Message = joinSentences(fmt.Sprintf("Rook cannot reconcile %s %s/%s (it retries): %s",
+				r.Kind.RookKind, rook.GetNamespace(), rook.GetName(), why), repl.Message)
+			return out, nil
+		}
+	}
 	out.Phase, out.Reason = cephv1alpha1.StorageProvisioning, ReasonProvisioning
 	out.Message = joinSentences(fmt.Sprintf("waiting for %s %s/%s to be Ready (phase: %s)",
 		r.Kind.RookKind, r.Config.ClusterNamespace, rook.GetName(), orNone(phase)), repl.Message, defaultClassMessage(out.DefaultClass))
 	return out, nil
+}
+
+// rookFailure is Rook's reason for a failing Rook object, from its Events;
+// empty when no Event says.
+func (r *ConsumerReconciler) rookFailure(ctx context.Context, rook client.Object) (string, error) {
+	var events corev1.EventList
+	if err := r.Events.List(ctx, &events, client.InNamespace(rook.GetNamespace()),
+		client.MatchingFields{"involvedObject.uid": string(rook.GetUID())}); err != nil {
+		return "", fmt.Errorf("read the Events of %s %s/%s: %w", r.Kind.RookKind, rook.GetNamespace(), rook.GetName(), err)
+	}
+	why, _ := RookFailure(events.Items, rook.GetUID())
+	return why, nil
 }
 
 func degradedByForeign(out consumerOutcome, foreign string) consumerOutcome {

@@ -27,6 +27,7 @@ const (
 	ReasonForeignObject     = "ForeignObject"
 	ReasonStorageClassDrift = "StorageClassDrift"
 	ReasonReconcileError    = "ReconcileError"
+	ReasonRookFailed        = "RookFailed"
 )
 
 // consumerOutcome is what one reconcile of a consumer concluded.

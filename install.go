@@ -165,7 +165,7 @@ func applyClusterSettings(ctx context.Context, c client.Client, have *cephv1.Cep
 		return fmt.Errorf("apply the configuration to CephCluster %s/%s: %w", have.Namespace, have.Name, err)
 	}
 	log.Info("applied the configuration to the CephCluster", "namespace", have.Namespace, "name", have.Name,
-		"image", cfg.CephImage, "monCount", cfg.MonCount, "mgrCount", cfg.MgrCount, "allowMultiplePerNode", cfg.AllowMultiplePerNode)
+		"image", cfg.CephImage, "monCount", cfg.MonCount, "mgrCount", cfg.MgrCount, "allowMultiplePerNode", cfg.AllowMultiplePerNode, "metrics", cfg.Metrics)
 	return nil
 }
 

@@ -223,7 +223,9 @@ func TestEnsureCephClusterAppliesChangedSettings(t *testing.T) {
 	require.NoError(t, env.Client.Update(ctx, &cluster))
 
 	changed := cfg
+	require.False(t, cluster.Spec.Monitoring.MetricsDisabled, "metrics run by default")
 	changed.CephImage, changed.MonCount, changed.MgrCount, changed.AllowMultiplePerNode = "quay.io/ceph/ceph:v19.2.4", 1, 1, true
+	changed.Metrics = false
 	_, err = ensureCephCluster(ctx, env.Client, changed, discardLog)
 	require.NoError(t, err)
 	require.NoError(t, env.Client.Get(ctx, key, &cluster))
@@ -232,6 +234,7 @@ func TestEnsureCephClusterAppliesChangedSettings(t *testing.T) {
 	assert.Equal(t, 1, cluster.Spec.Mgr.Count)
 	assert.True(t, cluster.Spec.Mon.AllowMultiplePerNode)
 	assert.True(t, cluster.Spec.Mgr.AllowMultiplePerNode)
+	assert.True(t, cluster.Spec.Monitoring.MetricsDisabled, "METRICS=false reaches Rook")
 	assert.Len(t, cluster.Spec.Storage.Nodes, 1, "the device list is the DiskPool reconciler's")
 	assert.Equal(t, cephv1.NetworkProviderHost, cluster.Spec.Network.Provider, "another writer's field")
 
@@ -241,6 +244,14 @@ func TestEnsureCephClusterAppliesChangedSettings(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, env.Client.Get(ctx, key, &cluster))
 		assert.Equal(t, rv, cluster.ResourceVersion)
+	})
+	t.Run("metrics on again clears metricsDisabled", func(t *testing.T) {
+		on := changed
+		on.Metrics = true
+		_, err := ensureCephCluster(ctx, env.Client, on, discardLog)
+		require.NoError(t, err)
+		require.NoError(t, env.Client.Get(ctx, key, &cluster))
+		assert.False(t, cluster.Spec.Monitoring.MetricsDisabled)
 	})
 	t.Run("a CephCluster the plugin did not create is left alone", func(t *testing.T) {
 		delete(cluster.Labels, ManagedByLabel)

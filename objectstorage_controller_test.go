@@ -6,7 +6,9 @@ import (
 	cephv1 "github.com/rook/rook/pkg/apis/ceph.rook.io/v1"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -57,6 +59,50 @@ func TestObjectStorageDerivesAStoreAndBucketClass(t *testing.T) {
 		require.NoError(t, h.c.Get(h.ctx, client.ObjectKeyFromObject(&rgw), &rgw))
 	})
 
+	h.markReady(&rgw)
+	h.waitPhase(store, func() cephv1alpha1.StorageStatus { return store.Status }, cephv1alpha1.StorageReady)
+}
+
+// Rook's status says only "Failure"; its reason is in a ReconcileFailed
+// Event (the real cluster found a store Rook could not re-create, and the
+// consumer said nothing but "phase: Failure").
+func TestObjectStorageSaysWhyRookFails(t *testing.T) {
+	h := newHarness(t)
+	h.start()
+	h.withPooledNodes("objfail", 1)
+	store := &cephv1alpha1.ObjectStorage{ObjectMeta: metav1.ObjectMeta{Name: "again"}}
+	h.createConsumer(store)
+	h.waitPhase(store, func() cephv1alpha1.StorageStatus { return store.Status }, cephv1alpha1.StorageProvisioning)
+	var rgw cephv1.CephObjectStore
+	require.NoError(t, h.c.Get(h.ctx, client.ObjectKey{Namespace: h.cfg.ClusterNamespace, Name: "cephobj-again"}, &rgw))
+
+	const why = `failed to reconcile CephObjectStore "rook-ceph/cephobj-again". failed to commit RGW configuration period changes: exit status 22`
+	// Another object's failure, in the same namespace, is not this one's.
+	require.NoError(t, h.c.Create(h.ctx, &corev1.Event{
+		ObjectMeta:     metav1.ObjectMeta{Name: "someone-else", Namespace: h.cfg.ClusterNamespace},
+		InvolvedObject: corev1.ObjectReference{Kind: "CephObjectStore", Namespace: rgw.Namespace, Name: "cephobj-other", UID: "other"},
+		Type:           corev1.EventTypeWarning, Reason: "ReconcileFailed", Message: "not this store", LastTimestamp: metav1.Now(),
+	}))
+	// What Rook's recorder writes (reporting.ReportReconcileResult).
+	require.NoError(t, h.c.Create(h.ctx, &corev1.Event{
+		ObjectMeta: metav1.ObjectMeta{Name: "cephobj-again.failed", Namespace: h.cfg.ClusterNamespace},
+		InvolvedObject: corev1.ObjectReference{
+			APIVersion: cephv1.SchemeGroupVersion.String(), Kind: "CephObjectStore",
+			Namespace: rgw.Namespace, Name: rgw.Name, UID: rgw.UID,
+		},
+		Type: corev1.EventTypeWarning, Reason: "ReconcileFailed", Message: why,
+		LastTimestamp: metav1.Now(), Source: corev1.EventSource{Component: "rook-ceph-operator"},
+	}))
+	patch := client.RawPatch("application/merge-patch+json", []byte(`{"status":{"phase":"Failure"}}`))
+	require.NoError(t, h.c.Status().Patch(h.ctx, &rgw, patch))
+
+	h.waitPhase(store, func() cephv1alpha1.StorageStatus { return store.Status }, cephv1alpha1.StorageDegraded)
+	assert.Equal(t, "Rook cannot reconcile CephObjectStore "+h.cfg.ClusterNamespace+"/cephobj-again (it retries): "+why, store.Status.Message)
+	ready := meta.FindStatusCondition(store.Status.Conditions, cephv1alpha1.ConditionReady)
+	require.NotNil(t, ready)
+	assert.Equal(t, ReasonRookFailed, ready.Reason)
+
+	// Rook succeeds later: its phase says so, whatever old Events say.
 	h.markReady(&rgw)
 	h.waitPhase(store, func() cephv1alpha1.StorageStatus { return store.Status }, cephv1alpha1.StorageReady)
 }

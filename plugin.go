@@ -243,7 +243,7 @@ func setupReconcilers(mgr manager.Manager, cfg Config, host pluginruntime.Host) 
 		return cc.devices, nil
 	}
 	for _, kind := range []consumerKind{blockStorageKind, fileStorageKind, objectStorageKind} {
-		r := &ConsumerReconciler{Client: c, Kind: kind, Config: cfg, Union: union, Recorder: recorder, ClusterDevices: clusterDevices}
+		r := &ConsumerReconciler{Client: c, Kind: kind, Config: cfg, Union: union, Recorder: recorder, ClusterDevices: clusterDevices, Events: mgr.GetAPIReader()}
 		if err := r.SetupWithManager(mgr); err != nil {
 			return fmt.Errorf("%s controller: %w", kind.Kind, err)
 		}

@@ -81,18 +81,25 @@ func BootstrapCephCluster(cfg Config) *cephv1.CephCluster {
 }
 
 // ApplyClusterSettings sets the CephCluster fields the configuration owns:
-// the Ceph image and the mon and mgr counts. On a CephCluster the plugin
-// created they follow the configuration at every start, so that a changed
-// CEPH_IMAGE or MON_COUNT reaches Rook (an image change is Rook's upgrade
-// of every daemon; a count change adds or removes mons and mgrs). It
+// the Ceph image, the mon and mgr counts and whether metrics run. On a
+// CephCluster the plugin created they follow the configuration at every
+// start, so that a changed CEPH_IMAGE, MON_COUNT or METRICS reaches Rook
+// (an image change is Rook's upgrade of every daemon; a count change adds
+// or removes mons and mgrs; metrics off removes the ceph-exporters and
+// disables the mgr's Prometheus module, on again brings both back). It
 // reports whether anything changed.
 func ApplyClusterSettings(spec *cephv1.ClusterSpec, cfg Config) bool {
-	before := []any{spec.CephVersion.Image, spec.Mon.Count, spec.Mon.AllowMultiplePerNode, spec.Mgr.Count, spec.Mgr.AllowMultiplePerNode}
+	before := clusterSettings(spec)
 	spec.CephVersion.Image = cfg.CephImage
 	spec.Mon.Count, spec.Mon.AllowMultiplePerNode = cfg.MonCount, cfg.AllowMultiplePerNode
 	spec.Mgr.Count, spec.Mgr.AllowMultiplePerNode = cfg.MgrCount, cfg.AllowMultiplePerNode
-	after := []any{spec.CephVersion.Image, spec.Mon.Count, spec.Mon.AllowMultiplePerNode, spec.Mgr.Count, spec.Mgr.AllowMultiplePerNode}
-	return !slices.Equal(before, after)
+	spec.Monitoring.MetricsDisabled = !cfg.Metrics
+	return !slices.Equal(before, clusterSettings(spec))
+}
+
+func clusterSettings(spec *cephv1.ClusterSpec) []any {
+	return []any{spec.CephVersion.Image, spec.Mon.Count, spec.Mon.AllowMultiplePerNode,
+		spec.Mgr.Count, spec.Mgr.AllowMultiplePerNode, spec.Monitoring.MetricsDisabled}
 }
 
 func ptrTo[T any](v T) *T { return &v }

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/fundament-oss/ceph-rook/api/v1alpha1"
+	"github.com/fundament-oss/ceph-rook/internal/browser"
 	"github.com/fundament-oss/ceph-rook/internal/devconsole"
 	"github.com/fundament-oss/ceph-rook/internal/testenv"
 )
@@ -70,10 +71,10 @@ func TestConsoleInBrowser(t *testing.T) {
 	createFixtures(t)
 	log := &proxyLog{}
 	srv := startConsole(t, log)
-	b := startBrowser(t, srv.URL())
+	b := browser.Start(t, srv.URL())
 
 	t.Run("every list and detail page renders real objects", func(t *testing.T) {
-		b.t = t
+		b.T = t
 		pages := []struct {
 			crd, name, heading, shot string
 			rows                     []string
@@ -85,23 +86,23 @@ func TestConsoleInBrowser(t *testing.T) {
 			{crd: "objectstorages.ceph.fundament.io", name: objectName, heading: "Object storage " + objectName, shot: "objectstorages", rows: []string{objectName}},
 		}
 		for _, p := range pages {
-			b.open("/view/" + p.crd)
+			b.Open("/view/" + p.crd)
 			for _, row := range p.rows {
-				b.waitFor(pageFrame, `tr[data-row="`+row+`"]`)
+				b.WaitFor(browser.PageFrame, `tr[data-row="`+row+`"]`)
 			}
-			b.screenshot(p.shot + "-list")
+			b.Screenshot(p.shot + "-list")
 
-			b.open("/view/" + p.crd + "/" + p.name)
-			b.waitText(pageFrame, "h1", p.heading)
-			b.screenshot(p.shot + "-detail")
+			b.Open("/view/" + p.crd + "/" + p.name)
+			b.WaitText(browser.PageFrame, "h1", p.heading)
+			b.Screenshot(p.shot + "-detail")
 		}
 	})
 
 	t.Run("detail pages show status, the StorageClass and the cluster capacity", func(t *testing.T) {
-		b.t = t
-		b.open("/view/blockstorages.ceph.fundament.io/" + blockName)
-		b.waitFor(pageFrame, `meter[data-capacity]`)
-		body, err := b.frameText(pageFrame)
+		b.T = t
+		b.Open("/view/blockstorages.ceph.fundament.io/" + blockName)
+		b.WaitFor(browser.PageFrame, `meter[data-capacity]`)
+		body, err := b.FrameText(browser.PageFrame)
 		require.NoError(t, err)
 		for _, want := range []string{"Ready", "ceph-" + blockName, "host", "1.0 TiB used of 7.0 TiB", "Reference StorageClass ceph-" + blockName} {
 			assert.Contains(t, body, want)
@@ -109,48 +110,48 @@ func TestConsoleInBrowser(t *testing.T) {
 	})
 
 	t.Run("a Disk model with markup is shown as text and runs nothing", func(t *testing.T) {
-		b.t = t
-		b.open("/view/disks.ceph.fundament.io/disk-xss")
-		b.waitText(pageFrame, "#app", xssModel)
-		assert.Zero(t, b.count(pageFrame, "img"), "the model must not become an element")
-		b.open("/view/disks.ceph.fundament.io")
-		b.waitText(pageFrame, `tr[data-row="disk-xss"]`, "/dev/sdd")
-		assert.Zero(t, b.count(pageFrame, "img"))
+		b.T = t
+		b.Open("/view/disks.ceph.fundament.io/disk-xss")
+		b.WaitText(browser.PageFrame, "#app", xssModel)
+		assert.Zero(t, b.Count(browser.PageFrame, "img"), "the model must not become an element")
+		b.Open("/view/disks.ceph.fundament.io")
+		b.WaitText(browser.PageFrame, `tr[data-row="disk-xss"]`, "/dev/sdd")
+		assert.Zero(t, b.Count(browser.PageFrame, "img"))
 	})
 
 	t.Run("create a DiskPool through the sheet and the disk picker", func(t *testing.T) {
-		b.t = t
-		b.open("/view/diskpools.ceph.fundament.io")
-		b.click(pageFrame, `[data-action="create"]`)
-		require.True(t, b.sheetOpen())
-		b.waitFor(sheetFrame, `[data-disk-picker]`)
-		b.waitFor(sheetFrame, `input[data-disk="disk-b1"]`, "function() { return this.disabled; }")
-		b.waitText(sheetFrame, `tr[data-row="disk-b1"]`, "Claimed by pool "+existingPool)
-		b.fill(sheetFrame, `input[name="name"]`, "pool-new")
-		b.click(sheetFrame, `input[data-disk="disk-a1"]`)
-		b.click(sheetFrame, `input[data-disk="disk-a2"]`)
-		b.screenshot("diskpool-create-sheet")
-		b.click(sheetFrame, `button[type="submit"]`)
+		b.T = t
+		b.Open("/view/diskpools.ceph.fundament.io")
+		b.Click(browser.PageFrame, `[data-action="create"]`)
+		require.True(t, b.SheetOpen())
+		b.WaitFor(browser.SheetFrame, `[data-disk-picker]`)
+		b.WaitFor(browser.SheetFrame, `input[data-disk="disk-b1"]`, "function() { return this.disabled; }")
+		b.WaitText(browser.SheetFrame, `tr[data-row="disk-b1"]`, "Claimed by pool "+existingPool)
+		b.Fill(browser.SheetFrame, `input[name="name"]`, "pool-new")
+		b.Click(browser.SheetFrame, `input[data-disk="disk-a1"]`)
+		b.Click(browser.SheetFrame, `input[data-disk="disk-a2"]`)
+		b.Screenshot("diskpool-create-sheet")
+		b.Click(browser.SheetFrame, `button[type="submit"]`)
 
-		b.waitHostPath("/view/diskpools.ceph.fundament.io/pool-new")
-		assert.False(t, b.sheetOpen(), "the console closes the sheet and opens the new pool")
-		b.waitText(pageFrame, "h1", "Disk pool pool-new")
+		b.WaitHostPath("/view/diskpools.ceph.fundament.io/pool-new")
+		assert.False(t, b.SheetOpen(), "the console closes the sheet and opens the new pool")
+		b.WaitText(browser.PageFrame, "h1", "Disk pool pool-new")
 		var pool v1alpha1.DiskPool
 		require.NoError(t, env.Client.Get(context.Background(), types.NamespacedName{Name: "pool-new"}, &pool))
 		assert.Equal(t, []string{"disk-a1", "disk-a2"}, pool.Spec.Disks)
 	})
 
 	t.Run("unchecking a disk warns, and entries the picker cannot offer are kept", func(t *testing.T) {
-		b.t = t
-		b.open("/view/diskpools.ceph.fundament.io/" + existingPool)
-		b.click(pageFrame, `[data-action="edit"]`)
-		b.waitFor(sheetFrame, `input[data-disk="`+goneDisk+`"]`, "function() { return this.checked; }")
-		assert.Zero(t, b.count(sheetFrame, `[data-warning] .plugin-error`), "no warning before anything is unchecked")
-		b.click(sheetFrame, `input[data-disk="disk-b1"]`)
-		b.waitText(sheetFrame, `[data-warning] .plugin-error`, "its OSD keeps running until it is purged from Ceph manually, and data may rebalance in the meantime")
-		b.waitText(sheetFrame, `[data-warning] .plugin-error`, "disk-b1 (/dev/nvme0n1 on node-b)")
-		b.screenshot("diskpool-edit-uncheck-warning")
-		b.click(sheetFrame, `button[type="submit"]`)
+		b.T = t
+		b.Open("/view/diskpools.ceph.fundament.io/" + existingPool)
+		b.Click(browser.PageFrame, `[data-action="edit"]`)
+		b.WaitFor(browser.SheetFrame, `input[data-disk="`+goneDisk+`"]`, "function() { return this.checked; }")
+		assert.Zero(t, b.Count(browser.SheetFrame, `[data-warning] .plugin-error`), "no warning before anything is unchecked")
+		b.Click(browser.SheetFrame, `input[data-disk="disk-b1"]`)
+		b.WaitText(browser.SheetFrame, `[data-warning] .plugin-error`, "its OSD keeps running until it is purged from Ceph manually, and data may rebalance in the meantime")
+		b.WaitText(browser.SheetFrame, `[data-warning] .plugin-error`, "disk-b1 (/dev/nvme0n1 on node-b)")
+		b.Screenshot("diskpool-edit-uncheck-warning")
+		b.Click(browser.SheetFrame, `button[type="submit"]`)
 
 		waitSheetClosed(t, b)
 		var pool v1alpha1.DiskPool
@@ -160,17 +161,17 @@ func TestConsoleInBrowser(t *testing.T) {
 	})
 
 	t.Run("edit BlockStorage replicas with a merge patch of spec only", func(t *testing.T) {
-		b.t = t
+		b.T = t
 		ctx := context.Background()
 		var before v1alpha1.BlockStorage
 		require.NoError(t, env.Client.Get(ctx, types.NamespacedName{Name: blockName}, &before))
 
-		b.open("/view/blockstorages.ceph.fundament.io/" + blockName)
-		b.click(pageFrame, `[data-action="edit"]`)
-		b.waitFor(sheetFrame, `select[name="replicas"]`, `function() { return this.value === "2"; }`)
-		b.fill(sheetFrame, `select[name="replicas"]`, "3")
-		b.screenshot("blockstorage-edit-sheet")
-		b.click(sheetFrame, `button[type="submit"]`)
+		b.Open("/view/blockstorages.ceph.fundament.io/" + blockName)
+		b.Click(browser.PageFrame, `[data-action="edit"]`)
+		b.WaitFor(browser.SheetFrame, `select[name="replicas"]`, `function() { return this.value === "2"; }`)
+		b.Fill(browser.SheetFrame, `select[name="replicas"]`, "3")
+		b.Screenshot("blockstorage-edit-sheet")
+		b.Click(browser.SheetFrame, `button[type="submit"]`)
 		waitSheetClosed(t, b)
 
 		var after v1alpha1.BlockStorage
@@ -188,56 +189,56 @@ func TestConsoleInBrowser(t *testing.T) {
 		assert.Equal(t, map[string]any{"spec": map[string]any{"replicas": float64(3), "default": true}}, body, "only spec is sent")
 
 		// Back to automatic: replicas null removes the field.
-		b.click(pageFrame, `[data-action="edit"]`)
-		b.waitFor(sheetFrame, `select[name="replicas"]`, `function() { return this.value === "3"; }`)
-		b.fill(sheetFrame, `select[name="replicas"]`, "")
-		b.click(sheetFrame, `button[type="submit"]`)
+		b.Click(browser.PageFrame, `[data-action="edit"]`)
+		b.WaitFor(browser.SheetFrame, `select[name="replicas"]`, `function() { return this.value === "3"; }`)
+		b.Fill(browser.SheetFrame, `select[name="replicas"]`, "")
+		b.Click(browser.SheetFrame, `button[type="submit"]`)
 		waitSheetClosed(t, b)
 		require.NoError(t, env.Client.Get(ctx, types.NamespacedName{Name: blockName}, &after))
 		assert.Nil(t, after.Spec.Replicas, "replicas: null returns to automatic sizing")
 	})
 
 	t.Run("a CRD validation error is shown in the form with the API server's message", func(t *testing.T) {
-		b.t = t
-		b.open("/view/filestorages.ceph.fundament.io")
-		b.click(pageFrame, `[data-action="create"]`)
-		b.fill(sheetFrame, `input[name="name"]`, strings.Repeat("a", 60))
-		b.click(sheetFrame, `button[type="submit"]`)
-		b.waitText(sheetFrame, `[data-form-error] .plugin-error`, "metadata.name must be at most 53 characters")
-		assert.True(t, b.sheetOpen(), "the form stays open with what was typed")
-		b.screenshot("filestorage-create-validation-error")
-		b.click(sheetFrame, `[data-action="cancel"]`)
+		b.T = t
+		b.Open("/view/filestorages.ceph.fundament.io")
+		b.Click(browser.PageFrame, `[data-action="create"]`)
+		b.Fill(browser.SheetFrame, `input[name="name"]`, strings.Repeat("a", 60))
+		b.Click(browser.SheetFrame, `button[type="submit"]`)
+		b.WaitText(browser.SheetFrame, `[data-form-error] .plugin-error`, "metadata.name must be at most 53 characters")
+		assert.True(t, b.SheetOpen(), "the form stays open with what was typed")
+		b.Screenshot("filestorage-create-validation-error")
+		b.Click(browser.SheetFrame, `[data-action="cancel"]`)
 		waitSheetClosed(t, b)
 	})
 
 	t.Run("create a bucket claim with a quota from the Buckets section", func(t *testing.T) {
-		b.t = t
-		b.open("/view/objectstorages.ceph.fundament.io/" + objectName)
-		b.waitFor(pageFrame, `tr[data-row="apps/existing-claim"]`)
-		b.click(pageFrame, `[data-action="create-bucket"]`)
-		b.waitFor(sheetFrame, `select[name="namespace"]`)
+		b.T = t
+		b.Open("/view/objectstorages.ceph.fundament.io/" + objectName)
+		b.WaitFor(browser.PageFrame, `tr[data-row="apps/existing-claim"]`)
+		b.Click(browser.PageFrame, `[data-action="create-bucket"]`)
+		b.WaitFor(browser.SheetFrame, `select[name="namespace"]`)
 
 		// An exact name that exists, or another claim asked for, is caught
 		// before creating.
-		b.fill(sheetFrame, `input[name="name"]`, "photos")
-		b.fill(sheetFrame, `select[name="naming"]`, "exact")
-		b.fill(sheetFrame, `input[name="bucketName"]`, "taken-bucket")
-		b.click(sheetFrame, `button[type="submit"]`)
-		b.waitText(sheetFrame, `[data-form-error] .plugin-error`, "A bucket named taken-bucket already exists (ObjectBucket obc-apps-existing-claim)")
-		b.fill(sheetFrame, `input[name="bucketName"]`, "requested-bucket")
-		b.click(sheetFrame, `button[type="submit"]`)
-		b.waitText(sheetFrame, `[data-form-error] .plugin-error`, "apps/pending-claim already asks for a bucket named requested-bucket")
+		b.Fill(browser.SheetFrame, `input[name="name"]`, "photos")
+		b.Fill(browser.SheetFrame, `select[name="naming"]`, "exact")
+		b.Fill(browser.SheetFrame, `input[name="bucketName"]`, "taken-bucket")
+		b.Click(browser.SheetFrame, `button[type="submit"]`)
+		b.WaitText(browser.SheetFrame, `[data-form-error] .plugin-error`, "A bucket named taken-bucket already exists (ObjectBucket obc-apps-existing-claim)")
+		b.Fill(browser.SheetFrame, `input[name="bucketName"]`, "requested-bucket")
+		b.Click(browser.SheetFrame, `button[type="submit"]`)
+		b.WaitText(browser.SheetFrame, `[data-form-error] .plugin-error`, "apps/pending-claim already asks for a bucket named requested-bucket")
 
-		b.fill(sheetFrame, `input[name="bucketName"]`, "photos-bucket")
-		b.fill(sheetFrame, `input[name="maxSize"]`, "10Gi")
-		b.fill(sheetFrame, `input[name="maxObjects"]`, "1000")
-		b.screenshot("bucket-create-sheet")
-		b.click(sheetFrame, `button[type="submit"]`)
+		b.Fill(browser.SheetFrame, `input[name="bucketName"]`, "photos-bucket")
+		b.Fill(browser.SheetFrame, `input[name="maxSize"]`, "10Gi")
+		b.Fill(browser.SheetFrame, `input[name="maxObjects"]`, "1000")
+		b.Screenshot("bucket-create-sheet")
+		b.Click(browser.SheetFrame, `button[type="submit"]`)
 
 		// The claim's detail sheet replaces the create sheet.
-		b.waitText(sheetFrame, "h1", "Bucket claim apps/photos")
-		b.waitText(sheetFrame, `[data-snippet="envFrom"]`, "secretRef")
-		b.screenshot("bucket-detail-sheet")
+		b.WaitText(browser.SheetFrame, "h1", "Bucket claim apps/photos")
+		b.WaitText(browser.SheetFrame, `[data-snippet="envFrom"]`, "secretRef")
+		b.Screenshot("bucket-detail-sheet")
 		claim := &unstructured.Unstructured{}
 		claim.SetAPIVersion("objectbucket.io/v1alpha1")
 		claim.SetKind("ObjectBucketClaim")
@@ -248,15 +249,15 @@ func TestConsoleInBrowser(t *testing.T) {
 		assert.Equal(t, map[string]any{"maxSize": "10Gi", "maxObjects": "1000"}, spec["additionalConfig"])
 
 		// The page under the sheet listed again after the write.
-		b.waitFor(pageFrame, `tr[data-row="apps/photos"]`)
+		b.WaitFor(browser.PageFrame, `tr[data-row="apps/photos"]`)
 	})
 
 	t.Run("an existing claim's detail names its ConfigMap and Secret, never their values", func(t *testing.T) {
-		b.t = t
-		b.open("/view/objectstorages.ceph.fundament.io/" + objectName)
-		b.click(pageFrame, `tr[data-row="apps/existing-claim"] button`)
-		b.waitText(sheetFrame, "dl", "rook-ceph-rgw-cephobj-os-s3.rook-ceph.svc:80")
-		body, err := b.frameText(sheetFrame)
+		b.T = t
+		b.Open("/view/objectstorages.ceph.fundament.io/" + objectName)
+		b.Click(browser.PageFrame, `tr[data-row="apps/existing-claim"] button`)
+		b.WaitText(browser.SheetFrame, "dl", "rook-ceph-rgw-cephobj-os-s3.rook-ceph.svc:80")
+		body, err := b.FrameText(browser.SheetFrame)
 		require.NoError(t, err)
 		assert.Contains(t, body, "taken-bucket")
 		assert.NotContains(t, body, "AWS_SECRET_ACCESS_KEY=")
@@ -266,30 +267,30 @@ func TestConsoleInBrowser(t *testing.T) {
 	})
 
 	t.Run("no CSP violations, page errors or dialogs on any page", func(t *testing.T) {
-		assert.Empty(t, b.problems.all())
+		assert.Empty(t, b.Problems())
 	})
 
 	// The check above is only as good as the recorder: prove it sees an
 	// inline style the CSP blocks and an uncaught exception in a page.
 	t.Run("the recorder sees a CSP violation and an uncaught error", func(t *testing.T) {
-		b.t = t
-		b.open("/view/disks.ceph.fundament.io")
-		b.waitFor(pageFrame, `tr[data-row="disk-a1"]`)
-		_, _, err := b.call(pageFrame, "body", `function() {
+		b.T = t
+		b.Open("/view/disks.ceph.fundament.io")
+		b.WaitFor(browser.PageFrame, `tr[data-row="disk-a1"]`)
+		_, _, err := b.Call(browser.PageFrame, "body", `function() {
   this.insertAdjacentHTML('beforeend', '<p style="color: red">probe</p>');
   setTimeout(() => { throw new Error('probe exception'); });
 }`)
 		require.NoError(t, err)
 		require.Eventually(t, func() bool {
-			all := strings.Join(b.problems.all(), "\n")
+			all := strings.Join(b.Problems(), "\n")
 			return strings.Contains(all, "CSP-VIOLATION style-src") && strings.Contains(all, "probe exception")
-		}, defaultWait, pollEvery, "recorded: %v", b.problems.all())
+		}, browser.DefaultWait, browser.PollEvery, "recorded: %v", b.Problems())
 	})
 }
 
-func waitSheetClosed(t *testing.T, b *browser) {
+func waitSheetClosed(t *testing.T, b *browser.Browser) {
 	t.Helper()
-	require.Eventually(t, func() bool { return !b.sheetOpen() }, defaultWait, pollEvery, "the sheet should close after a successful save")
+	require.Eventually(t, func() bool { return !b.SheetOpen() }, browser.DefaultWait, browser.PollEvery, "the sheet should close after a successful save")
 }
 
 // The kube-api-proxy refuses what allowedResources does not list, with a

@@ -63,7 +63,17 @@ var pauseSource []byte
 //go:embed dmsetup-shim.sh
 var dmsetupShim []byte
 
-var dmsetupShimFile = ociimage.File{Path: "/usr/local/sbin/dmsetup", Mode: 0o755, Content: dmsetupShim}
+// cephOSDShim gives Debian's ceph-osd its object classes' absolute
+// directory (see the script); it sits before /usr/bin in PATH.
+//
+//go:embed ceph-osd-shim.sh
+var cephOSDShim []byte
+
+// shims are the stand-ins both Ceph-based images carry.
+var shims = []ociimage.File{
+	{Path: "/usr/local/sbin/dmsetup", Mode: 0o755, Content: dmsetupShim},
+	{Path: "/usr/local/sbin/ceph-osd", Mode: 0o755, Content: cephOSDShim},
+}
 
 // rookAPIsPatch takes Rook's nested module github.com/rook/rook/pkg/apis
 // from the version Rook's go.mod requires to the tree of Rook's release tag
@@ -171,7 +181,7 @@ func CephImageSpec(rootfs string) ociimage.Image {
 	return ociimage.Image{
 		Names: []string{CephImage},
 		Base:  rootfs,
-		Files: []ociimage.File{dmsetupShimFile},
+		Files: shims,
 		Config: ociimage.Config{
 			Cmd:    []string{"ceph", "--version"},
 			Env:    cephEnv,
@@ -184,7 +194,8 @@ func CephImageSpec(rootfs string) ociimage.Image {
 // /usr/local/bin/rook and extra (Rook's toolbox scripts and monitoring
 // files), running as 2016 with rook as entrypoint (images/ceph/Dockerfile).
 func RookImageSpec(rootfs, rookBinary string, extra []ociimage.File) ociimage.Image {
-	files := append([]ociimage.File{{Path: "/usr/local/bin/rook", Mode: 0o755, Source: rookBinary}, dmsetupShimFile}, extra...)
+	files := append([]ociimage.File{{Path: "/usr/local/bin/rook", Mode: 0o755, Source: rookBinary}}, shims...)
+	files = append(files, extra...)
 	return ociimage.Image{
 		Names: []string{RookImage},
 		Base:  rootfs,

@@ -110,8 +110,8 @@ func TestImageSpecs(t *testing.T) {
 		files      int
 		base       bool
 	}{
-		{"ceph", ceph, "quay.io/ceph/ceph:v18.2.7", "", "", 1, true},
-		{"rook", rook, "docker.io/rook/ceph:v1.18.0", "2016", "/usr/local/bin/rook", 2, true},
+		{"ceph", ceph, "quay.io/ceph/ceph:v18.2.7", "", "", 2, true},
+		{"rook", rook, "docker.io/rook/ceph:v1.18.0", "2016", "/usr/local/bin/rook", 3, true},
 		{"pause", pause, "registry.k8s.io/pause:3.10 registry.k8s.io/pause:3.6", "65535:65535", "/pause", 1, false},
 	}
 	for _, tt := range tests {
@@ -129,8 +129,10 @@ func TestImageSpecs(t *testing.T) {
 			if len(tt.spec.Files) != tt.files {
 				t.Errorf("%d files, want %d", len(tt.spec.Files), tt.files)
 			}
-			if tt.base && !slices.ContainsFunc(tt.spec.Files, func(f ociimage.File) bool { return f.Path == "/usr/local/sbin/dmsetup" }) {
-				t.Errorf("no dmsetup stand-in before /usr/sbin in PATH")
+			for _, shim := range []string{"/usr/local/sbin/dmsetup", "/usr/local/sbin/ceph-osd"} {
+				if tt.base && !slices.ContainsFunc(tt.spec.Files, func(f ociimage.File) bool { return f.Path == shim }) {
+					t.Errorf("no %s stand-in first in PATH", shim)
+				}
 			}
 			if (tt.spec.Base != "") != tt.base {
 				t.Errorf("base = %q", tt.spec.Base)

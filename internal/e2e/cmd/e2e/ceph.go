@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -26,15 +29,11 @@ func (r *run) ceph() error {
 	}
 	r.step("DiskPool e2e Ready with %v", r.disks)
 	if err := testenv.Eventually(r.ctx, 15*time.Minute, func(ctx context.Context) error {
-		out, err := r.cephCLI(ctx, "osd", "stat", "--format=json")
-		if err != nil {
-			return err
-		}
 		var stat struct {
 			Up int `json:"num_up_osds"`
 		}
-		if err := json.Unmarshal([]byte(out), &stat); err != nil {
-			return fmt.Errorf("ceph osd stat: %w: %s", err, out)
+		if err := r.cephJSON(ctx, &stat, "osd", "stat"); err != nil {
+			return err
 		}
 		if stat.Up < len(r.disks) {
 			return fmt.Errorf("%d of %d OSDs up", stat.Up, len(r.disks))
@@ -52,54 +51,113 @@ func (r *run) ceph() error {
 	if err := r.waitPhase(block, "Ready", 10*time.Minute); err != nil {
 		return err
 	}
-	replicas, _, _ := unstructured.NestedInt64(block.Object, "status", "replicas")
-	domain, _, _ := unstructured.NestedString(block.Object, "status", "failureDomain")
-	size, err := r.cephCLI(r.ctx, "osd", "pool", "get", "ceph-e2e", "size", "--format=json")
-	if err != nil {
+	if err := r.checkPools(block, "ceph-e2e"); err != nil {
 		return err
 	}
+	if err := r.checkStorageClass(block, "rook-ceph.rbd.csi.ceph.com"); err != nil {
+		return err
+	}
+	health, err := r.cephCLI(r.ctx, "health", "detail")
+	r.step("Ceph health: %s", strings.ReplaceAll(strings.TrimSpace(health), "\n", "; "))
+	return err
+}
+
+// checkPools compares each Ceph pool's size and CRUSH failure domain, read
+// from Ceph, with the consumer's status.
+func (r *run) checkPools(consumer *unstructured.Unstructured, pools ...string) error {
+	replicas, _, _ := unstructured.NestedInt64(consumer.Object, "status", "replicas")
+	domain, _, _ := unstructured.NestedString(consumer.Object, "status", "failureDomain")
+	for _, pool := range pools {
+		size, rule, placedOn, err := r.poolPlacement(pool)
+		if err != nil {
+			return err
+		}
+		r.step("%s %s: status replicas %d on %s; Ceph pool %s size %d, CRUSH rule %s places on %s",
+			consumer.GetKind(), consumer.GetName(), replicas, domain, pool, size, rule, placedOn)
+		if size != replicas || placedOn != domain {
+			return fmt.Errorf("Ceph's pool %s (size %d, domain %s) differs from the status (%d, %s)", pool, size, placedOn, replicas, domain)
+		}
+	}
+	return nil
+}
+
+// poolPlacement is a pool's size, CRUSH rule and the bucket type the rule
+// places copies on, as Ceph says.
+func (r *run) poolPlacement(pool string) (size int64, rule, domain string, err error) {
 	var got struct {
 		Size int64 `json:"size"`
 	}
-	if err := json.Unmarshal([]byte(size), &got); err != nil {
-		return fmt.Errorf("pool size: %w: %s", err, size)
-	}
-	rule, err := r.cephCLI(r.ctx, "osd", "pool", "get", "ceph-e2e", "crush_rule", "--format=json")
-	if err != nil {
-		return err
+	if err := r.cephJSON(r.ctx, &got, "osd", "pool", "get", pool, "size"); err != nil {
+		return 0, "", "", err
 	}
 	var crush struct {
 		Rule string `json:"crush_rule"`
 	}
-	if err := json.Unmarshal([]byte(rule), &crush); err != nil {
-		return err
-	}
-	dump, err := r.cephCLI(r.ctx, "osd", "crush", "rule", "dump", crush.Rule, "--format=json")
-	if err != nil {
-		return err
+	if err := r.cephJSON(r.ctx, &crush, "osd", "pool", "get", pool, "crush_rule"); err != nil {
+		return 0, "", "", err
 	}
 	var steps struct {
 		Steps []struct {
 			Type string `json:"type"`
 		} `json:"steps"`
 	}
-	if err := json.Unmarshal([]byte(dump), &steps); err != nil {
-		return err
+	if err := r.cephJSON(r.ctx, &steps, "osd", "crush", "rule", "dump", crush.Rule); err != nil {
+		return 0, "", "", err
 	}
-	var cephDomain string
 	for _, s := range steps.Steps {
 		if s.Type != "" {
-			cephDomain = s.Type
+			domain = s.Type
 		}
 	}
-	r.step("BlockStorage e2e Ready: status replicas %d on %s; Ceph pool ceph-e2e size %d, CRUSH rule %s places on %s",
-		replicas, domain, got.Size, crush.Rule, cephDomain)
-	if got.Size != replicas || cephDomain != domain {
-		return fmt.Errorf("Ceph's pool (size %d, domain %s) differs from the status (%d, %s)", got.Size, cephDomain, replicas, domain)
+	return got.Size, crush.Rule, domain, nil
+}
+
+// checkStorageClass proves what can be proved of a CSI StorageClass without
+// mounting (the kernel has no rbd module, the CSI images cannot be pulled):
+// the consumer's class names the provisioner Rook registered as a
+// CSIDriver, and every Secret its parameters name exists.
+func (r *run) checkStorageClass(consumer *unstructured.Unstructured, provisioner string) error {
+	name, _, _ := unstructured.NestedString(consumer.Object, "status", "storageClassName")
+	var class storagev1.StorageClass
+	if err := r.c.Get(r.ctx, client.ObjectKey{Name: name}, &class); err != nil {
+		return fmt.Errorf("%s %s's StorageClass: %w", consumer.GetKind(), consumer.GetName(), err)
 	}
-	health, err := r.cephCLI(r.ctx, "health", "detail")
-	r.step("Ceph health: %s", strings.ReplaceAll(strings.TrimSpace(health), "\n", "; "))
-	return err
+	if class.Provisioner != provisioner {
+		return fmt.Errorf("StorageClass %s: provisioner %s, want %s", name, class.Provisioner, provisioner)
+	}
+	if err := r.c.Get(r.ctx, client.ObjectKey{Name: provisioner}, &storagev1.CSIDriver{}); err != nil {
+		return fmt.Errorf("StorageClass %s names provisioner %s: no such CSIDriver: %w", name, provisioner, err)
+	}
+	var secrets []string
+	for key, secret := range class.Parameters {
+		prefix, ok := strings.CutSuffix(key, "-secret-name")
+		if !ok {
+			continue
+		}
+		ns := class.Parameters[prefix+"-secret-namespace"]
+		if err := r.c.Get(r.ctx, client.ObjectKey{Namespace: ns, Name: secret}, &corev1.Secret{}); err != nil {
+			return fmt.Errorf("StorageClass %s parameter %s names Secret %s/%s: %w", name, key, ns, secret, err)
+		}
+		secrets = append(secrets, ns+"/"+secret)
+	}
+	if len(secrets) == 0 {
+		return fmt.Errorf("StorageClass %s names no CSI secrets", name)
+	}
+	slices.Sort(secrets)
+	r.step("StorageClass %s: CSIDriver %s registered, Secrets %v exist", name, provisioner, slices.Compact(secrets))
+	return nil
+}
+
+// cephJSON runs a Ceph command with JSON output into v.
+func (r *run) cephJSON(ctx context.Context, v any, args ...string) error {
+	out, err := r.cephCLI(ctx, append(args, "--format=json")...)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal([]byte(out), v); err != nil {
+		return fmt.Errorf("ceph %s: %w: %s", strings.Join(args, " "), err, out)
+	}
+	return nil
 }
 
 func object(kind, name string, spec map[string]any) *unstructured.Unstructured {

@@ -27,13 +27,16 @@ func publishedDefinition(path, imageRef string) ([]byte, error) {
 }
 
 // The installation's configuration for this machine: one node, loop
-// devices, Debian's Ceph 18.2.7 image (the only one built here).
+// devices, Debian's Ceph 18.2.7 image (the only one built here). Metrics
+// are off because Debian packages no ceph-exporter: with them on, Rook's
+// exporter pod cannot start ("ceph-exporter": executable file not found).
 var pluginConfig = map[string]string{
 	"CEPH_IMAGE":              "quay.io/ceph/ceph:v18.2.7",
 	"MON_COUNT":               "1",
 	"MGR_COUNT":               "1",
 	"ALLOW_MULTIPLE_PER_NODE": "true",
 	"DEV_LOOP_DEVICES":        "true",
+	"METRICS":                 "false",
 }
 
 // platformManifests are the platform's side: the PluginInstallation CRD,

@@ -9,11 +9,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -45,10 +47,12 @@ type run struct {
 	cache   string
 	kubectl string
 	c       client.Client
-	nodeIP  string
-	repoSrv *chartrepo.Server
-	loops   []string
-	disks   []string
+	// restConfig reaches the API server as the cluster's administrator.
+	restConfig *rest.Config
+	nodeIP     string
+	repoSrv    *chartrepo.Server
+	loops      []string
+	disks      []string
 }
 
 func newRun(ctx context.Context) (*run, error) {
@@ -66,20 +70,24 @@ func newRun(ctx context.Context) (*run, error) {
 	return &run{ctx: ctx, repo: testenv.RepoRoot(), cache: cache, kubectl: filepath.Join(testenv.AssetsDir(), "kubectl")}, nil
 }
 
-var order = []string{"cluster", "platform", "rook", "ceph"}
+var order = []string{"cluster", "platform", "rook", "ceph", "file", "object"}
 
-// phases runs every phase up to and including until.
-func (r *run) phases(until string) error {
-	steps := map[string]func() error{"cluster": r.cluster, "platform": r.platform, "rook": r.rook, "ceph": r.ceph}
-	if _, ok := steps[until]; !ok {
-		return fmt.Errorf("-until %q: not one of %v", until, order)
+// phases runs the phases from from to until, both included. Starting past
+// the cluster phase continues on the cluster an earlier -keep run left up.
+func (r *run) phases(from, until string) error {
+	steps := map[string]func() error{"cluster": r.cluster, "platform": r.platform, "rook": r.rook, "ceph": r.ceph, "file": r.file, "object": r.object}
+	first, last := slices.Index(order, from), slices.Index(order, until)
+	if first < 0 || last < first {
+		return fmt.Errorf("-from %q -until %q: want two of %v, in that order", from, until, order)
 	}
-	for _, name := range order {
+	if first > 0 {
+		if err := r.connect(filepath.Join(stateDir, "admin.kubeconfig")); err != nil {
+			return fmt.Errorf("-from %s needs the cluster of an earlier -keep run: %w", from, err)
+		}
+	}
+	for _, name := range order[first : last+1] {
 		if err := r.phase(name, steps[name]); err != nil {
 			return err
-		}
-		if name == until {
-			return nil
 		}
 	}
 	return nil
@@ -119,11 +127,18 @@ func (r *run) cluster() error {
 	if err != nil {
 		return err
 	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", lastLine(kubeconfig))
+	return r.connect(lastLine(kubeconfig))
+}
+
+// connect reaches the cluster as its administrator and finds the node's
+// address and loop devices.
+func (r *run) connect(kubeconfig string) error {
+	var err error
+	r.restConfig, err = clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
 		return err
 	}
-	r.c, err = client.New(cfg, client.Options{Scheme: testenv.DefaultScheme()})
+	r.c, err = client.New(r.restConfig, client.Options{Scheme: testenv.DefaultScheme()})
 	if err != nil {
 		return err
 	}
@@ -137,7 +152,8 @@ func (r *run) cluster() error {
 		}
 	}
 	r.step("node %s (%s) Ready, CoreDNS serving", node.Items[0].Name, r.nodeIP)
-	return nil
+	r.loops, err = r.attachedLoopDevices()
+	return err
 }
 
 func lastLine(s string) string {
@@ -150,11 +166,42 @@ func (r *run) teardown() error {
 		_ = r.repoSrv.Close()
 	}
 	_, err := r.sh("hack/e2e/cluster.sh", "down")
-	for _, dev := range r.loops {
-		_, _ = r.sh("losetup", "-d", dev)
+	// Found again rather than remembered, so a run that continued an
+	// earlier -keep run detaches that run's devices too.
+	loops, loopErr := r.attachedLoopDevices()
+	for _, dev := range loops {
+		if _, detachErr := r.sh("losetup", "-d", dev); loopErr == nil {
+			loopErr = detachErr
+		}
 	}
-	_ = os.RemoveAll(filepath.Join(r.cache, "e2e", "loop"))
-	return err
+	if loopErr == nil {
+		loopErr = os.RemoveAll(r.loopDir())
+	}
+	return errors.Join(err, loopErr)
+}
+
+func (r *run) loopDir() string { return filepath.Join(r.cache, "e2e", "loop") }
+
+// attachedLoopDevices are the loop devices backed by the e2e disk files.
+func (r *run) attachedLoopDevices() ([]string, error) {
+	files, err := filepath.Glob(filepath.Join(r.loopDir(), "disk*.img"))
+	if err != nil {
+		return nil, err
+	}
+	var devices []string
+	for _, file := range files {
+		// losetup -j prints "/dev/loop0: [2049]:131 (/path/disk0.img)".
+		out, err := r.sh("losetup", "-j", file)
+		if err != nil {
+			return nil, err
+		}
+		for _, line := range strings.Split(out, "\n") {
+			if dev, _, ok := strings.Cut(line, ":"); ok {
+				devices = append(devices, dev)
+			}
+		}
+	}
+	return devices, nil
 }
 
 // platform installs ceph-rook the way Fundament does.
@@ -287,7 +334,10 @@ func (r *run) waitInstallation(phase string, timeout time.Duration) (map[string]
 // attachLoopDevices gives the node loopDevices empty disks of loopSize,
 // sparse files under the cache.
 func (r *run) attachLoopDevices() error {
-	dir := filepath.Join(r.cache, "e2e", "loop")
+	if len(r.loops) > 0 {
+		return fmt.Errorf("loop devices %v still hold an earlier run's disks: detach them (losetup -d) first", r.loops)
+	}
+	dir := r.loopDir()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}

@@ -1,4 +1,12 @@
-package devconsole_test
+// Package browser drives the console in a real headless Chromium (Debian's
+// chromium package) through the DevTools protocol: the development
+// console's browser tests and the real cluster's console step (just e2e)
+// use the same driver.
+//
+// Every step fails through T, the part of testing.TB it needs, so a test
+// passes its *testing.T and a program passes anything that stops the
+// calling goroutine on FailNow, as testing does.
+package browser
 
 import (
 	"context"
@@ -8,7 +16,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"testing"
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
@@ -20,8 +27,31 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// chromiumPath is Debian's chromium (apt-get install chromium).
-const chromiumPath = "/usr/bin/chromium"
+// ChromiumPath is Debian's chromium (apt-get install chromium).
+const ChromiumPath = "/usr/bin/chromium"
+
+// Frames of the host page.
+const (
+	PageFrame  = "#page-frame"
+	SheetFrame = "#sheet-frame"
+)
+
+// How long a wait lasts and how often it looks.
+const (
+	DefaultWait = 15 * time.Second
+	PollEvery   = 100 * time.Millisecond
+)
+
+// T is what the driver needs of testing.TB.
+type T interface {
+	Helper()
+	Errorf(format string, args ...any)
+	Fatalf(format string, args ...any)
+	FailNow()
+	Logf(format string, args ...any)
+	Cleanup(func())
+	TempDir() string
+}
 
 // watchScript runs in every frame before its own scripts and turns what the
 // DevTools protocol does not report as such into console errors the
@@ -55,21 +85,24 @@ func (p *problems) all() []string {
 	return append([]string(nil), p.list...)
 }
 
-// browser is one headless Chromium tab on the development console.
-type browser struct {
-	t           *testing.T
+// Browser is one Chromium tab on the console. T may be replaced between
+// steps (a test's subtests each set their own).
+type Browser struct {
+	T           T
 	ctx         context.Context
 	consoleURL  string
 	problems    *problems
 	screenshots string
 }
 
-func startBrowser(t *testing.T, consoleURL string) *browser {
+// Start opens a tab on the console at consoleURL; Chromium stops at T's
+// cleanup.
+func Start(t T, consoleURL string) *Browser {
 	t.Helper()
-	_, err := os.Stat(chromiumPath)
+	_, err := os.Stat(ChromiumPath)
 	require.NoError(t, err, "Chromium is needed for the console tests: apt-get install -y chromium")
 	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(chromiumPath),
+		chromedp.ExecPath(ChromiumPath),
 		chromedp.UserDataDir(t.TempDir()),
 		chromedp.WindowSize(1280, 900),
 		chromedp.Flag("headless", true),
@@ -85,7 +118,7 @@ func startBrowser(t *testing.T, consoleURL string) *browser {
 	ctx, cancelCtx := chromedp.NewContext(allocCtx)
 	t.Cleanup(func() { cancelCtx(); cancelAlloc() })
 
-	b := &browser{t: t, ctx: ctx, consoleURL: consoleURL, problems: &problems{}, screenshots: screenshotDir(t)}
+	b := &Browser{T: t, ctx: ctx, consoleURL: consoleURL, problems: &problems{}, screenshots: screenshotDir(t)}
 	// Open the tab first so the listener sees everything from its start.
 	require.NoError(t, chromedp.Do(ctx))
 	require.NoError(t, chromedp.Listen(ctx, b.record))
@@ -94,7 +127,11 @@ func startBrowser(t *testing.T, consoleURL string) *browser {
 	return b
 }
 
-func (b *browser) record(ev any) {
+// Problems are the CSP violations, uncaught errors, console errors and
+// dialogs seen so far, on any page.
+func (b *Browser) Problems() []string { return b.problems.all() }
+
+func (b *Browser) record(ev any) {
 	switch e := ev.(type) {
 	case *runtime.EventExceptionThrown:
 		b.problems.add("uncaught exception: %s", exceptionText(e.ExceptionDetails))
@@ -144,7 +181,7 @@ func consoleArgs(args []*runtime.RemoteObject) string {
 	return strings.Join(parts, " ")
 }
 
-func screenshotDir(t *testing.T) string {
+func screenshotDir(t T) string {
 	base := os.Getenv("ARTIFACTS")
 	if base == "" {
 		base = os.TempDir()
@@ -155,33 +192,27 @@ func screenshotDir(t *testing.T) string {
 	return dir
 }
 
-// open loads a host route, e.g. /view/disks.ceph.fundament.io.
-func (b *browser) open(route string) {
-	b.t.Helper()
-	require.NoError(b.t, chromedp.Do(b.ctx, chromedp.Navigate(b.consoleURL+route)))
+// Open loads a host route, e.g. /view/disks.ceph.fundament.io.
+func (b *Browser) Open(route string) {
+	b.T.Helper()
+	require.NoError(b.T, chromedp.Do(b.ctx, chromedp.Navigate(b.consoleURL+route)))
 }
 
-// screenshot saves the whole host page (the iframes sized to their pages).
-func (b *browser) screenshot(name string) {
-	b.t.Helper()
+// Screenshot saves the whole host page (the iframes sized to their pages).
+func (b *Browser) Screenshot(name string) {
+	b.T.Helper()
 	png, err := chromedp.Run(b.ctx, chromedp.FullScreenshot(100))
-	require.NoError(b.t, err)
+	require.NoError(b.T, err)
 	path := filepath.Join(b.screenshots, name+".png")
-	require.NoError(b.t, os.WriteFile(path, png, 0o644))
-	b.t.Logf("screenshot %s", path)
+	require.NoError(b.T, os.WriteFile(path, png, 0o644))
+	b.T.Logf("screenshot %s", path)
 }
 
-// Frames of the host page.
-const (
-	pageFrame  = "#page-frame"
-	sheetFrame = "#sheet-frame"
-)
-
-// call runs fn (a JavaScript function, this = the element) on the first
+// Call runs fn (a JavaScript function, this = the element) on the first
 // element matching sel inside the frame, in the frame's own context, and
 // returns its JSON result. found is false when the frame or element is not
 // there (yet).
-func (b *browser) call(frame, sel, fn string, args ...any) (result json.RawMessage, found bool, err error) {
+func (b *Browser) Call(frame, sel, fn string, args ...any) (result json.RawMessage, found bool, err error) {
 	nodeID, found, err := queryInFrame(b.ctx, frame, sel)
 	if err != nil || !found {
 		return nil, false, err
@@ -252,32 +283,44 @@ func findNode(n *cdp.Node, id cdp.NodeID) *cdp.Node {
 	return nil
 }
 
-// waitFor polls until sel exists in the frame and fn (default: true)
+// WaitFor polls until sel exists in the frame and fn (default: true)
 // returns true on it.
-func (b *browser) waitFor(frame, sel string, fn ...string) {
-	b.t.Helper()
+func (b *Browser) WaitFor(frame, sel string, fn ...string) {
+	b.T.Helper()
+	b.WaitForWithin(DefaultWait, frame, sel, fn...)
+}
+
+// WaitForWithin is WaitFor with its own deadline, for what a real system
+// takes longer to do than a page to render.
+func (b *Browser) WaitForWithin(wait time.Duration, frame, sel string, fn ...string) {
+	b.T.Helper()
 	check := "function() { return true; }"
 	if len(fn) > 0 {
 		check = fn[0]
 	}
-	deadline := time.Now().Add(15 * time.Second)
+	deadline := time.Now().Add(wait)
 	var lastErr error
 	for time.Now().Before(deadline) {
-		res, found, err := b.call(frame, sel, check)
+		res, found, err := b.Call(frame, sel, check)
 		lastErr = err
 		if err == nil && found && string(res) == "true" {
 			return
 		}
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(PollEvery)
 	}
-	text, _ := b.frameText(frame)
-	b.t.Fatalf("waiting for %s in %s: not there after 15 s (last error: %v); the frame shows:\n%s\nproblems so far: %v", sel, frame, lastErr, text, b.problems.all())
+	text, _ := b.FrameText(frame)
+	b.T.Fatalf("waiting for %s in %s: not there after %s (last error: %v); the frame shows:\n%s\nproblems so far: %v", sel, frame, wait, lastErr, text, b.problems.all())
 }
 
-// waitText waits until the element's text contains want.
-func (b *browser) waitText(frame, sel, want string) {
-	b.t.Helper()
-	b.waitFor(frame, sel, fmt.Sprintf("function() { return this.textContent.includes(%s); }", jsString(want)))
+// WaitText waits until the element's text contains want.
+func (b *Browser) WaitText(frame, sel, want string) {
+	b.T.Helper()
+	b.WaitFor(frame, sel, TextContains(want))
+}
+
+// TextContains is a WaitFor check: the element's text contains want.
+func TextContains(want string) string {
+	return fmt.Sprintf("function() { return this.textContent.includes(%s); }", jsString(want))
 }
 
 func jsString(s string) string {
@@ -285,19 +328,20 @@ func jsString(s string) string {
 	return string(raw)
 }
 
-// text returns an element's textContent.
-func (b *browser) text(frame, sel string) string {
-	b.t.Helper()
-	b.waitFor(frame, sel)
-	res, _, err := b.call(frame, sel, "function() { return this.textContent; }")
-	require.NoError(b.t, err)
+// Text returns an element's textContent.
+func (b *Browser) Text(frame, sel string) string {
+	b.T.Helper()
+	b.WaitFor(frame, sel)
+	res, _, err := b.Call(frame, sel, "function() { return this.textContent; }")
+	require.NoError(b.T, err)
 	var s string
-	require.NoError(b.t, json.Unmarshal(res, &s))
+	require.NoError(b.T, json.Unmarshal(res, &s))
 	return s
 }
 
-func (b *browser) frameText(frame string) (string, error) {
-	res, found, err := b.call(frame, "body", "function() { return this.innerText; }")
+// FrameText is the frame's visible text ("" when the frame is not there).
+func (b *Browser) FrameText(frame string) (string, error) {
+	res, found, err := b.Call(frame, "body", "function() { return this.innerText; }")
 	if err != nil || !found {
 		return "", err
 	}
@@ -306,70 +350,65 @@ func (b *browser) frameText(frame string) (string, error) {
 	return s, err
 }
 
-// count is the number of elements matching sel in the frame (0 if the
+// Count is the number of elements matching sel in the frame (0 if the
 // frame is not there).
-func (b *browser) count(frame, sel string) int {
-	b.t.Helper()
-	res, found, err := b.call(frame, "html", "function(sel) { return this.querySelectorAll(sel).length; }", sel)
-	require.NoError(b.t, err)
+func (b *Browser) Count(frame, sel string) int {
+	b.T.Helper()
+	res, found, err := b.Call(frame, "html", "function(sel) { return this.querySelectorAll(sel).length; }", sel)
+	require.NoError(b.T, err)
 	if !found {
 		return 0
 	}
 	var n int
-	require.NoError(b.t, json.Unmarshal(res, &n))
+	require.NoError(b.T, json.Unmarshal(res, &n))
 	return n
 }
 
-// click clicks an element in a frame, as the DOM does for a user's click.
-func (b *browser) click(frame, sel string) {
-	b.t.Helper()
-	b.waitFor(frame, sel)
-	_, _, err := b.call(frame, sel, "function() { this.click(); }")
-	require.NoError(b.t, err)
+// Click clicks an element in a frame, as the DOM does for a user's click.
+func (b *Browser) Click(frame, sel string) {
+	b.T.Helper()
+	b.WaitFor(frame, sel)
+	_, _, err := b.Call(frame, sel, "function() { this.click(); }")
+	require.NoError(b.T, err)
 }
 
-// fill sets a control's value and fires input and change, as typing does.
-func (b *browser) fill(frame, sel, value string) {
-	b.t.Helper()
-	b.waitFor(frame, sel)
-	_, _, err := b.call(frame, sel, `function(v) {
+// Fill sets a control's value and fires input and change, as typing does.
+func (b *Browser) Fill(frame, sel, value string) {
+	b.T.Helper()
+	b.WaitFor(frame, sel)
+	_, _, err := b.Call(frame, sel, `function(v) {
   this.value = v;
   this.dispatchEvent(new Event('input', { bubbles: true }));
   this.dispatchEvent(new Event('change', { bubbles: true }));
 }`, value)
-	require.NoError(b.t, err)
+	require.NoError(b.T, err)
 }
 
-// hostPath is the host page's current path and query.
-func (b *browser) hostPath() string {
-	b.t.Helper()
+// HostPath is the host page's current path and query.
+func (b *Browser) HostPath() string {
+	b.T.Helper()
 	path, err := chromedp.Run(b.ctx, chromedp.Evaluate[string](`location.pathname + location.search`))
-	require.NoError(b.t, err)
+	require.NoError(b.T, err)
 	return path
 }
 
-// waitHostPath waits for the host to be on a route.
-func (b *browser) waitHostPath(want string) {
-	b.t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
+// WaitHostPath waits for the host to be on a route.
+func (b *Browser) WaitHostPath(want string) {
+	b.T.Helper()
+	deadline := time.Now().Add(DefaultWait)
 	for time.Now().Before(deadline) {
-		if b.hostPath() == want {
+		if b.HostPath() == want {
 			return
 		}
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(PollEvery)
 	}
-	b.t.Fatalf("the console is on %s, want %s", b.hostPath(), want)
+	b.T.Fatalf("the console is on %s, want %s", b.HostPath(), want)
 }
 
-// sheetOpen reports whether the host shows a sheet.
-func (b *browser) sheetOpen() bool {
-	b.t.Helper()
+// SheetOpen reports whether the host shows a sheet.
+func (b *Browser) SheetOpen() bool {
+	b.T.Helper()
 	hidden, err := chromedp.Run(b.ctx, chromedp.Evaluate[bool](`document.getElementById('sheet').hidden`))
-	require.NoError(b.t, err)
+	require.NoError(b.T, err)
 	return !hidden
 }
-
-const (
-	defaultWait = 15 * time.Second
-	pollEvery   = 100 * time.Millisecond
-)
