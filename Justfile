@@ -23,7 +23,7 @@ plugin-controller *args:
 bench *args: tools
     go run ./cmd/bench {{args}}
 
-# ceph-rook on a real one-node cluster (kubelet, containerd, the real Rook operator, real Ceph), then tear-down; needs root. Flags: -keep, -until cluster|platform|rook|ceph.
+# ceph-rook on a real one-node cluster (kubelet, containerd, the real Rook operator, real Ceph), then tear-down; needs root. Flags: -keep, -from and -until cluster|platform|rook|ceph|file|object.
 e2e *args: tools
     go run ./internal/e2e/cmd/e2e {{args}}
 
@@ -33,9 +33,10 @@ soak: tools
     go test -run '^$' -fuzz FuzzParseDiscovery -fuzztime 10m -parallel 1 .
     go test -run '^$' -fuzz FuzzParseDefinition -fuzztime 10m -parallel 1 ./pluginruntime/definition
 
-# Run everything CI runs: build the tools if missing, check generated code, lint, all tests.
+# Run everything CI runs: build the tools if missing, check generated code, lint, all tests, then the real cluster (just e2e; root). With packages as args, only their tests.
 test *args: tools lint
     go test -count=1 -timeout 60m {{ if args == "" { "./..." } else { args } }}
+    {{ if args == "" { "go run ./internal/e2e/cmd/e2e" } else { "" } }}
 
 # Build the envtest control plane from source into the cache (no-op when built).
 envtest:

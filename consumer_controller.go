@@ -43,9 +43,9 @@ type ConsumerReconciler struct {
 	Now      func() time.Time
 	// ClusterDevices reads the CephCluster's device list for the union.
 	ClusterDevices func(context.Context) (map[DeviceID]bool, error)
-	// Events reads Rook's Events about a Rook object that reports
-	// Failure, from the API server (the manager's API reader): they are
-	// wanted rarely, and a cluster-wide Event cache would be large.
+	// Events reads Rook's Events about a Rook object that is not Ready,
+	// from the API server (the manager's API reader): they are wanted
+	// only then, and a cluster-wide Event cache would be large.
 	Events client.Reader
 }
 
@@ -160,18 +160,17 @@ func (r *ConsumerReconciler) derive(ctx context.Context, obj client.Object) (con
 		out.Message = joinSentences(repl.Message, defaultClassMessage(out.DefaultClass))
 		return out, nil
 	}
-	if phase == RookFailedPhase {
-		why, err := r.rookFailure(ctx, rook)
-		if err != nil {
-			return out, err
-		}
-		if why != "" {
-			// Rook retries; status says why it has not succeeded yet.
-			out.Phase, out.Reason = cephv1alpha1.StorageDegraded, ReasonRookFailed
-			out.Message = joinSentences(fmt.Sprintf("Rook cannot reconcile %s %s/%s (it retries): %s",
-				r.Kind.RookKind, rook.GetNamespace(), rook.GetName(), why), repl.Message)
-			return out, nil
-		}
+	// Rook's status says "Failure" at most, and between retries
+	// "Progressing": its reason is only in its Events.
+	why, err := r.rookFailure(ctx, rook)
+	if err != nil {
+		return out, err
+	}
+	if why != "" {
+		out.Phase, out.Reason = cephv1alpha1.StorageDegraded, ReasonRookFailed
+		out.Message = joinSentences(fmt.Sprintf("Rook cannot reconcile %s %s/%s (it retries): %s",
+			r.Kind.RookKind, rook.GetNamespace(), rook.GetName(), why), repl.Message)
+		return out, nil
 	}
 	out.Phase, out.Reason = cephv1alpha1.StorageProvisioning, ReasonProvisioning
 	out.Message = joinSentences(fmt.Sprintf("waiting for %s %s/%s to be Ready (phase: %s)",
@@ -179,8 +178,8 @@ func (r *ConsumerReconciler) derive(ctx context.Context, obj client.Object) (con
 	return out, nil
 }
 
-// rookFailure is Rook's reason for a failing Rook object, from its Events;
-// empty when no Event says.
+// rookFailure is why Rook's last reconcile of a Rook object failed, from
+// its Events; empty when it did not, or no Event says.
 func (r *ConsumerReconciler) rookFailure(ctx context.Context, rook client.Object) (string, error) {
 	var events corev1.EventList
 	if err := r.Events.List(ctx, &events, client.InNamespace(rook.GetNamespace()),

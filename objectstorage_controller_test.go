@@ -93,11 +93,14 @@ func TestObjectStorageSaysWhyRookFails(t *testing.T) {
 		Type: corev1.EventTypeWarning, Reason: "ReconcileFailed", Message: why,
 		LastTimestamp: metav1.Now(), Source: corev1.EventSource{Component: "rook-ceph-operator"},
 	}))
-	patch := client.RawPatch("application/merge-patch+json", []byte(`{"status":{"phase":"Failure"}}`))
+	// Rook says "Failure" after a failed attempt and "Progressing" while it
+	// retries: even then, the reason shows.
+	patch := client.RawPatch("application/merge-patch+json", []byte(`{"status":{"phase":"Progressing"}}`))
 	require.NoError(t, h.c.Status().Patch(h.ctx, &rgw, patch))
 
 	h.waitPhase(store, func() cephv1alpha1.StorageStatus { return store.Status }, cephv1alpha1.StorageDegraded)
-	assert.Equal(t, "Rook cannot reconcile CephObjectStore "+h.cfg.ClusterNamespace+"/cephobj-again (it retries): "+why, store.Status.Message)
+	want := "Rook cannot reconcile CephObjectStore " + h.cfg.ClusterNamespace + "/cephobj-again (it retries): " + why
+	assert.Equal(t, want, store.Status.Message)
 	ready := meta.FindStatusCondition(store.Status.Conditions, cephv1alpha1.ConditionReady)
 	require.NotNil(t, ready)
 	assert.Equal(t, ReasonRookFailed, ready.Reason)

@@ -7,14 +7,12 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// RookFailedPhase is the phase Rook v1.18.0 gives a CephBlockPool,
-// CephFilesystem or CephObjectStore whose last reconcile failed
-// (cephv1.ConditionFailure). Rook retries; the status carries no reason.
-const RookFailedPhase = "Failure"
-
 // Reasons Rook gives its reconcile Events (pkg/operator/ceph/reporting,
 // ReportReconcileResult): a Warning "ReconcileFailed" with the error after
 // every failed reconcile, a Normal "ReconcileSucceeded" after a good one.
+// They are the only place Rook v1.18.0 says why: a failing CephBlockPool,
+// CephFilesystem or CephObjectStore shows phase "Failure", and
+// "Progressing" while it retries.
 const (
 	rookReconcileFailed    = "ReconcileFailed"
 	rookReconcileSucceeded = "ReconcileSucceeded"
