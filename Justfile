@@ -23,7 +23,7 @@ plugin-controller *args:
 bench *args: tools
     go run ./cmd/bench {{args}}
 
-# ceph-rook on a real one-node cluster (kubelet, containerd, the real Rook operator, real Ceph), then tear-down; needs root. Flags: -keep, -from and -until cluster|platform|rook|ceph|file|object.
+# ceph-rook on a real one-node cluster (kubelet, containerd, the real Rook operator, real Ceph), then tear-down; needs root. Flags: -keep, -down, -from and -until cluster|platform|rook|ceph|file|object.
 e2e *args: tools
     go run ./internal/e2e/cmd/e2e {{args}}
 

@@ -20,7 +20,8 @@
 // existing Secrets (volumes cannot be mounted here: no rbd kernel module,
 // no CSI images).
 //
-// `just e2e` runs it; -keep leaves the cluster up for a look.
+// `just e2e` runs it; -keep leaves the cluster up for a look, -from
+// continues on it and -down takes it down.
 package main
 
 import (
@@ -35,7 +36,8 @@ import (
 )
 
 func main() {
-	keep := flag.Bool("keep", false, "leave the cluster up at the end (hack/e2e/cluster.sh down stops it)")
+	keep := flag.Bool("keep", false, "leave the cluster up at the end (-down takes it down)")
+	down := flag.Bool("down", false, "only tear down the cluster (and loop devices) a -keep run left up")
 	from := flag.String("from", "cluster", "the first phase to run; past cluster, on the cluster an earlier -keep run left up")
 	until := flag.String("until", "object", "the last phase to run: "+strings.Join(order, ", "))
 	flag.Parse()
@@ -47,6 +49,12 @@ func main() {
 		os.Exit(1)
 	}
 	start := time.Now()
+	if *down {
+		if err := r.phase("tear-down", r.teardown); err != nil {
+			os.Exit(1)
+		}
+		return
+	}
 	err = r.phases(*from, *until)
 	if !*keep || err != nil && ctx.Err() != nil {
 		if derr := r.phase("tear-down", r.teardown); err == nil {
