@@ -142,6 +142,23 @@ func TestRefusedInstallationsDeployNothing(t *testing.T) {
 		deployedPlugin(t, inst)
 	})
 
+	t.Run("a hash mismatch is fetched again, so a corrected registry deploys it unedited", func(t *testing.T) {
+		approved := publishedDefinition("corrected", "1.0.0")
+		// The registry first serves other bytes than the approved ones.
+		h.publish(t, h.org, "corrected", "1.0.0", append(append([]byte(nil), approved...), "# republished\n"...))
+		inst := &pluginsv1.PluginInstallation{
+			ObjectMeta: metav1.ObjectMeta{Name: h.org + "--corrected"},
+			Spec:       pluginsv1.PluginInstallationSpec{DefinitionRef: refTo(h.org, "corrected", "1.0.0", approved)},
+		}
+		require.NoError(t, env.Client.Create(ctx, inst))
+		t.Cleanup(func() { uninstall(t, inst) })
+		statusOf(t, inst, "failed", func(s pluginsv1.PluginInstallationStatus) bool { return s.Phase == pluginsv1.PhaseFailed })
+		assertNothingDeployed(t, inst.Name)
+
+		h.publish(t, h.org, "corrected", "1.0.0", approved)
+		deployedPlugin(t, inst)
+	})
+
 	t.Run("an invalid name is rejected by the API server with the rule", func(t *testing.T) {
 		raw := publishedDefinition("widgets", "1.0.0")
 		inst := &pluginsv1.PluginInstallation{

@@ -7,9 +7,10 @@ import (
 	"github.com/fundament-oss/ceph-rook/pluginruntime/definition"
 )
 
-// Reasons a definition is refused. Each is final for the installation's
-// current spec: the bytes behind a hash never change, so only an edit of
-// the installation can make a refused definition acceptable.
+// Reasons a definition is refused. Invalid and Mismatch are final for the
+// installation's current spec: the bytes behind a hash never change, so
+// only an edit of the installation can make them acceptable. HashMismatch
+// is about what the source served, which the source may still correct.
 const (
 	ReasonDefinitionHashMismatch = "DefinitionHashMismatch"
 	ReasonDefinitionInvalid      = "DefinitionInvalid"

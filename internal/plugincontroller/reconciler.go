@@ -132,7 +132,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, err
 	}
 	switch {
-	case problem != nil && problem.Permanent:
+	case problem != nil && problem.Permanent && !problem.Refetch:
 		// Retrying cannot help; an edit of the installation (or removal
 		// of what is in the way) triggers the next reconcile.
 		return reconcile.Result{}, reconcile.TerminalError(errors.New(problem.Message))
@@ -154,7 +154,11 @@ func (r *Reconciler) resolveDefinition(ctx context.Context, inst *pluginsv1.Plug
 	}
 	verdict := CheckDefinition(ref, raw)
 	if verdict.Definition == nil {
-		return nil, &Problem{Reason: verdict.Reason, Message: verdict.Message, Permanent: true}, nil
+		// Bytes that match the hash never change, so a refusal of them is
+		// final; other bytes may yet be corrected by the registry
+		// (CachedSource keeps only matching bytes for that reason).
+		refetch := verdict.Reason == ReasonDefinitionHashMismatch
+		return nil, &Problem{Reason: verdict.Reason, Message: verdict.Message, Permanent: true, Refetch: refetch}, nil
 	}
 	return verdict.Definition, nil, nil
 }

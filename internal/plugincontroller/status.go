@@ -25,10 +25,14 @@ const (
 type Problem struct {
 	Reason  string
 	Message string
-	// Permanent problems need an edit of the installation (or of a
-	// foreign object in the way); the plugin is then failed. Others are
-	// retried and leave the last phase as it was.
+	// Permanent problems fail the installation: nothing retrying the same
+	// thing can fix. Others are retried and leave the last phase as it was.
 	Permanent bool
+	// Refetch marks a Permanent problem in what the source served, which
+	// the source may still correct (a registry serving other bytes than
+	// the approved hash): the installation is failed, and the definition
+	// is fetched again every poll interval instead of never.
+	Refetch bool
 }
 
 // Observation is what one reconcile learned.
