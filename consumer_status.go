@@ -59,7 +59,7 @@ type defaultClassOutcome struct {
 func consumerStatus(prev cephv1alpha1.StorageStatus, out consumerOutcome, generation int64, now time.Time) cephv1alpha1.StorageStatus {
 	next := *prev.DeepCopy()
 	next.Phase = out.Phase
-	next.Message = out.Message
+	next.Message = BoundMessage(out.Message)
 	next.ObservedGeneration = generation
 	if out.StorageClassName != "" {
 		next.StorageClassName = out.StorageClassName
@@ -72,7 +72,7 @@ func consumerStatus(prev cephv1alpha1.StorageStatus, out consumerOutcome, genera
 		Type:               cephv1alpha1.ConditionReady,
 		Status:             metav1.ConditionFalse,
 		Reason:             out.Reason,
-		Message:            out.Message,
+		Message:            next.Message,
 		ObservedGeneration: generation,
 		LastTransitionTime: metav1.NewTime(now),
 	}
@@ -88,7 +88,7 @@ func consumerStatus(prev cephv1alpha1.StorageStatus, out consumerOutcome, genera
 			Type:               ConditionReplicationChanged,
 			Status:             metav1.ConditionTrue,
 			Reason:             "NodesJoined",
-			Message:            out.ReplicationChange,
+			Message:            BoundMessage(out.ReplicationChange),
 			ObservedGeneration: generation,
 			LastTransitionTime: metav1.NewTime(now),
 		})
@@ -103,7 +103,7 @@ func consumerStatus(prev cephv1alpha1.StorageStatus, out consumerOutcome, genera
 			LastTransitionTime: metav1.NewTime(now),
 		}
 		if !out.DefaultClass.Held {
-			cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, "HeldByOlder", out.DefaultClass.Message
+			cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, "HeldByOlder", BoundMessage(out.DefaultClass.Message)
 		}
 		meta.SetStatusCondition(&next.Conditions, cond)
 	} else {

@@ -287,6 +287,7 @@ func (r *DiskPoolReconciler) writePoolProblem(ctx context.Context, name, message
 		return client.IgnoreNotFound(err)
 	}
 	want := *pool.Status.DeepCopy()
+	message = BoundMessage(message)
 	want.Phase, want.Message, want.ObservedGeneration = cephv1alpha1.DiskPoolDegraded, message, pool.Generation
 	meta.SetStatusCondition(&want.Conditions, metav1.Condition{
 		Type: cephv1alpha1.ConditionReady, Status: metav1.ConditionFalse, Reason: "NoCephCluster",

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -225,4 +226,29 @@ func (h *harness) poolPhase(pool *cephv1alpha1.DiskPool, want cephv1alpha1.DiskP
 		return fmt.Errorf("pool %s phase %q (generation %d observed %d), want %q", pool.Name, pool.Status.Phase, pool.Generation, pool.Status.ObservedGeneration, want)
 	}
 	return nil
+}
+
+// GitOps may apply a pool before discovery has seen its disks. Hundreds of
+// long names used to make a message over the condition limit (32,768), and
+// the API server refused every status write: the pool showed no phase.
+func TestAPoolOfManyUnknownDisksStillSaysWhy(t *testing.T) {
+	h := newHarness(t)
+	h.start()
+	disks := make([]string, 200)
+	for i := range disks {
+		disks[i] = fmt.Sprintf("%s-%03d", strings.Repeat("not-discovered-yet", 13), i) // 238 characters
+	}
+	pool := h.createPool("gitops", disks...)
+	h.eventually("the pool is Degraded and says why", func() error {
+		if err := h.c.Get(h.ctx, client.ObjectKeyFromObject(pool), pool); err != nil {
+			return err
+		}
+		if pool.Status.Phase != cephv1alpha1.DiskPoolDegraded {
+			return fmt.Errorf("phase %q", pool.Status.Phase)
+		}
+		return nil
+	})
+	assert.LessOrEqual(t, len(pool.Status.Message), MaxMessageLength)
+	assert.True(t, strings.HasPrefix(pool.Status.Message, "no listed disk is usable: disk "+disks[0]+" not found; "), pool.Status.Message[:200])
+	assert.Regexp(t, `; \.\.\. and 1[0-9]{2} more$`, pool.Status.Message, "the rest is counted")
 }

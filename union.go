@@ -87,8 +87,9 @@ func (r PoolResolution) Phase() cephv1alpha1.DiskPoolPhase {
 	return cephv1alpha1.DiskPoolDegraded
 }
 
-// Message names every skipped disk and why, in spec order, or "" when
-// every listed disk is selected.
+// Message names the skipped disks and why, in spec order (the first
+// maxListedClauses of them, then how many more), or "" when every listed
+// disk is selected.
 func (r PoolResolution) Message() string {
 	var parts []string
 	for _, name := range r.Missing {
@@ -100,7 +101,7 @@ func (r PoolResolution) Message() string {
 	for _, u := range r.Unusable {
 		parts = append(parts, fmt.Sprintf("disk %s unusable: %s", u.Disk, u.Reason))
 	}
-	msg := strings.Join(parts, "; ")
+	msg := summarizeClauses(parts)
 	if len(r.Selected) == 0 {
 		if msg == "" {
 			return "no disks listed"
@@ -112,12 +113,13 @@ func (r PoolResolution) Message() string {
 	}
 	// A selected disk that vanished stays selected; the pool says so, since
 	// only the operator can take it out.
+	var missing []string
 	for _, d := range r.Selected {
 		if d.Status.State == cephv1alpha1.DiskMissing {
-			msg = joinSentences(msg, fmt.Sprintf("disk %s is missing (%s) and keeps its place in the CephCluster until it is taken out of this pool", d.Name, d.Status.Reason))
+			missing = append(missing, fmt.Sprintf("disk %s is missing (%s) and keeps its place in the CephCluster until it is taken out of this pool", d.Name, d.Status.Reason))
 		}
 	}
-	return msg
+	return joinSentences(msg, summarizeClauses(missing))
 }
 
 // DiskPoolStatus is the status a pool should have for this resolution at
@@ -132,7 +134,7 @@ func (r PoolResolution) DiskPoolStatus(prev cephv1alpha1.DiskPoolStatus, generat
 		Phase:              r.Phase(),
 		SelectedDiskCount:  int32(len(r.Selected)),
 		RawCapacity:        &capacity,
-		Message:            r.Message(),
+		Message:            BoundMessage(r.Message()),
 		ObservedGeneration: generation,
 		Conditions:         append([]metav1.Condition(nil), prev.Conditions...),
 	}
