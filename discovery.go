@@ -490,12 +490,16 @@ func sanitiseNodeName(node string, max int) string {
 // MarkMissing is the status of a Disk that discovery stopped reporting (its
 // device or its node went away). The Disk is never deleted: pools that list
 // it keep their meaning and its OSD is not touched. Everything discovery
-// knew stays; lastSeenTime is kept, or set to now when it was never set.
+// knew stays, and lastSeenTime becomes now: Rook's discovery daemon
+// rewrites its ConfigMap only when the device list changes, and the
+// inventory reads every change as it comes, so the list that last named
+// the device was current until now. (After the plugin was down, now is
+// late by at most that downtime.) Until then lastSeenTime held the start
+// of the device's current run of reports, which would date its
+// disappearance to the day it appeared.
 func MarkMissing(prev cephv1alpha1.DiskStatus, now time.Time) cephv1alpha1.DiskStatus {
 	next := *prev.DeepCopy()
-	if next.LastSeenTime == nil {
-		next.LastSeenTime = &metav1.Time{Time: now}
-	}
+	next.LastSeenTime = &metav1.Time{Time: now.Truncate(time.Second)}
 	next.State = cephv1alpha1.DiskMissing
 	next.Available = false
 	next.Reason = "not reported by discovery since " + next.LastSeenTime.UTC().Format(time.RFC3339)

@@ -490,15 +490,18 @@ func TestMarkMissing(t *testing.T) {
 	prev.ClaimedBy = "pool-a"
 
 	t.Run("keeps what discovery knew and says since when it is gone", func(t *testing.T) {
+		// seen is when this run of reports began, not when it ended: the
+		// list that named the device was current until now.
 		withSeen := prev
 		withSeen.LastSeenTime = &seen
 		got := MarkMissing(withSeen, now)
 		assert.Equal(t, cephv1alpha1.DiskMissing, got.State)
 		assert.False(t, got.Available)
-		assert.Equal(t, "not reported by discovery since 2026-05-01T12:00:00Z", got.Reason)
+		assert.Equal(t, "not reported by discovery since 2026-05-02T09:30:00Z", got.Reason)
 		assert.Equal(t, "pool-a", got.ClaimedBy)
 		assert.Equal(t, prev.StablePath, got.StablePath)
-		assert.Equal(t, &seen, got.LastSeenTime)
+		assert.True(t, got.LastSeenTime.Time.Equal(now))
+		assert.Equal(t, &seen, withSeen.LastSeenTime, "the input is not modified")
 	})
 	t.Run("without a last-seen time it starts counting now", func(t *testing.T) {
 		got := MarkMissing(prev, now)

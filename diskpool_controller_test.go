@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -193,6 +194,10 @@ func TestVanishedDevicesAndNodesGoMissingNeverDeleted(t *testing.T) {
 	pool := h.createPool("vanish", before["/dev/sdc"].Name)
 	h.eventually("the device is in the CephCluster", func() error { return h.poolPhase(pool, cephv1alpha1.DiskPoolReady) })
 
+	// A second later than the Disks' first sighting, so a Missing reason
+	// dated by that sighting (the old behaviour) is caught.
+	time.Sleep(1100 * time.Millisecond)
+	pulled := time.Now().Truncate(time.Second)
 	h.publishDiscovery("vanish-1", hdd("sdb", "0xe1b")) // sdc is pulled
 	h.removeDiscovery("vanish-2")                       // the node leaves
 
@@ -212,6 +217,8 @@ func TestVanishedDevicesAndNodesGoMissingNeverDeleted(t *testing.T) {
 	})
 	missing := h.disksOf("vanish-1")["/dev/sdc"]
 	assert.Contains(t, missing.Status.Reason, "not reported by discovery since")
+	assert.False(t, missing.Status.LastSeenTime.Time.Before(pulled),
+		"last seen %s: the list that named it was current until it was pulled at %s", missing.Status.LastSeenTime, pulled)
 	assert.Equal(t, before["/dev/sdc"].UID, missing.UID, "the same Disk object, never deleted and re-created")
 	assert.Len(t, h.disksOf("vanish-1"), 2)
 	assert.Equal(t, []string{before["/dev/sdc"].Status.StablePath}, h.clusterDevices()["vanish-1"],
