@@ -79,9 +79,11 @@ func (r *ConsumerReconciler) Reconcile(ctx context.Context, req reconcile.Reques
 		return reconcile.Result{}, nil // garbage collection removes what it owns
 	}
 	out, err := r.derive(ctx, obj)
-	if apierrors.IsConflict(err) {
-		// Someone wrote a Rook object between our read and our write: it
-		// is read again on the retry; there is nothing to report.
+	if apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) {
+		// Someone wrote a Rook object between our read and our write, or
+		// the cache has not yet seen a create (often our own, from the
+		// reconcile before): it is read again on the retry, where a
+		// foreign object is reported as such. Nothing to report now.
 		return reconcile.Result{}, err
 	}
 	if err != nil {
