@@ -94,7 +94,7 @@ func (r *DiskPoolReconciler) Reconcile(ctx context.Context, req reconcile.Reques
 		if apierrors.IsNotFound(err) && req != unionOnlyRequest {
 			// The pool's disks can go nowhere: say so on the pool. The
 			// error retries until the CephCluster is back.
-			err = errors.Join(err, r.writePoolProblem(ctx, req.Name, err.Error()))
+			err = errors.Join(err, r.writePoolProblem(ctx, req.Name, ReasonNoCephCluster, err.Error()))
 		}
 		return reconcile.Result{}, err
 	}
@@ -103,6 +103,12 @@ func (r *DiskPoolReconciler) Reconcile(ctx context.Context, req reconcile.Reques
 		return reconcile.Result{}, err
 	}
 	if err := r.patchStorageNodes(ctx, cluster.raw, union); err != nil {
+		// A refused patch (a webhook, a policy, validation, RBAC) leaves
+		// the pool's disks out of Ceph: the pool must not stay Ready.
+		// A conflict is only a retry.
+		if !apierrors.IsConflict(err) && req != unionOnlyRequest {
+			err = errors.Join(err, r.writePoolProblem(ctx, req.Name, ReasonCephClusterRefused, err.Error()))
+		}
 		return reconcile.Result{}, err
 	}
 	if req == unionOnlyRequest {
@@ -279,9 +285,17 @@ func (r *DiskPoolReconciler) writePoolStatus(ctx context.Context, name string, u
 	return nil
 }
 
-// writePoolProblem marks a pool Degraded with message when what it feeds
-// is not there; the rest of its status stays as it was.
-func (r *DiskPoolReconciler) writePoolProblem(ctx context.Context, name, message string) error {
+// Reasons a pool is Degraded although its disks resolve: what they feed
+// is not there, or refused them.
+const (
+	ReasonNoCephCluster      = "NoCephCluster"
+	ReasonCephClusterRefused = "CephClusterRefused"
+)
+
+// writePoolProblem marks a pool Degraded with reason and message when what
+// it feeds is not there or refused its disks; the rest of its status stays
+// as it was.
+func (r *DiskPoolReconciler) writePoolProblem(ctx context.Context, name, reason, message string) error {
 	var pool cephv1alpha1.DiskPool
 	if err := r.Client.Get(ctx, client.ObjectKey{Name: name}, &pool); err != nil || !pool.DeletionTimestamp.IsZero() {
 		return client.IgnoreNotFound(err)
@@ -290,7 +304,7 @@ func (r *DiskPoolReconciler) writePoolProblem(ctx context.Context, name, message
 	message = BoundMessage(message)
 	want.Phase, want.Message, want.ObservedGeneration = cephv1alpha1.DiskPoolDegraded, message, pool.Generation
 	meta.SetStatusCondition(&want.Conditions, metav1.Condition{
-		Type: cephv1alpha1.ConditionReady, Status: metav1.ConditionFalse, Reason: "NoCephCluster",
+		Type: cephv1alpha1.ConditionReady, Status: metav1.ConditionFalse, Reason: reason,
 		Message: message, ObservedGeneration: pool.Generation, LastTransitionTime: metav1.NewTime(r.Now()),
 	})
 	if equality.Semantic.DeepEqual(pool.Status, want) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -8,6 +9,10 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
@@ -258,4 +263,83 @@ func TestAPoolOfManyUnknownDisksStillSaysWhy(t *testing.T) {
 	assert.LessOrEqual(t, len(pool.Status.Message), MaxMessageLength)
 	assert.True(t, strings.HasPrefix(pool.Status.Message, "no listed disk is usable: disk "+disks[0]+" not found; "), pool.Status.Message[:200])
 	assert.Regexp(t, `; \.\.\. and 1[0-9]{2} more$`, pool.Status.Message, "the rest is counted")
+}
+
+// freezeCephCluster makes the real API server refuse every update of the
+// harness's CephCluster, as a webhook or an admission policy would, until
+// the returned function lifts it.
+func (h *harness) freezeCephCluster(message string) (lift func()) {
+	h.t.Helper()
+	name := "freeze-" + h.cfg.ClusterNamespace
+	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
+			FailurePolicy: ptrTo(admissionregistrationv1.Fail),
+			MatchConstraints: &admissionregistrationv1.MatchResources{ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
+				RuleWithOperations: admissionregistrationv1.RuleWithOperations{
+					Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Update},
+					Rule:       admissionregistrationv1.Rule{APIGroups: []string{"ceph.rook.io"}, APIVersions: []string{"v1"}, Resources: []string{"cephclusters"}},
+				},
+			}}},
+			Validations: []admissionregistrationv1.Validation{{Expression: "false", Message: message}},
+		},
+	}
+	binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{
+			PolicyName:        name,
+			ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny},
+			MatchResources: &admissionregistrationv1.MatchResources{NamespaceSelector: &metav1.LabelSelector{
+				MatchLabels: map[string]string{"kubernetes.io/metadata.name": h.cfg.ClusterNamespace},
+			}},
+		},
+	}
+	require.NoError(h.t, h.c.Create(h.ctx, policy))
+	require.NoError(h.t, h.c.Create(h.ctx, binding))
+	lift = func() {
+		_ = h.c.Delete(context.Background(), binding)
+		_ = h.c.Delete(context.Background(), policy)
+	}
+	h.t.Cleanup(lift)
+	// The API server loads policies asynchronously: probe until an update
+	// is refused.
+	probe := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"e2e.test/freeze-probe":"x"}}}`))
+	h.eventually("the CephCluster refuses updates", func() error {
+		cluster := h.cluster()
+		if err := h.c.Patch(h.ctx, cluster, probe); err == nil || !strings.Contains(err.Error(), message) {
+			return fmt.Errorf("update not refused yet: %v", err)
+		}
+		return nil
+	})
+	return lift
+}
+
+// Only a missing CephCluster used to reach a pool's status: a refused
+// patch left the pool Ready while its disks were not in Ceph.
+func TestAPoolWhoseDisksTheCephClusterRefusesIsDegraded(t *testing.T) {
+	h := newHarness(t)
+	h.start()
+	h.publishDiscovery("refused-1", hdd("sdb", "0xf1b"), hdd("sdc", "0xf1c"))
+	disks := h.waitDisks("refused-1", 2)
+	first := h.createPool("refused-a", disks["/dev/sdb"].Name)
+	h.eventually("the first pool is Ready", func() error { return h.poolPhase(first, cephv1alpha1.DiskPoolReady) })
+
+	const why = "CephCluster edits are frozen for maintenance"
+	lift := h.freezeCephCluster(why)
+	second := h.createPool("refused-b", disks["/dev/sdc"].Name)
+	h.eventually("the second pool says the CephCluster refused its disk", func() error {
+		if err := h.poolPhase(second, cephv1alpha1.DiskPoolDegraded); err != nil {
+			return err
+		}
+		ready := meta.FindStatusCondition(second.Status.Conditions, cephv1alpha1.ConditionReady)
+		if ready == nil || ready.Reason != ReasonCephClusterRefused || !strings.Contains(second.Status.Message, why) {
+			return fmt.Errorf("status %q: %+v", second.Status.Message, ready)
+		}
+		return nil
+	})
+	assert.NotContains(t, h.clusterDevices()["refused-1"], disks["/dev/sdc"].Status.StablePath, "the refused device is not in the CephCluster")
+
+	lift()
+	h.eventually("once the CephCluster takes it, the pool is Ready", func() error { return h.poolPhase(second, cephv1alpha1.DiskPoolReady) })
+	assert.Contains(t, h.clusterDevices()["refused-1"], disks["/dev/sdc"].Status.StablePath)
 }

@@ -140,7 +140,7 @@ func TestReliabilityUnsatisfiableObjectsSayWhy(t *testing.T) {
 		})
 		ready := readyCondition(pool.Status.Conditions)
 		require.NotNil(t, ready)
-		assert.Equal(t, "NoCephCluster", ready.Reason)
+		assert.Equal(t, ReasonNoCephCluster, ready.Reason)
 	})
 }
 
