@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -236,6 +237,50 @@ func TestAutomaticSizingAnnouncesAResizeWhenANodeJoins(t *testing.T) {
 		var events eventsv1List
 		return events.find(h, bs.Name, "ReplicationChanged")
 	})
+}
+
+// An explicit count clamped to the nodes there are grows silently when a
+// node joins unless every change is announced; and a change the spec made
+// must not be blamed on nodes.
+func TestExplicitReplicasAnnounceEveryChangeWithItsCause(t *testing.T) {
+	h := newHarness(t)
+	h.start()
+	pool := h.withPooledNodes("explicit", 1)
+	bs := &cephv1alpha1.BlockStorage{ObjectMeta: metav1.ObjectMeta{Name: "explicit"}, Spec: cephv1alpha1.BlockStorageSpec{Replicas: ptrTo(int32(3))}}
+	h.createConsumer(bs)
+	h.waitPhase(bs, func() cephv1alpha1.StorageStatus { return bs.Status }, cephv1alpha1.StorageProvisioning)
+	require.Equal(t, int32(1), bs.Status.Replicas, "clamped to the one node")
+
+	h.publishDiscovery("explicit-2", hdd("sdb", "0xexpl02b"))
+	joined := h.waitDisks("explicit-2", 1)["/dev/sdb"].Name
+	require.NoError(t, h.c.Get(h.ctx, client.ObjectKeyFromObject(pool), pool))
+	pool.Spec.Disks = append(pool.Spec.Disks, joined)
+	require.NoError(t, h.c.Update(h.ctx, pool))
+	changed := func(want string) *metav1.Condition {
+		var cond *metav1.Condition
+		h.eventually("ReplicationChanged says "+want, func() error {
+			require.NoError(t, h.c.Get(h.ctx, client.ObjectKeyFromObject(bs), bs))
+			cond = meta.FindStatusCondition(bs.Status.Conditions, ConditionReplicationChanged)
+			if cond == nil || !strings.Contains(cond.Message, want) {
+				return fmt.Errorf("condition %+v", cond)
+			}
+			return nil
+		})
+		return cond
+	}
+	cond := changed("from 1 (osd) to 2 (host)")
+	assert.Equal(t, ReasonNodesJoined, cond.Reason)
+	h.eventually("an Event says so too", func() error {
+		var events eventsv1List
+		return events.find(h, bs.Name, "ReplicationChanged")
+	})
+
+	require.NoError(t, h.c.Get(h.ctx, client.ObjectKeyFromObject(bs), bs))
+	bs.Spec.Replicas = ptrTo(int32(1))
+	require.NoError(t, h.c.Update(h.ctx, bs))
+	cond = changed("from 2 (host) to 1 (osd)")
+	assert.Equal(t, ReasonSpecChanged, cond.Reason, "no node left: the spec changed")
+	assert.Contains(t, cond.Message, "Ceph drops the extra copies")
 }
 
 func (h *harness) classAnnotation(name string) string {

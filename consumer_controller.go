@@ -125,10 +125,9 @@ func (r *ConsumerReconciler) derive(ctx context.Context, obj client.Object) (con
 		return consumerOutcome{}, err
 	}
 	out := consumerOutcome{Replication: &repl}
-	if r.Kind.Replicas(obj) == nil {
-		prev := r.Kind.Status(obj)
-		out.ReplicationChange = DescribeReplicationChange(prev.Replicas, prev.FailureDomain, repl)
-	}
+	prev := r.Kind.Status(obj)
+	specChanged := prev.ObservedGeneration != 0 && prev.ObservedGeneration != obj.GetGeneration()
+	out.ReplicationChangeReason, out.ReplicationChange = DescribeReplicationChange(prev.Replicas, prev.FailureDomain, repl, specChanged)
 
 	rook, foreign, err := r.ensureRookObject(ctx, obj, repl)
 	if err != nil || foreign != "" {
@@ -297,7 +296,7 @@ func defaultClassMessage(d *defaultClassOutcome) string {
 	return d.Message
 }
 
-// announceReplicationChange makes an automatic resize that moves data
+// announceReplicationChange makes a resize that moves data
 // visible as an Event; the condition is set with the status.
 func (r *ConsumerReconciler) announceReplicationChange(obj client.Object, change string) {
 	if change == "" || r.Recorder == nil {

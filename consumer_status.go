@@ -11,8 +11,9 @@ import (
 
 // Condition types a consumer reports besides Ready.
 const (
-	// ConditionReplicationChanged records the last automatic resize that
-	// makes Ceph re-replicate a pool (a node joined).
+	// ConditionReplicationChanged records the last change of the pools'
+	// size or failure domain, its reason what caused it (ReasonSpecChanged,
+	// ReasonNodesJoined, ReasonNodesLeft).
 	ConditionReplicationChanged = "ReplicationChanged"
 	// ConditionDefaultClass says whether a BlockStorage that asks for the
 	// cluster's default StorageClass holds it.
@@ -39,9 +40,11 @@ type consumerOutcome struct {
 	Replication *Replication
 	// StorageClassName is set once the class is known to be ours.
 	StorageClassName string
-	// ReplicationChange, when not empty, describes an automatic resize
-	// that re-replicates data (DescribeReplicationChange).
-	ReplicationChange string
+	// ReplicationChange, when not empty, describes a change of the pools'
+	// size or failure domain (DescribeReplicationChange), and
+	// ReplicationChangeReason what caused it.
+	ReplicationChange       string
+	ReplicationChangeReason string
 	// DefaultClass is nil unless the consumer asks for the default class;
 	// then it says whether it holds it and, if not, why.
 	DefaultClass *defaultClassOutcome
@@ -87,7 +90,7 @@ func consumerStatus(prev cephv1alpha1.StorageStatus, out consumerOutcome, genera
 		meta.SetStatusCondition(&next.Conditions, metav1.Condition{
 			Type:               ConditionReplicationChanged,
 			Status:             metav1.ConditionTrue,
-			Reason:             "NodesJoined",
+			Reason:             out.ReplicationChangeReason,
 			Message:            BoundMessage(out.ReplicationChange),
 			ObservedGeneration: generation,
 			LastTransitionTime: metav1.NewTime(now),

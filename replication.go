@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // CRUSH failure domains the plugin uses.
@@ -91,27 +92,49 @@ func clampRequested(requested int32, nodes int) (int32, string) {
 	return requested, ""
 }
 
-// DescribeReplicationChange says, for an Event and a condition, when a pool
-// must re-replicate every byte: a larger size, or a move from osd to host
-// failure domain. It returns "" when the change costs no data movement
-// (first sizing, unchanged, or smaller), so automatic sizing never
-// re-replicates silently when a node joins.
-func DescribeReplicationChange(oldSize int32, oldDomain string, next Replication) string {
-	if oldSize == 0 {
-		return ""
+// Causes of a replication change, as the ReplicationChanged condition's
+// reason.
+const (
+	ReasonSpecChanged = "SpecChanged"
+	ReasonNodesJoined = "NodesJoined"
+	ReasonNodesLeft   = "NodesLeft"
+)
+
+// DescribeReplicationChange says, for an Event and a condition, how a
+// pool's replication changes and what Ceph does about it, with its cause:
+// specChanged when the consumer's spec was edited since the sizing it had,
+// else the contributing nodes changed (more copies or wider placement mean
+// nodes joined). Every change of size or failure domain is described,
+// explicit or automatic; a first sizing or an unchanged one is not ("").
+func DescribeReplicationChange(oldSize int32, oldDomain string, next Replication, specChanged bool) (reason, message string) {
+	if oldSize == 0 || oldSize == next.Size && oldDomain == next.FailureDomain {
+		return "", ""
 	}
-	grows := next.Size > oldSize
-	spreads := oldDomain == FailureDomainOSD && next.FailureDomain == FailureDomainHost
-	if !grows && !spreads {
-		return ""
+	var effects []string
+	switch {
+	case next.Size > oldSize:
+		effects = append(effects, "Ceph re-replicates every byte in the pool")
+	case next.Size < oldSize:
+		effects = append(effects, "Ceph drops the extra copies")
 	}
-	msg := fmt.Sprintf("replication changes from %d (%s) to %d (%s): Ceph re-replicates every byte in the pool",
-		oldSize, oldDomain, next.Size, next.FailureDomain)
-	if spreads {
+	switch {
+	case oldDomain == FailureDomainOSD && next.FailureDomain == FailureDomainHost:
 		// enableCrushUpdates (replicatedPool) is what lets this reach Ceph.
-		msg += ", and Rook gives it a new CRUSH rule that moves the copies onto separate hosts"
+		effects = append(effects, "Rook gives it a new CRUSH rule that moves the copies onto separate hosts")
+	case oldDomain == FailureDomainHost && next.FailureDomain == FailureDomainOSD:
+		effects = append(effects, "Rook gives it a new CRUSH rule that lets copies share a host")
 	}
-	return msg
+	message = fmt.Sprintf("replication changes from %d (%s) to %d (%s): %s",
+		oldSize, oldDomain, next.Size, next.FailureDomain, strings.Join(effects, ", and "))
+	switch {
+	case specChanged:
+		reason = ReasonSpecChanged
+	case next.Size > oldSize || next.FailureDomain == FailureDomainHost && oldDomain != FailureDomainHost:
+		reason = ReasonNodesJoined
+	default:
+		reason = ReasonNodesLeft
+	}
+	return reason, message
 }
 
 func plural(n int, word string) string {

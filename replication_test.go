@@ -94,30 +94,54 @@ func TestComputeReplicationWithoutDisksIsAnError(t *testing.T) {
 
 func TestDescribeReplicationChange(t *testing.T) {
 	cases := []struct {
-		name      string
-		oldSize   int32
-		oldDomain string
-		next      Replication
-		want      string
+		name        string
+		oldSize     int32
+		oldDomain   string
+		next        Replication
+		specChanged bool
+		wantReason  string
+		want        string
 	}{
 		{name: "first sizing is not a change", oldSize: 0, next: Replication{Size: 3, FailureDomain: "host"}},
 		{name: "unchanged sizing says nothing", oldSize: 2, oldDomain: "host", next: Replication{Size: 2, FailureDomain: "host"}},
-		{name: "shrinking moves no data and says nothing", oldSize: 3, oldDomain: "host", next: Replication{Size: 2, FailureDomain: "host"}},
 		{
-			name: "a node joining grows two to three and says so", oldSize: 2, oldDomain: "host",
-			next: Replication{Size: 3, FailureDomain: "host"},
-			want: "replication changes from 2 (host) to 3 (host): Ceph re-replicates every byte in the pool",
+			name: "a node joining grows two to three", oldSize: 2, oldDomain: "host",
+			next:       Replication{Size: 3, FailureDomain: "host"},
+			wantReason: ReasonNodesJoined,
+			want:       "replication changes from 2 (host) to 3 (host): Ceph re-replicates every byte in the pool",
 		},
 		{
-			name: "osd to host with growth says so", oldSize: 1, oldDomain: "osd",
-			next: Replication{Size: 2, FailureDomain: "host"},
+			name: "osd to host with growth", oldSize: 1, oldDomain: "osd",
+			next:       Replication{Size: 2, FailureDomain: "host"},
+			wantReason: ReasonNodesJoined,
 			want: "replication changes from 1 (osd) to 2 (host): Ceph re-replicates every byte in the pool, " +
 				"and Rook gives it a new CRUSH rule that moves the copies onto separate hosts",
+		},
+		{
+			name: "nodes leaving shrink it, and that is said too", oldSize: 3, oldDomain: "host",
+			next:       Replication{Size: 2, FailureDomain: "host"},
+			wantReason: ReasonNodesLeft,
+			want:       "replication changes from 3 (host) to 2 (host): Ceph drops the extra copies",
+		},
+		{
+			name: "down to one node narrows to osd", oldSize: 2, oldDomain: "host",
+			next:       Replication{Size: 1, FailureDomain: "osd"},
+			wantReason: ReasonNodesLeft,
+			want: "replication changes from 2 (host) to 1 (osd): Ceph drops the extra copies, " +
+				"and Rook gives it a new CRUSH rule that lets copies share a host",
+		},
+		{
+			name: "an edited replicas field is the spec's doing, not the nodes'", oldSize: 2, oldDomain: "host",
+			next: Replication{Size: 3, FailureDomain: "host"}, specChanged: true,
+			wantReason: ReasonSpecChanged,
+			want:       "replication changes from 2 (host) to 3 (host): Ceph re-replicates every byte in the pool",
 		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			assert.Equal(t, tc.want, DescribeReplicationChange(tc.oldSize, tc.oldDomain, tc.next))
+			reason, msg := DescribeReplicationChange(tc.oldSize, tc.oldDomain, tc.next, tc.specChanged)
+			assert.Equal(t, tc.wantReason, reason)
+			assert.Equal(t, tc.want, msg)
 		})
 	}
 }
