@@ -111,10 +111,37 @@ func (r *DiskPoolReconciler) Reconcile(ctx context.Context, req reconcile.Reques
 		}
 		return reconcile.Result{}, err
 	}
-	if req == unionOnlyRequest {
-		return reconcile.Result{}, nil
+	if req != unionOnlyRequest {
+		if err := r.writePoolStatus(ctx, req.Name, union); err != nil {
+			return reconcile.Result{}, err
+		}
 	}
-	return reconcile.Result{}, r.writePoolStatus(ctx, req.Name, union)
+	return reconcile.Result{}, r.writeChangedHands(ctx, req.Name, union)
+}
+
+// writeChangedHands writes the status of every other pool whose selection
+// the union changed: a contested disk changes hands when the older pool
+// that held it goes away or lets it go, and nothing else would tell the
+// younger pool. Only the selected count and phase are compared, so an
+// unchanged pool costs one comparison.
+func (r *DiskPoolReconciler) writeChangedHands(ctx context.Context, requested string, union DiskUnion) error {
+	var pools cephv1alpha1.DiskPoolList
+	if err := r.Client.List(ctx, &pools, client.UnsafeDisableDeepCopy); err != nil {
+		return fmt.Errorf("list DiskPools: %w", err)
+	}
+	var errs []error
+	for i := range pools.Items {
+		pool := &pools.Items[i]
+		res, ok := union.Pools[pool.Name]
+		if pool.Name == requested || !ok || pool.Status.ObservedGeneration == 0 {
+			continue // its own reconcile writes it
+		}
+		if pool.Status.SelectedDiskCount == int32(len(res.Selected)) && pool.Status.Phase == res.Phase() {
+			continue
+		}
+		errs = append(errs, r.writePoolStatus(ctx, pool.Name, union))
+	}
+	return errors.Join(errs...)
 }
 
 type cephCluster struct {

@@ -343,3 +343,23 @@ func TestAPoolWhoseDisksTheCephClusterRefusesIsDegraded(t *testing.T) {
 	h.eventually("once the CephCluster takes it, the pool is Ready", func() error { return h.poolPhase(second, cephv1alpha1.DiskPoolReady) })
 	assert.Contains(t, h.clusterDevices()["refused-1"], disks["/dev/sdc"].Status.StablePath)
 }
+
+// When the older of two pools listing a disk goes away, the younger one
+// gets the disk, and must say so at once, not when something unrelated
+// touches it.
+func TestAContestedDiskChangingHandsUpdatesTheYoungerPool(t *testing.T) {
+	h := newHarness(t)
+	h.start()
+	h.publishDiscovery("hands-1", hdd("sdb", "0xh1b"))
+	shared := h.waitDisks("hands-1", 1)["/dev/sdb"].Name
+	older := h.createPool("hands-older", shared)
+	h.eventually("the older pool holds the disk", func() error { return h.poolPhase(older, cephv1alpha1.DiskPoolReady) })
+	younger := h.createPool("hands-younger", shared)
+	h.eventually("the younger pool says the disk is taken", func() error { return h.poolPhase(younger, cephv1alpha1.DiskPoolDegraded) })
+	require.Contains(t, younger.Status.Message, "older DiskPool hands-older")
+
+	require.NoError(t, h.c.Delete(h.ctx, older))
+	h.eventually("the younger pool holds the disk now", func() error { return h.poolPhase(younger, cephv1alpha1.DiskPoolReady) })
+	assert.Equal(t, int32(1), younger.Status.SelectedDiskCount)
+	assert.Empty(t, younger.Status.Message)
+}
