@@ -25,13 +25,28 @@ func editableDisk(ctx context.Context, c client.Client, w *watcher) (cephv1alpha
 	if err := c.Get(ctx, client.ObjectKey{Name: editedPool}, &pool); err != nil {
 		return pool, cephv1alpha1.Disk{}, err
 	}
+	// A disk another pool lists too would change hands on every edit, and
+	// that pool's status with it: the edits and the fan-out measure one
+	// pool's disk.
+	var pools cephv1alpha1.DiskPoolList
+	if err := c.List(ctx, &pools); err != nil {
+		return pool, cephv1alpha1.Disk{}, err
+	}
+	listedElsewhere := map[string]bool{}
+	for _, other := range pools.Items {
+		if other.Name != editedPool {
+			for _, name := range other.Spec.Disks {
+				listedElsewhere[name] = true
+			}
+		}
+	}
 	for i := range pool.Spec.Disks {
 		d, ok := w.disk1(pool.Spec.Disks[i])
-		if ok && d.Status.State == cephv1alpha1.DiskAvailable && d.Status.ClaimedBy == editedPool {
+		if ok && d.Status.State == cephv1alpha1.DiskAvailable && d.Status.ClaimedBy == editedPool && !listedElsewhere[d.Name] {
 			return pool, d, nil
 		}
 	}
-	return pool, cephv1alpha1.Disk{}, fmt.Errorf("%s owns no Available disk", editedPool)
+	return pool, cephv1alpha1.Disk{}, fmt.Errorf("%s owns no Available disk that no other pool lists", editedPool)
 }
 
 func deviceName(d cephv1alpha1.Disk) string {
