@@ -26,7 +26,7 @@ const HelmBinary = "ceph-rook-helm"
 // the plugin package kustomize imports turns off the linker's dead-code
 // elimination, and the binary, resident in memory, grows by megabytes.
 func Build(ctx context.Context, repoRoot, out string) error {
-	if err := build(ctx, repoRoot, ".", out); err != nil {
+	if err := BuildPackage(ctx, repoRoot, ".", out); err != nil {
 		return err
 	}
 	return BuildHelm(ctx, repoRoot, filepath.Join(filepath.Dir(out), HelmBinary))
@@ -35,10 +35,12 @@ func Build(ctx context.Context, repoRoot, out string) error {
 // BuildHelm compiles only the helm helper into out, for tests that run the
 // plugin in-process.
 func BuildHelm(ctx context.Context, repoRoot, out string) error {
-	return build(ctx, repoRoot, "./cmd/"+HelmBinary, out)
+	return BuildPackage(ctx, repoRoot, "./cmd/"+HelmBinary, out)
 }
 
-func build(ctx context.Context, repoRoot, pkg, out string) error {
+// BuildPackage compiles the module's package pkg into out the way every
+// Dockerfile here builds a binary: static, without cgo, trimmed, stripped.
+func BuildPackage(ctx context.Context, repoRoot, pkg, out string) error {
 	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w", "-o", out, pkg)
 	cmd.Dir = repoRoot
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")

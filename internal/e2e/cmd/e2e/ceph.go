@@ -20,11 +20,7 @@ import (
 // from a BlockStorage, and reads the pool's size and CRUSH failure domain
 // from Ceph itself to compare them with the consumer's status.
 func (r *run) ceph() error {
-	pool := object("DiskPool", "e2e", map[string]any{"disks": r.disks})
-	if err := r.c.Create(r.ctx, pool); err != nil {
-		return err
-	}
-	if err := r.waitPhase(pool, "Ready", 2*time.Minute); err != nil {
+	if _, err := r.createReady("DiskPool", map[string]any{"disks": r.disks}, 2*time.Minute); err != nil {
 		return err
 	}
 	r.step("DiskPool e2e Ready with %v", r.disks)
@@ -44,11 +40,8 @@ func (r *run) ceph() error {
 	}
 	r.step("Ceph: %d OSDs up", len(r.disks))
 
-	block := object("BlockStorage", "e2e", map[string]any{})
-	if err := r.c.Create(r.ctx, block); err != nil {
-		return err
-	}
-	if err := r.waitPhase(block, "Ready", 10*time.Minute); err != nil {
+	block, err := r.createReady("BlockStorage", map[string]any{}, 10*time.Minute)
+	if err != nil {
 		return err
 	}
 	if err := r.checkPools(block, "ceph-e2e"); err != nil {
@@ -166,6 +159,16 @@ func object(kind, name string, spec map[string]any) *unstructured.Unstructured {
 	o.SetKind(kind)
 	o.SetName(name)
 	return o
+}
+
+// createReady creates the ceph-rook object kind/e2e with spec and waits
+// for it to report Ready.
+func (r *run) createReady(kind string, spec map[string]any, timeout time.Duration) (*unstructured.Unstructured, error) {
+	obj := object(kind, "e2e", spec)
+	if err := r.c.Create(r.ctx, obj); err != nil {
+		return nil, err
+	}
+	return obj, r.waitPhase(obj, "Ready", timeout)
 }
 
 func (r *run) waitPhase(obj *unstructured.Unstructured, phase string, timeout time.Duration) error {

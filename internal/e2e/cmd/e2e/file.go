@@ -12,11 +12,8 @@ import (
 // status says, one active MDS with a standby (activeStandby), and a CSI
 // StorageClass whose provisioner and Secrets exist.
 func (r *run) file() error {
-	fs := object("FileStorage", "e2e", map[string]any{})
-	if err := r.c.Create(r.ctx, fs); err != nil {
-		return err
-	}
-	if err := r.waitPhase(fs, "Ready", 10*time.Minute); err != nil {
+	fs, err := r.createReady("FileStorage", map[string]any{}, 10*time.Minute)
+	if err != nil {
 		return err
 	}
 	if err := r.checkPools(fs, "cephfs-e2e-metadata", "cephfs-e2e-data"); err != nil {

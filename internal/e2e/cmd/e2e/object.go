@@ -17,6 +17,7 @@ import (
 
 	"github.com/fundament-oss/ceph-rook/internal/browser"
 	"github.com/fundament-oss/ceph-rook/internal/devconsole"
+	"github.com/fundament-oss/ceph-rook/internal/pluginproc"
 	"github.com/fundament-oss/ceph-rook/internal/testenv"
 )
 
@@ -34,11 +35,8 @@ const (
 // and runs a workload that loads the claim as the console's sheet says
 // and writes and reads an object through the gateway's Service.
 func (r *run) object() error {
-	store := object("ObjectStorage", "e2e", map[string]any{})
-	if err := r.c.Create(r.ctx, store); err != nil {
-		return err
-	}
-	if err := r.waitPhase(store, "Ready", 10*time.Minute); err != nil {
+	store, err := r.createReady("ObjectStorage", map[string]any{}, 10*time.Minute)
+	if err != nil {
 		return err
 	}
 	if err := r.checkPools(store, "cephobj-e2e.rgw.buckets.data", "cephobj-e2e.rgw.meta"); err != nil {
@@ -176,7 +174,7 @@ func (r *run) waitClaimBound() error {
 // envFrom, and waits for it to write and read its object.
 func (r *run) runS3Workload(envFrom []corev1.EnvFromSource) error {
 	bin := filepath.Join(r.cache, "e2e", "plugin-bin", "s3object")
-	if _, err := r.sh("env", "CGO_ENABLED=0", "go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, "./internal/e2e/cmd/s3object"); err != nil {
+	if err := pluginproc.BuildPackage(r.ctx, r.repo, "./internal/e2e/cmd/s3object", bin); err != nil {
 		return err
 	}
 	ref, err := r.image(s3Image, "/s3object", bin+":/s3object:0755")

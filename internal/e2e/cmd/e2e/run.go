@@ -217,7 +217,7 @@ func (r *run) platform() error {
 	if err := pluginproc.Build(r.ctx, r.repo, filepath.Join(bin, "ceph-rook")); err != nil {
 		return err
 	}
-	if _, err := r.sh("env", "CGO_ENABLED=0", "go", "build", "-trimpath", "-ldflags=-s -w", "-o", filepath.Join(bin, "plugin-controller"), "./cmd/plugin-controller"); err != nil {
+	if err := pluginproc.BuildPackage(r.ctx, r.repo, "./cmd/plugin-controller", filepath.Join(bin, "plugin-controller")); err != nil {
 		return err
 	}
 	r.step("built ceph-rook, ceph-rook-helm and plugin-controller as the Dockerfiles do")
