@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
@@ -335,6 +336,15 @@ func (c staleReads) Get(ctx context.Context, key client.ObjectKey, obj client.Ob
 	return c.Client.Get(ctx, key, obj, opts...)
 }
 
+// fixedView is a CephCluster that is there, with nodes contributing.
+type fixedView struct{ nodes int }
+
+func (fixedView) ClusterDevices(context.Context) (map[DeviceID]bool, error) {
+	return map[DeviceID]bool{}, nil
+}
+func (v fixedView) Nodes(context.Context) (int, error) { return v.nodes, nil }
+func (fixedView) Subscribe() <-chan event.GenericEvent { return nil }
+
 // A watch event can be handled before the informer of the Rook object has
 // seen the create that preceded it; the create then fails AlreadyExists.
 // That is a retry, not a Degraded status.
@@ -349,13 +359,12 @@ func TestACreateTheCacheHasNotSeenIsRetriedNotReported(t *testing.T) {
 	require.NoError(t, env.Client.Create(ctx, pool))
 
 	r := &ConsumerReconciler{
-		Client:         staleReads{Client: env.Client, unseen: client.ObjectKeyFromObject(pool)},
-		Kind:           blockStorageKind,
-		Config:         cfg,
-		Union:          &SharedUnion{computed: true, nodes: 1},
-		Now:            time.Now,
-		ClusterDevices: func(context.Context) (map[DeviceID]bool, error) { return map[DeviceID]bool{}, nil },
-		Events:         env.Client,
+		Client: staleReads{Client: env.Client, unseen: client.ObjectKeyFromObject(pool)},
+		Kind:   blockStorageKind,
+		Config: cfg,
+		View:   fixedView{nodes: 1},
+		Now:    time.Now,
+		Events: env.Client,
 	}
 	_, err := r.Reconcile(ctx, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(bs)})
 	require.Error(t, err, "the reconcile is retried")

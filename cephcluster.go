@@ -55,17 +55,23 @@ func ClusterDevices(cluster *cephv1.CephCluster) map[DeviceID]bool {
 // kubernetes.io/hostname, which is the node name discovery reports), its
 // devices deduplicated, nodes and devices sorted so the same union always
 // renders the same list and an unchanged union never causes a write.
-func RenderStorageNodes(disks []*cephv1alpha1.Disk) []cephv1.Node {
+// Retained devices (RetainedDevices) are listed as well.
+func RenderStorageNodes(disks []*cephv1alpha1.Disk, retained ...DeviceID) []cephv1.Node {
 	byNode := map[string]map[string]bool{}
-	for i := range disks {
-		id := DeviceIDOf(disks[i])
+	add := func(id DeviceID) {
 		if id.Node == "" || id.Device == "" {
-			continue
+			return
 		}
 		if byNode[id.Node] == nil {
 			byNode[id.Node] = map[string]bool{}
 		}
 		byNode[id.Node][id.Device] = true
+	}
+	for i := range disks {
+		add(DeviceIDOf(disks[i]))
+	}
+	for _, id := range retained {
+		add(id)
 	}
 	nodes := make([]cephv1.Node, 0, len(byNode))
 	for _, name := range sortedKeys(byNode) {

@@ -38,15 +38,26 @@ type ConsumerReconciler struct {
 	Client   client.Client
 	Kind     consumerKind
 	Config   Config
-	Union    *SharedUnion
+	// View is the plugin's view of the storage cluster (a *ClusterView):
+	// whether the CephCluster is there, and the node count replication is
+	// sized for.
+	View     consumerView
 	Recorder events.EventRecorder
 	Now      func() time.Time
-	// ClusterDevices reads the CephCluster's device list for the union.
-	ClusterDevices func(context.Context) (map[DeviceID]bool, error)
 	// Events reads Rook's Events about a Rook object that is not Ready,
 	// from the API server (the manager's API reader): they are wanted
 	// only then, and a cluster-wide Event cache would be large.
 	Events client.Reader
+}
+
+// consumerView is what a consumer reads of the ClusterView.
+type consumerView interface {
+	// ClusterDevices fails with NotFound when the CephCluster is missing.
+	ClusterDevices(context.Context) (map[DeviceID]bool, error)
+	Nodes(context.Context) (int, error)
+	// Subscribe is told when the node count or the CephCluster's presence
+	// changes.
+	Subscribe() <-chan event.GenericEvent
 }
 
 // SetupWithManager watches the consumer kind, its derived objects by name
@@ -61,7 +72,7 @@ func (r *ConsumerReconciler) SetupWithManager(mgr manager.Manager) error {
 		For(r.Kind.NewObject(), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(r.Kind.NewRookObject(), handler.EnqueueRequestsFromMapFunc(r.byDerivedName(r.Config.ClusterNamespace))).
 		Watches(&storagev1.StorageClass{}, handler.EnqueueRequestsFromMapFunc(r.byDerivedName(""))).
-		WatchesRawSource(source.Channel(r.Union.Subscribe(), handler.EnqueueRequestsFromMapFunc(r.all)))
+		WatchesRawSource(source.Channel(r.View.Subscribe(), handler.EnqueueRequestsFromMapFunc(r.all)))
 	if r.Kind.Kind == blockStorageKind.Kind {
 		b = b.Watches(r.Kind.NewObject(), handler.EnqueueRequestsFromMapFunc(r.defaultClassRequesters),
 			builder.WithPredicates(defaultRequestChanged()))
@@ -110,10 +121,10 @@ func (r *ConsumerReconciler) Reconcile(ctx context.Context, req reconcile.Reques
 func (r *ConsumerReconciler) derive(ctx context.Context, obj client.Object) (consumerOutcome, error) {
 	// Nothing derived works without the CephCluster: the error names it in
 	// status, and the retry notices its return.
-	if _, err := r.ClusterDevices(ctx); err != nil {
+	if _, err := r.View.ClusterDevices(ctx); err != nil {
 		return consumerOutcome{}, err
 	}
-	nodes, err := r.Union.Nodes(ctx, r.ClusterDevices)
+	nodes, err := r.View.Nodes(ctx)
 	if err != nil {
 		return consumerOutcome{}, err
 	}

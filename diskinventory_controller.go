@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"hash/fnv"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -40,10 +39,12 @@ const inventoryWorkers = 8
 // DiskInventoryReconciler publishes one Disk per device Rook's discovery
 // daemon reports. A request is one discovery ConfigMap (namespace/name).
 //
-// It is the only writer of Disks, and it remembers what it wrote: a
-// reconcile that runs before the cache has seen its own create or status
-// write neither creates again nor writes the same status twice. That keeps
-// convergence free of AlreadyExists retries and at two writes per new disk.
+// It is the only writer of Disks, and it remembers what it wrote
+// (writeMemory): a reconcile that runs before the cache has seen its own
+// create or status write neither creates again nor writes the same status
+// twice. That keeps convergence free of AlreadyExists retries and at two
+// writes per new disk. A Disk deleted from outside is published again at
+// once: its deletion is watched, and clears what was remembered of it.
 type DiskInventoryReconciler struct {
 	Client    client.Client
 	Namespace string
@@ -51,10 +52,9 @@ type DiskInventoryReconciler struct {
 	Recorder  events.EventRecorder
 	Now       func() time.Time
 
-	mu sync.Mutex
 	// written holds a hash of the status last written per Disk: enough to
 	// recognise "already written" at a few bytes a disk.
-	written map[string]uint64
+	written writeMemory[uint64]
 }
 
 // SetupWithManager watches the discovery ConfigMaps and the DiskPools
@@ -64,7 +64,6 @@ func (r *DiskInventoryReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Now == nil {
 		r.Now = time.Now
 	}
-	r.written = map[string]uint64{}
 	settle := manager.RunnableFunc(func(ctx context.Context) error {
 		if !mgr.GetCache().WaitForCacheSync(ctx) {
 			return nil
@@ -81,6 +80,7 @@ func (r *DiskInventoryReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		WithOptions(controller.Options{MaxConcurrentReconciles: inventoryWorkers}).
 		For(&corev1.ConfigMap{}, builder.WithPredicates(r.isDiscoveryConfigMap(), devicesChanged())).
 		Watches(&cephv1alpha1.DiskPool{}, r.poolClaimsHandler(), builder.WithPredicates(claimsMayChange())).
+		Watches(&cephv1alpha1.Disk{}, r.deletedDiskHandler()).
 		Complete(r)
 }
 
@@ -156,7 +156,11 @@ func lastSeen(prev *cephv1alpha1.Disk, found bool, now time.Time) *metav1.Time {
 // when it differs from what is stored (or from what this process last wrote,
 // when the cache has not caught up with that write yet).
 func (r *DiskInventoryReconciler) publish(ctx context.Context, name, configMap string, prev *cephv1alpha1.Disk, found bool, want cephv1alpha1.DiskStatus) error {
-	last, wrote := r.lastWritten(name)
+	base := ""
+	if found {
+		base = prev.ResourceVersion
+	}
+	last, wrote := r.written.since(name, base)
 	if wrote && last == statusHash(want) {
 		return nil
 	}
@@ -179,23 +183,14 @@ func (r *DiskInventoryReconciler) publish(ctx context.Context, name, configMap s
 	// lags behind our own create cannot turn this into a conflict.
 	patch := statusPatch(want)
 	if err := r.Client.Status().Patch(ctx, disk, patch); err != nil {
+		if apierrors.IsNotFound(err) {
+			// Deleted behind the cache's back: the retry creates it again.
+			r.written.forget(name)
+		}
 		return fmt.Errorf("write status of Disk %s: %w", name, err)
 	}
-	r.remember(name, want)
+	r.written.remember(name, base, statusHash(want))
 	return nil
-}
-
-func (r *DiskInventoryReconciler) lastWritten(name string) (uint64, bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	s, ok := r.written[name]
-	return s, ok
-}
-
-func (r *DiskInventoryReconciler) remember(name string, s cephv1alpha1.DiskStatus) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.written[name] = statusHash(s)
 }
 
 // statusHash identifies a status by its JSON encoding (quantities and
@@ -316,6 +311,20 @@ func (r *DiskInventoryReconciler) poolClaimsHandler() handler.TypedEventHandler[
 		},
 		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			enqueue(ctx, q, poolDisks(e.Object))
+		},
+	}
+}
+
+// deletedDiskHandler forgets what was written to a Disk deleted from
+// outside and publishes its ConfigMap again: a device still reported gets
+// its Disk back (the same name, so its pools resolve it again).
+func (r *DiskInventoryReconciler) deletedDiskHandler() handler.TypedEventHandler[client.Object, reconcile.Request] {
+	return handler.Funcs{
+		DeleteFunc: func(_ context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			r.written.forget(e.Object.GetName())
+			if cmName := e.Object.GetLabels()[DiscoveryConfigMapLabel]; cmName != "" {
+				q.Add(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: r.Namespace, Name: cmName}})
+			}
 		},
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	cephv1 "github.com/rook/rook/pkg/apis/ceph.rook.io/v1"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -362,4 +363,132 @@ func TestAContestedDiskChangingHandsUpdatesTheYoungerPool(t *testing.T) {
 	h.eventually("the younger pool holds the disk now", func() error { return h.poolPhase(younger, cephv1alpha1.DiskPoolReady) })
 	assert.Equal(t, int32(1), younger.Status.SelectedDiskCount)
 	assert.Empty(t, younger.Status.Message)
+}
+
+// A Disk deleted from outside (kubectl delete disk) is published again,
+// its node keeps updating, and its device never leaves the CephCluster:
+// the device list shrinks only through a DiskPool change (issue 16,
+// defect 1).
+func TestDeletedDisksArePublishedAgainAndTheirDevicesStay(t *testing.T) {
+	h := newHarness(t)
+	h.start()
+	h.publishDiscovery("deleted-1", hdd("sdb", "0x5000d1b"), ssd("sdd", "0x5000d1d"))
+	h.publishDiscovery("deleted-2", hdd("sdb", "0x5000d2b"))
+	one, two := h.waitDisks("deleted-1", 2), h.waitDisks("deleted-2", 1)
+	names := []string{one["/dev/sdb"].Name, one["/dev/sdd"].Name, two["/dev/sdb"].Name}
+	pool := h.createPool("deleted", names...)
+	want := map[string][]string{
+		"deleted-1": {"/dev/disk/by-id/wwn-0x5000d1b", "/dev/disk/by-id/wwn-0x5000d1d"},
+		"deleted-2": {"/dev/disk/by-id/wwn-0x5000d2b"},
+	}
+	h.eventually("the CephCluster lists the pool's devices", func() error {
+		if got := h.clusterDevices(); !equalDevices(got, want) {
+			return fmt.Errorf("CephCluster devices: %v", got)
+		}
+		return nil
+	})
+
+	// Every check below reads the CephCluster while the Disks are gone:
+	// a single read without the device fails the test.
+	stopWatching := h.requireDevicesStay(want)
+	t.Run("one Disk deleted comes back under its name, claimed, and the node keeps updating", func(t *testing.T) {
+		victim := one["/dev/sdb"]
+		require.NoError(t, h.c.Delete(h.ctx, &victim))
+		h.eventually("the Disk is published again", func() error {
+			var d cephv1alpha1.Disk
+			if err := h.c.Get(h.ctx, client.ObjectKeyFromObject(&victim), &d); err != nil {
+				return err
+			}
+			if d.UID == victim.UID || d.Status.ClaimedBy != "deleted" || d.Status.State != cephv1alpha1.DiskAvailable {
+				return fmt.Errorf("Disk %s: uid %s, status %+v", d.Name, d.UID, d.Status)
+			}
+			return nil
+		})
+		// The node is not wedged: a change of its other disk arrives.
+		h.publishDiscovery("deleted-1", hdd("sdb", "0x5000d1b"), withFilesystem(ssd("sdd", "0x5000d1d"), "xfs"))
+		h.eventually("the node's other Disk is updated", func() error {
+			if d := h.waitDisks("deleted-1", 2)["/dev/sdd"]; d.Status.State != cephv1alpha1.DiskInUse {
+				return fmt.Errorf("sdd is %s", d.Status.State)
+			}
+			return nil
+		})
+	})
+	t.Run("kubectl delete disks --all takes no device out of the CephCluster", func(t *testing.T) {
+		require.NoError(t, h.c.DeleteAllOf(h.ctx, &cephv1alpha1.Disk{}))
+		h.eventually("every Disk is published again", func() error {
+			if n := len(h.disksOf("deleted-1")) + len(h.disksOf("deleted-2")); n != 3 {
+				return fmt.Errorf("%d Disks", n)
+			}
+			return nil
+		})
+		h.eventually("the pool is Ready again with its disks", func() error {
+			require.NoError(t, h.c.Get(h.ctx, client.ObjectKeyFromObject(pool), pool))
+			if pool.Status.Phase != cephv1alpha1.DiskPoolReady || pool.Status.SelectedDiskCount != 3 {
+				return fmt.Errorf("pool status %+v; CephCluster devices %v", pool.Status, h.clusterDevices())
+			}
+			return nil
+		})
+	})
+	stopWatching()
+	t.Run("taking the name out of the pool is what removes the device", func(t *testing.T) {
+		victim := h.disksOf("deleted-1")["/dev/sdb"]
+		require.NoError(t, h.c.Delete(h.ctx, &victim))
+		// While the Disk is away, the pool drops its name: a pool change.
+		edit := client.RawPatch(types.MergePatchType, mustJSON(map[string]any{"spec": map[string]any{"disks": names[1:]}}))
+		require.NoError(t, h.c.Patch(h.ctx, pool, edit))
+		h.eventually("the device leaves the CephCluster", func() error {
+			got := h.clusterDevices()
+			if len(got["deleted-1"]) != 1 {
+				return fmt.Errorf("CephCluster devices: %v", got)
+			}
+			return nil
+		})
+	})
+}
+
+func equalDevices(a, b map[string][]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for node, devices := range a {
+		if strings.Join(devices, ",") != strings.Join(b[node], ",") {
+			return false
+		}
+	}
+	return true
+}
+
+// requireDevicesStay watches every revision of the CephCluster until stop
+// is called, and fails the test if one lists other devices than want.
+func (h *harness) requireDevicesStay(want map[string][]string) (stop func()) {
+	h.t.Helper()
+	c, err := client.NewWithWatch(env.Config, client.Options{Scheme: env.Scheme})
+	require.NoError(h.t, err)
+	w, err := c.Watch(h.ctx, &cephv1.CephClusterList{}, client.InNamespace(h.cfg.ClusterNamespace))
+	require.NoError(h.t, err)
+	var bad []string
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ev := range w.ResultChan() {
+			cc, ok := ev.Object.(*cephv1.CephCluster)
+			if !ok {
+				continue
+			}
+			got := map[string][]string{}
+			for _, n := range cc.Spec.Storage.Nodes {
+				for _, d := range n.Devices {
+					got[n.Name] = append(got[n.Name], d.Name)
+				}
+			}
+			if !equalDevices(got, want) {
+				bad = append(bad, fmt.Sprintf("revision %s (%s): %v", cc.ResourceVersion, ev.Type, got))
+			}
+		}
+	}()
+	return func() {
+		w.Stop()
+		<-done
+		assert.Empty(h.t, bad, "the CephCluster's device list changed while its Disks were gone")
+	}
 }

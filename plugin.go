@@ -26,6 +26,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"sigs.k8s.io/controller-runtime/pkg/event"
+
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
 	"github.com/fundament-oss/ceph-rook/pluginruntime"
 	"github.com/fundament-oss/ceph-rook/pluginruntime/definition"
@@ -220,7 +222,7 @@ func newManager(restCfg *rest.Config, scheme *runtime.Scheme, cfg Config, host p
 func setupReconcilers(mgr manager.Manager, cfg Config, host pluginruntime.Host) error {
 	c := mgr.GetClient()
 	cluster := types.NamespacedName{Namespace: cfg.ClusterNamespace, Name: CephClusterName}
-	union := &SharedUnion{Client: c, Cache: mgr.GetCache()}
+	view := &ClusterView{Client: c, Cache: mgr.GetCache(), Cluster: cluster}
 	recorder := mgr.GetEventRecorder("ceph-rook")
 	inventory := &DiskInventoryReconciler{
 		Client:    c,
@@ -231,19 +233,19 @@ func setupReconcilers(mgr manager.Manager, cfg Config, host pluginruntime.Host) 
 	if err := inventory.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("disk inventory controller: %w", err)
 	}
-	pools := &DiskPoolReconciler{Client: c, Cluster: cluster, Union: union, Cache: mgr.GetCache()}
-	if err := pools.SetupWithManager(mgr); err != nil {
-		return fmt.Errorf("disk pool controller: %w", err)
+	// The pools' two jobs: the CephCluster's device list, then each
+	// pool's status, handed on from the first to the second.
+	poolStatus := make(chan event.GenericEvent)
+	devices := &DeviceListReconciler{Client: c, View: view, PoolStatus: poolStatus}
+	if err := devices.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("CephCluster device list controller: %w", err)
 	}
-	clusterDevices := func(ctx context.Context) (map[DeviceID]bool, error) {
-		cc, err := pools.getCluster(ctx)
-		if err != nil {
-			return nil, err
-		}
-		return cc.devices, nil
+	statuses := &DiskPoolStatusReconciler{Client: c, View: view, Pools: poolStatus}
+	if err := statuses.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("disk pool status controller: %w", err)
 	}
 	for _, kind := range []consumerKind{blockStorageKind, fileStorageKind, objectStorageKind} {
-		r := &ConsumerReconciler{Client: c, Kind: kind, Config: cfg, Union: union, Recorder: recorder, ClusterDevices: clusterDevices, Events: mgr.GetAPIReader()}
+		r := &ConsumerReconciler{Client: c, Kind: kind, Config: cfg, View: view, Recorder: recorder, Events: mgr.GetAPIReader()}
 		if err := r.SetupWithManager(mgr); err != nil {
 			return fmt.Errorf("%s controller: %w", kind.Kind, err)
 		}

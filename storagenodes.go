@@ -199,3 +199,35 @@ func parseManaged(annotation string) map[managedKey]bool {
 	}
 	return set
 }
+
+// RetainedDevices are the devices the plugin listed in the CephCluster that
+// the pools no longer select but may still name: no Disk describes them any
+// more (someone deleted it: kubectl delete disks --all) while some pool
+// lists a name no Disk answers to (or a Disk published again, whose status
+// is not written yet). The device list shrinks only through a
+// DiskPool change (removing a device never removes its OSD, so it must be
+// deliberate), and a deleted Disk says nothing about its device: the
+// inventory publishes it again from discovery, and the name resolves again.
+// Once no pool lists an unresolved name, such a device goes as any other.
+//
+// inCluster is what the CephCluster lists, managedAnnotation its record of
+// the plugin's devices, described whether some Disk describes a device.
+// The result is sorted.
+func RetainedDevices(inCluster map[DeviceID]bool, managedAnnotation string, union DiskUnion, described func(DeviceID) bool) []DeviceID {
+	if !union.namesUnresolved() {
+		return nil
+	}
+	wanted := make(map[DeviceID]bool, len(union.Disks))
+	for _, d := range union.Disks {
+		wanted[DeviceIDOf(d)] = true
+	}
+	managed := parseManaged(managedAnnotation)
+	var kept []DeviceID
+	for id := range inCluster {
+		if !wanted[id] && managed[managedKeyOf(id)] && !described(id) {
+			kept = append(kept, id)
+		}
+	}
+	sort.Slice(kept, func(i, j int) bool { return kept[i].less(kept[j]) })
+	return kept
+}

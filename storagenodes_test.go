@@ -3,12 +3,16 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
 	cephv1 "github.com/rook/rook/pkg/apis/ceph.rook.io/v1"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
 )
 
 func nodesJSON(t *testing.T, s string) []any {
@@ -129,4 +133,48 @@ func TestManagedRecordFitsTheAnnotationBudget(t *testing.T) {
 	record := encodeManaged(ids)
 	assert.Less(t, len(record), 100_000, "10,000 devices must leave most of the 256 KiB annotation budget")
 	assert.Len(t, parseManaged(record), 10000)
+}
+
+func TestRetainedDevices(t *testing.T) {
+	a := available("a", "n1", 100)
+	kept := DeviceIDOf(&a)
+	gone := DeviceID{Node: "n1", Device: "/dev/disk/by-id/wwn-deleted"}
+	foreign := DeviceID{Node: "n1", Device: "/dev/disk/by-id/wwn-foreign"}
+	relisted := DeviceID{Node: "n2", Device: "/dev/disk/by-id/wwn-renamed"}
+	inCluster := map[DeviceID]bool{kept: true, gone: true, foreign: true, relisted: true}
+	record := managed(kept.Node+"|"+kept.Device, gone.Node+"|"+gone.Device, relisted.Node+"|"+relisted.Device)
+	describedOnly := func(ids ...DeviceID) func(DeviceID) bool {
+		return func(id DeviceID) bool { return slices.Contains(ids, id) }
+	}
+	pools := func(p ...cephv1alpha1.DiskPool) DiskUnion { return Union(p, byName(a), inCluster) }
+	for _, tc := range []struct {
+		name      string
+		union     DiskUnion
+		described func(DeviceID) bool
+		want      []DeviceID
+	}{
+		{"a pool names a Disk someone deleted: the device no Disk describes stays, ours only",
+			pools(pool("p", 0, "a", "deleted")), describedOnly(kept, relisted), []DeviceID{gone}},
+		{"every Disk deleted (kubectl delete disks --all): every device of ours stays",
+			pools(pool("p", 0, "a", "deleted", "renamed")), describedOnly(), []DeviceID{gone, relisted}},
+		{"a Disk published again but not described yet answers to its name with nothing: the device stays",
+			func() DiskUnion {
+				fresh := cephv1alpha1.Disk{ObjectMeta: metav1.ObjectMeta{Name: "deleted"}}
+				return Union([]cephv1alpha1.DiskPool{pool("p", 0, "a", "deleted")}, byName(a, fresh), inCluster)
+			}(), describedOnly(kept, relisted), []DeviceID{gone}},
+		{"no pool names an unresolved Disk: nothing is kept, the pools changed",
+			pools(pool("p", 0, "a")), describedOnly(), nil},
+		{"a device a Disk still describes is not kept: that Disk's pools decide it",
+			pools(pool("p", 0, "a", "deleted")), describedOnly(kept, gone, relisted), nil},
+		{"a pool being deleted names nothing",
+			func() DiskUnion {
+				p := pool("p", 0, "a", "deleted")
+				p.DeletionTimestamp = &metav1.Time{}
+				return Union([]cephv1alpha1.DiskPool{p}, byName(a), inCluster)
+			}(), describedOnly(), nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, RetainedDevices(inCluster, record, tc.union, tc.described))
+		})
+	}
 }

@@ -26,6 +26,8 @@ type UnusableDisk struct {
 // PoolResolution is what one DiskPool's spec.disks resolved to.
 type PoolResolution struct {
 	Pool string
+	// Generation is the pool's generation this resolution read.
+	Generation int64
 	// Selected are the Disks that feed the CephCluster, in spec order.
 	Selected []*cephv1alpha1.Disk
 	// Missing are listed names with no Disk object.
@@ -35,6 +37,10 @@ type PoolResolution struct {
 	// Unusable are owned disks that are neither available nor already in
 	// the CephCluster.
 	Unusable []UnusableDisk
+	// Undescribed are the Unusable disks discovery has not described yet:
+	// a Disk is created, then its status written, and in between its name
+	// says nothing about its device.
+	Undescribed []string
 	// RawCapacity is the summed size of Selected.
 	RawCapacity resource.Quantity
 }
@@ -49,7 +55,7 @@ type PoolResolution struct {
 // that vanished keeps its place until the operator takes it out of the pool
 // (removing a device never removes its OSD, so that must be deliberate).
 func ResolvePool(pool *cephv1alpha1.DiskPool, disks map[string]*cephv1alpha1.Disk, owners map[string]string, inCluster map[DeviceID]bool) PoolResolution {
-	res := PoolResolution{Pool: pool.Name}
+	res := PoolResolution{Pool: pool.Name, Generation: pool.Generation}
 	for _, name := range pool.Spec.Disks {
 		disk, ok := disks[name]
 		switch {
@@ -64,6 +70,9 @@ func ResolvePool(pool *cephv1alpha1.DiskPool, disks map[string]*cephv1alpha1.Dis
 			}
 		default:
 			res.Unusable = append(res.Unusable, UnusableDisk{Disk: name, Reason: unusableReason(disk)})
+			if disk.Status.NodeName == "" {
+				res.Undescribed = append(res.Undescribed, name)
+			}
 		}
 	}
 	return res
@@ -122,20 +131,35 @@ func (r PoolResolution) Message() string {
 	return joinSentences(msg, summarizeClauses(missing))
 }
 
-// DiskPoolStatus is the status a pool should have for this resolution at
-// generation. Conditions from prev are kept; the Ready condition keeps its
-// lastTransitionTime unless its status changes (then it becomes now), so an
-// unchanged resolution yields an unchanged status and costs no write
-// (compare with equality.Semantic.DeepEqual, which compares quantities by
-// value).
-func (r PoolResolution) DiskPoolStatus(prev cephv1alpha1.DiskPoolStatus, generation int64, now time.Time) cephv1alpha1.DiskPoolStatus {
+// ClusterProblem is why the CephCluster does not hold what a pool
+// selected: it is not there, or it refused the device list. The zero value
+// is no problem.
+type ClusterProblem struct {
+	Reason, Message string
+}
+
+// Reasons a pool is Degraded although its disks resolve: what they feed
+// is not there, or refused them.
+const (
+	ReasonNoCephCluster      = "NoCephCluster"
+	ReasonCephClusterRefused = "CephClusterRefused"
+)
+
+// DiskPoolStatus is the status a pool should have for this resolution,
+// feeding cluster, which has problem (if any). Conditions from prev are
+// kept; the Ready condition keeps its lastTransitionTime unless its status
+// changes (then it becomes now), so an unchanged resolution yields an
+// unchanged status and costs no write (compare with
+// equality.Semantic.DeepEqual, which compares quantities by value).
+func (r PoolResolution) DiskPoolStatus(prev cephv1alpha1.DiskPoolStatus, cluster *cephv1alpha1.ObjectReference, problem ClusterProblem, now time.Time) cephv1alpha1.DiskPoolStatus {
 	capacity := r.RawCapacity.DeepCopy()
 	next := cephv1alpha1.DiskPoolStatus{
 		Phase:              r.Phase(),
 		SelectedDiskCount:  int32(len(r.Selected)),
 		RawCapacity:        &capacity,
 		Message:            BoundMessage(r.Message()),
-		ObservedGeneration: generation,
+		ObservedGeneration: r.Generation,
+		CephCluster:        cluster,
 		Conditions:         append([]metav1.Condition(nil), prev.Conditions...),
 	}
 	cond := metav1.Condition{
@@ -143,14 +167,37 @@ func (r PoolResolution) DiskPoolStatus(prev cephv1alpha1.DiskPoolStatus, generat
 		Status:             metav1.ConditionTrue,
 		Reason:             "DisksSelected",
 		Message:            plural(len(r.Selected), "disk") + " selected",
-		ObservedGeneration: generation,
+		ObservedGeneration: r.Generation,
 		LastTransitionTime: metav1.NewTime(now),
 	}
-	if next.Phase != cephv1alpha1.DiskPoolReady {
+	switch {
+	case problem.Reason != "":
+		// The disks resolve but go nowhere: the pool must not say Ready.
+		next.Phase, next.Message = cephv1alpha1.DiskPoolDegraded, BoundMessage(problem.Message)
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, problem.Reason, next.Message
+	case next.Phase != cephv1alpha1.DiskPoolReady:
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, "NoUsableDisks", next.Message
 	}
 	meta.SetStatusCondition(&next.Conditions, cond)
 	return next
+}
+
+// WaitsOn says whether the pool's selection depends on a CephCluster with
+// problem: every pool when it is missing; when it refused the device list,
+// the pools with a selected device it does not list (inCluster).
+func (r PoolResolution) WaitsOn(problem ClusterProblem, inCluster map[DeviceID]bool) bool {
+	switch problem.Reason {
+	case "":
+		return false
+	case ReasonNoCephCluster:
+		return true
+	}
+	for _, d := range r.Selected {
+		if !inCluster[DeviceIDOf(d)] {
+			return true
+		}
+	}
+	return false
 }
 
 // DiskUnion is the shared OSD set: what every live DiskPool contributes.
@@ -199,4 +246,15 @@ func Union(pools []cephv1alpha1.DiskPool, byName map[string]*cephv1alpha1.Disk, 
 func sortedByDevice(disks []*cephv1alpha1.Disk) []*cephv1alpha1.Disk {
 	sort.Slice(disks, func(i, j int) bool { return DeviceIDOf(disks[i]).less(DeviceIDOf(disks[j])) })
 	return disks
+}
+
+// namesUnresolved says whether some live pool lists a name no described
+// Disk answers to.
+func (u DiskUnion) namesUnresolved() bool {
+	for _, res := range u.Pools {
+		if len(res.Missing) > 0 || len(res.Undescribed) > 0 {
+			return true
+		}
+	}
+	return false
 }

@@ -162,15 +162,19 @@ func TestDiskPoolStatus(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	t1 := t0.Add(time.Hour)
 	a := available("a", "n1", 100)
-	ready := ResolvePool(ptrTo(pool("p", 0, "a")), byName(a), map[string]string{"a": "p"}, nil)
-	degraded := ResolvePool(ptrTo(pool("p", 0, "x")), byName(a), map[string]string{"x": "p"}, nil)
+	at := func(gen int64, p cephv1alpha1.DiskPool) *cephv1alpha1.DiskPool { p.Generation = gen; return &p }
+	ready := ResolvePool(at(3, pool("p", 0, "a")), byName(a), map[string]string{"a": "p"}, nil)
+	degraded := ResolvePool(at(4, pool("p", 0, "x")), byName(a), map[string]string{"x": "p"}, nil)
+	cluster := &cephv1alpha1.ObjectReference{Namespace: "rook-ceph", Name: "rook-ceph"}
+	none := ClusterProblem{}
 
-	first := ready.DiskPoolStatus(cephv1alpha1.DiskPoolStatus{}, 3, t0)
-	t.Run("reports the resolution at the generation it describes", func(t *testing.T) {
+	first := ready.DiskPoolStatus(cephv1alpha1.DiskPoolStatus{}, cluster, none, t0)
+	t.Run("reports the resolution at the generation it describes, and the CephCluster it feeds", func(t *testing.T) {
 		assert.Equal(t, cephv1alpha1.DiskPoolReady, first.Phase)
 		assert.Equal(t, int32(1), first.SelectedDiskCount)
 		assert.Equal(t, "100Gi", first.RawCapacity.String())
 		assert.Equal(t, int64(3), first.ObservedGeneration)
+		assert.Equal(t, cluster, first.CephCluster)
 		cond := meta.FindStatusCondition(first.Conditions, cephv1alpha1.ConditionReady)
 		require.NotNil(t, cond)
 		assert.Equal(t, metav1.ConditionTrue, cond.Status)
@@ -178,11 +182,11 @@ func TestDiskPoolStatus(t *testing.T) {
 		assert.Equal(t, "1 disk selected", cond.Message)
 	})
 	t.Run("an unchanged resolution keeps the transition time, so nothing needs writing", func(t *testing.T) {
-		again := ready.DiskPoolStatus(first, 3, t1)
+		again := ready.DiskPoolStatus(first, cluster, none, t1)
 		assert.True(t, equality.Semantic.DeepEqual(first, again), "want %+v, got %+v", first, again)
 	})
 	t.Run("a pool that loses its disks turns Ready false with the reason and a new transition time", func(t *testing.T) {
-		next := degraded.DiskPoolStatus(first, 4, t1)
+		next := degraded.DiskPoolStatus(first, cluster, none, t1)
 		assert.Equal(t, cephv1alpha1.DiskPoolDegraded, next.Phase)
 		cond := meta.FindStatusCondition(next.Conditions, cephv1alpha1.ConditionReady)
 		require.NotNil(t, cond)
@@ -192,6 +196,43 @@ func TestDiskPoolStatus(t *testing.T) {
 		assert.True(t, cond.LastTransitionTime.Time.Equal(t1))
 		assert.Equal(t, metav1.ConditionTrue, first.Conditions[0].Status, "the previous status is not modified")
 	})
+	t.Run("disks that resolve but go nowhere are Degraded with the CephCluster's problem", func(t *testing.T) {
+		problem := ClusterProblem{Reason: ReasonCephClusterRefused, Message: "admission webhook denied the request"}
+		next := ready.DiskPoolStatus(first, cluster, problem, t1)
+		assert.Equal(t, cephv1alpha1.DiskPoolDegraded, next.Phase)
+		assert.Equal(t, problem.Message, next.Message)
+		assert.Equal(t, int32(1), next.SelectedDiskCount, "what resolved is still said")
+		cond := meta.FindStatusCondition(next.Conditions, cephv1alpha1.ConditionReady)
+		require.NotNil(t, cond)
+		assert.Equal(t, metav1.ConditionFalse, cond.Status)
+		assert.Equal(t, ReasonCephClusterRefused, cond.Reason)
+	})
+}
+
+func TestPoolWaitsOnTheCephClusterOnlyForDevicesItLacks(t *testing.T) {
+	a := available("a", "n1", 100)
+	res := ResolvePool(ptrTo(pool("p", 0, "a")), byName(a), map[string]string{"a": "p"}, nil)
+	empty := ResolvePool(ptrTo(pool("q", 0)), byName(a), map[string]string{}, nil)
+	refused := ClusterProblem{Reason: ReasonCephClusterRefused, Message: "denied"}
+	missing := ClusterProblem{Reason: ReasonNoCephCluster, Message: "gone"}
+	listed := map[DeviceID]bool{DeviceIDOf(&a): true}
+	for _, tc := range []struct {
+		name      string
+		res       PoolResolution
+		problem   ClusterProblem
+		inCluster map[DeviceID]bool
+		want      bool
+	}{
+		{"no problem", res, ClusterProblem{}, nil, false},
+		{"a missing CephCluster concerns every pool", empty, missing, nil, true},
+		{"a refusal concerns a pool whose device is not listed yet", res, refused, nil, true},
+		{"a refusal leaves alone a pool whose devices are all in", res, refused, listed, false},
+		{"a refusal leaves alone a pool that selects nothing", empty, refused, nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, tc.res.WaitsOn(tc.problem, tc.inCluster))
+		})
+	}
 }
 
 func TestUnion(t *testing.T) {

@@ -49,10 +49,22 @@ type DiskPoolStatus struct {
 	// ObservedGeneration is the generation this status describes.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// CephCluster is the CephCluster the pool's disks go to (the plugin's
+	// configured one): where the console reads the cluster's capacity.
+	// +optional
+	CephCluster *ObjectReference `json:"cephCluster,omitempty"`
 	// +listType=map
 	// +listMapKey=type
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// ObjectReference names a namespaced object.
+type ObjectReference struct {
+	// +kubebuilder:validation:MaxLength=63
+	Namespace string `json:"namespace"`
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
 }
 
 // DiskPool contributes disks to the cluster's single CephCluster. Several

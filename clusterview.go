@@ -1,0 +1,284 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	cephv1 "github.com/rook/rook/pkg/apis/ceph.rook.io/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+
+	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
+)
+
+// cephClusterGVK is read and patched as unstructured: Rook's Go types lag
+// the CRDs the cluster runs, and a typed round trip would lose fields.
+var cephClusterGVK = cephv1.SchemeGroupVersion.WithKind("CephCluster")
+
+// ClusterView is the plugin's one view of the storage cluster: the
+// CephCluster (whether it is there, the devices it lists, and what the
+// plugin last patched into it), the union of every DiskPool's disks, and
+// the number of nodes contributing to it. The device-list job writes it;
+// the pool-status job and the consumers read it. Whoever depends on the
+// node count or the CephCluster's presence subscribes and is told when
+// either changes.
+type ClusterView struct {
+	// Client reads the DiskPools from the cache.
+	Client client.Reader
+	// Cache is the manager's cache, read directly for the CephCluster and
+	// the listed Disks (no copies; see informerStore).
+	Cache   cache.Cache
+	Cluster types.NamespacedName
+
+	// patches remembers the CephCluster the last device-list patch left,
+	// keyed by nothing but the cluster (there is one): at 10,000 disks a
+	// CephCluster event takes a while to arrive, and each patch refused
+	// for a stale resourceVersion costs the API server a full pass over
+	// the object.
+	patches writeMemory[*unstructured.Unstructured]
+
+	mu sync.Mutex
+	// observed is what subscribers were last told about; known says
+	// whether anything was observed yet.
+	observed clusterFacts
+	known    bool
+	// unionKnown says whether observed.nodes comes from a union.
+	unionKnown bool
+	latest     *clusterSnapshot
+	listeners  []chan<- event.GenericEvent
+}
+
+// clusterFacts are what consumers depend on.
+type clusterFacts struct {
+	present bool
+	nodes   int
+}
+
+// clusterSnapshot is what one device-list job computed: the union, and
+// the problem every pool waiting on the CephCluster shares (none, it is
+// missing, or it refused the device list).
+type clusterSnapshot struct {
+	union   DiskUnion
+	devices map[DeviceID]bool
+	problem ClusterProblem
+}
+
+// cephCluster is the CephCluster as read, and the devices it lists.
+type cephCluster struct {
+	raw *unstructured.Unstructured
+	// devices is what spec.storage.nodes lists, read straight from the
+	// unstructured form.
+	devices map[DeviceID]bool
+}
+
+// ReadCephCluster reads the CephCluster (read-only: it may be the cached
+// object itself, or what our last patch left when the cache still serves
+// the version before it) and the devices it lists. A missing CephCluster
+// is a NotFound error. Its presence is observed for the subscribers.
+func (v *ClusterView) ReadCephCluster(ctx context.Context) (cephCluster, error) {
+	raw, err := v.readCached(ctx)
+	if apierrors.IsNotFound(err) {
+		v.observe(func(f *clusterFacts) { f.present = false })
+	}
+	if err != nil {
+		return cephCluster{}, fmt.Errorf("read CephCluster %s: %w", v.Cluster, err)
+	}
+	if patched, ok := v.patches.since(v.Cluster.String(), raw.GetResourceVersion()); ok {
+		raw = patched
+	}
+	nodes, err := storageNodesOf(raw)
+	if err != nil {
+		return cephCluster{}, fmt.Errorf("CephCluster %s: %w", v.Cluster, err)
+	}
+	v.observe(func(f *clusterFacts) { f.present = true })
+	return cephCluster{raw: raw, devices: listedDevices(nodes)}, nil
+}
+
+// ClusterDevices is what the CephCluster lists, or NotFound when it is not
+// there (nothing a consumer derives works without it).
+func (v *ClusterView) ClusterDevices(ctx context.Context) (map[DeviceID]bool, error) {
+	cluster, err := v.ReadCephCluster(ctx)
+	return cluster.devices, err
+}
+
+func (v *ClusterView) readCached(ctx context.Context) (*unstructured.Unstructured, error) {
+	kind := &unstructured.Unstructured{}
+	kind.SetGroupVersionKind(cephClusterGVK)
+	obj, ok, err := informerStore{cache: v.Cache, kind: kind}.get(ctx, v.Cluster.String())
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, apierrors.NewNotFound(cephv1.Resource("cephclusters"), v.Cluster.Name)
+	}
+	cluster, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return nil, fmt.Errorf("the CephCluster store holds a %T", obj)
+	}
+	return cluster, nil
+}
+
+// rememberPatch records what a device-list patch based on resourceVersion
+// base left in the CephCluster.
+func (v *ClusterView) rememberPatch(base string, after *unstructured.Unstructured) {
+	v.patches.remember(v.Cluster.String(), base, after)
+}
+
+// isOwnPatch says whether nodes is the device list the last patch wrote
+// (its watch event coming back).
+func (v *ClusterView) isOwnPatch(nodes any) bool {
+	last, ok := v.patches.last(v.Cluster.String())
+	if !ok {
+		return false
+	}
+	wrote, _ := storageNodesOf(last)
+	return sameJSONValue(nodes, wrote)
+}
+
+// ComputeUnion lists the pools and the disks they name from the cache and
+// folds them (Union) against the devices the CephCluster lists.
+func (v *ClusterView) ComputeUnion(ctx context.Context, inCluster map[DeviceID]bool) (DiskUnion, error) {
+	var pools cephv1alpha1.DiskPoolList
+	// The union only reads the pools: no copies.
+	if err := v.Client.List(ctx, &pools, client.UnsafeDisableDeepCopy); err != nil {
+		return DiskUnion{}, fmt.Errorf("list DiskPools: %w", err)
+	}
+	disks, err := v.listedDisks(ctx, pools.Items)
+	if err != nil {
+		return DiskUnion{}, err
+	}
+	union := Union(pools.Items, disks, inCluster)
+	v.mu.Lock()
+	v.unionKnown = true
+	v.mu.Unlock()
+	v.observe(func(f *clusterFacts) { f.nodes = union.Nodes })
+	return union, nil
+}
+
+// Nodes is the union's node count, computing the union when nothing has
+// yet.
+func (v *ClusterView) Nodes(ctx context.Context) (int, error) {
+	v.mu.Lock()
+	if v.unionKnown {
+		n := v.observed.nodes
+		v.mu.Unlock()
+		return n, nil
+	}
+	v.mu.Unlock()
+	inCluster, err := v.ClusterDevices(ctx)
+	if err != nil {
+		return 0, err
+	}
+	u, err := v.ComputeUnion(ctx, inCluster)
+	return u.Nodes, err
+}
+
+// publishSnapshot stores what a device-list job computed, for the
+// pool-status job.
+func (v *ClusterView) publishSnapshot(s *clusterSnapshot) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.latest = s
+}
+
+// snapshot is what the last device-list job computed (nil before the
+// first).
+func (v *ClusterView) snapshot() *clusterSnapshot {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.latest
+}
+
+// listedDisks are the Disks some pool lists, by name, read-only: the
+// cached objects themselves.
+func (v *ClusterView) listedDisks(ctx context.Context, pools []cephv1alpha1.DiskPool) (map[string]*cephv1alpha1.Disk, error) {
+	listed := make(map[string]bool, listedCount(pools))
+	for _, p := range pools {
+		for _, name := range p.Spec.Disks {
+			listed[name] = true
+		}
+	}
+	disks := make(map[string]*cephv1alpha1.Disk, len(listed))
+	if len(listed) == 0 {
+		return disks, nil
+	}
+	store, err := informerStore{cache: v.Cache, kind: &cephv1alpha1.Disk{}}.indexer(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for name := range listed {
+		obj, ok, err := storedObject(store, name)
+		if err != nil {
+			return nil, fmt.Errorf("read Disk %s: %w", name, err)
+		}
+		if disk, isDisk := obj.(*cephv1alpha1.Disk); ok && isDisk {
+			disks[name] = disk
+		}
+	}
+	return disks, nil
+}
+
+// Subscribe returns a channel that receives an event whenever the node
+// count or the CephCluster's presence changes (for a source.Channel).
+func (v *ClusterView) Subscribe() <-chan event.GenericEvent {
+	ch := make(chan event.GenericEvent, 1)
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.listeners = append(v.listeners, ch)
+	return ch
+}
+
+// observe applies what was just read to the facts and tells the
+// subscribers when they changed.
+func (v *ClusterView) observe(update func(*clusterFacts)) {
+	v.mu.Lock()
+	next := v.observed
+	update(&next)
+	changed := !v.known || next != v.observed
+	v.observed, v.known = next, true
+	listeners := v.listeners
+	v.mu.Unlock()
+	if !changed {
+		return
+	}
+	for _, ch := range listeners {
+		select {
+		case ch <- event.GenericEvent{Object: &cephv1alpha1.DiskPool{}}:
+		default: // one pending notification is enough: it re-lists everything
+		}
+	}
+}
+
+// listedDevices is the set of devices spec.storage.nodes lists.
+func listedDevices(nodes []any) map[DeviceID]bool {
+	devices := make(map[DeviceID]bool, deviceCount(nodes))
+	for _, n := range nodes {
+		node, _ := n.(map[string]any)
+		name, _ := node["name"].(string)
+		list, _ := node["devices"].([]any)
+		for _, d := range list {
+			dev, _ := d.(map[string]any)
+			if devName, _ := dev["name"].(string); name != "" && devName != "" {
+				devices[DeviceID{Node: name, Device: devName}] = true
+			}
+		}
+	}
+	return devices
+}
+
+// poolStatus is the status a pool's resolution implies in snapshot s: the
+// CephCluster's problem is the pool's when the pool waits on it.
+func (v *ClusterView) poolStatus(prev cephv1alpha1.DiskPoolStatus, res PoolResolution, s *clusterSnapshot, now time.Time) cephv1alpha1.DiskPoolStatus {
+	var problem ClusterProblem
+	if res.WaitsOn(s.problem, s.devices) {
+		problem = s.problem
+	}
+	ref := &cephv1alpha1.ObjectReference{Namespace: v.Cluster.Namespace, Name: v.Cluster.Name}
+	return res.DiskPoolStatus(prev, ref, problem, now)
+}
