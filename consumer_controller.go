@@ -35,9 +35,9 @@ const provisioningBackstop = 5 * time.Minute
 // its Rook object and StorageClass (one generic type, one registration per
 // kind). It never adopts an object it does not control.
 type ConsumerReconciler struct {
-	Client   client.Client
-	Kind     consumerKind
-	Config   Config
+	Client client.Client
+	Kind   consumerKind
+	Config Config
 	// View is the plugin's view of the storage cluster (a *ClusterView):
 	// whether the CephCluster is there, and the node count replication is
 	// sized for.
