@@ -81,6 +81,11 @@ type DiscoveryOptions struct {
 type DiscoveredDisk struct {
 	Name   string
 	Status cephv1alpha1.DiskStatus
+	// Implied is true when Rook did not list the device itself, only what
+	// is layered on it (partitions, LVM, crypt). Its identity is then only
+	// what those entries carried: partitions carry their disk's, LVM and
+	// crypt entries carry none (KeepDiskIdentities).
+	Implied bool
 }
 
 // discoveredDevice is one entry of Rook's devices JSON (pkg/util/sys
@@ -162,7 +167,8 @@ func describeNode(node string, devices []discoveredDevice, opts DiscoveryOptions
 		if tree.isLoop(root) && !opts.AllowLoopDevices {
 			continue
 		}
-		disks = append(disks, DiscoveredDisk{Status: tree.describe(node, root)})
+		_, listed := tree.byName[root]
+		disks = append(disks, DiscoveredDisk{Status: tree.describe(node, root), Implied: !listed})
 	}
 	nameDisks(node, disks)
 	sort.Slice(disks, func(i, j int) bool { return disks[i].Name < disks[j].Name })
@@ -303,7 +309,11 @@ func printable(s string) string {
 // partitions or other children. Its identity comes from its first direct
 // partition: udev names a partition's by-id links after its disk's plus
 // -partN, and carries the disk's serial, model and WWN. The size is the sum
-// of its partitions, a lower bound of the disk's.
+// of its partitions, a lower bound of the disk's. LVM and crypt children
+// carry nothing of their disk (Rook reports each entry's own udev
+// properties, and a device-mapper node has no serial or WWN and only
+// dm-name-/dm-uuid- links), so a disk under them has no identity here;
+// KeepDiskIdentities gives it back the one it was published with.
 func (t *deviceTree) impliedDisk(root string) *discoveredDevice {
 	d := &discoveredDevice{Name: root}
 	identified := false

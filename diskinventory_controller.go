@@ -116,6 +116,9 @@ func (r *DiskInventoryReconciler) Reconcile(ctx context.Context, req reconcile.R
 	if err != nil {
 		return reconcile.Result{}, err
 	}
+	// A disk an OSD put LVM or dm-crypt on is reported without its identity;
+	// it keeps the Disk it was instead of becoming a second one.
+	discovered = KeepDiskIdentities(discovered, existing)
 	now := r.Now()
 	for _, d := range discovered {
 		want := d.Status
