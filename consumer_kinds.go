@@ -8,6 +8,10 @@ import (
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
 )
 
+// consumerKinds are the consumer kinds, one ConsumerReconciler each; the
+// manager's cache scope and the caches Start waits for follow this list.
+var consumerKinds = []consumerKind{blockStorageKind, fileStorageKind, objectStorageKind}
+
 // consumerKind adapts one consumer kind to the generic ConsumerReconciler:
 // how to read its spec and status, and how to render and patch the Rook
 // object and StorageClass it derives. Everything kind-specific is here.

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	_ "embed"
-	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -56,6 +55,9 @@ type Plugin struct {
 	// apiProbeInterval is how often the watchdog probes the API server
 	// (zero: defaultAPIProbeInterval).
 	apiProbeInterval time.Duration
+	// cacheSyncTimeout bounds the wait for the caches before Start reports
+	// ready (zero: defaultCacheSyncTimeout).
+	cacheSyncTimeout time.Duration
 }
 
 // NewPlugin is the production plugin.
@@ -142,10 +144,34 @@ func (p *Plugin) Start(ctx context.Context, host pluginruntime.Host) error {
 	if err != nil {
 		return pluginerrors.NewTransient(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	if !mgr.GetCache().WaitForCacheSync(ctx) {
-		return errors.Join(ctx.Err(), <-done)
+	// The manager's caches are up once it starts the runnables that need no
+	// leader election: it starts those only after its caches synced.
+	cachesUp := make(chan struct{})
+	if err := mgr.Add(cachesUpSignal(cachesUp)); err != nil {
+		return pluginerrors.NewPermanent(err)
+	}
+	// The manager has a context of its own, so that Start can stop it when
+	// the caches do not sync; mgrErr is set before stopped is closed.
+	mgrCtx, stopManager := context.WithCancel(ctx)
+	defer stopManager()
+	stopped := make(chan struct{})
+	var mgrErr error
+	go func() {
+		defer close(stopped)
+		mgrErr = mgr.Start(mgrCtx)
+	}()
+	timeout := cmp.Or(p.cacheSyncTimeout, defaultCacheSyncTimeout)
+	host.ReportStatus(pluginruntime.PluginStatus{Phase: pluginruntime.PhaseInstalling,
+		Message: fmt.Sprintf("waiting for the caches of the watched kinds to sync (at most %s)", timeout)})
+	if err := waitForCaches(ctx, mgr.GetCache(), watchedKinds(cfg), timeout, cachesUp, stopped); err != nil {
+		stopManager()
+		if waitStopped(stopped, host) && mgrErr != nil {
+			err = fmt.Errorf("manager: %w", mgrErr)
+		}
+		if ctx.Err() != nil {
+			return ctx.Err() // stopping: nothing to report
+		}
+		return pluginerrors.NewTransient(err)
 	}
 	host.ReportReady()
 	health.activate()
@@ -159,11 +185,38 @@ func (p *Plugin) Start(ctx context.Context, host pluginruntime.Host) error {
 		Logger:    host.Logger(),
 	}
 	go watchdog.Run(watchCtx)
-	if err := <-done; err != nil {
-		return pluginerrors.NewTransient(fmt.Errorf("manager: %w", err))
+	<-stopped
+	if mgrErr != nil {
+		return pluginerrors.NewTransient(fmt.Errorf("manager: %w", mgrErr))
 	}
 	return nil
 }
+
+// managerStopGrace is how long Start waits for a manager it stopped, past
+// the manager's own 30 s for its runnables to end.
+const managerStopGrace = 45 * time.Second
+
+// waitStopped waits for the manager to return after its context ended, and
+// reports whether it did. It does not wait forever: a manager whose own
+// caches never synced does not return (controller-runtime v0.25 loops in
+// runnableGroup.Start), and Start must still say why it failed.
+func waitStopped(stopped <-chan struct{}, host pluginruntime.Host) bool {
+	select {
+	case <-stopped:
+		return true
+	case <-time.After(managerStopGrace):
+		host.Logger().Warn("the manager did not stop; Start returns without it", "waited", managerStopGrace.String())
+		return false
+	}
+}
+
+// cachesUpSignal closes its channel when the manager starts it. It needs
+// no leader election, so the manager starts it, with the other such
+// runnables, right after its caches synced.
+type cachesUpSignal chan struct{}
+
+func (s cachesUpSignal) Start(context.Context) error { close(s); return nil }
+func (cachesUpSignal) NeedLeaderElection() bool      { return false }
 
 func newScheme() (*runtime.Scheme, error) {
 	scheme := runtime.NewScheme()
@@ -185,6 +238,13 @@ func newScheme() (*runtime.Scheme, error) {
 func newManager(restCfg *rest.Config, scheme *runtime.Scheme, cfg Config, host pluginruntime.Host, metricsAddr, pprofAddr string) (manager.Manager, error) {
 	discovery := labels.SelectorFromSet(labels.Set{DiscoveryAppLabel: DiscoveryAppValue})
 	inCluster := map[string]cache.Config{cfg.ClusterNamespace: {}}
+	scopes := map[client.Object]cache.ByObject{
+		&corev1.ConfigMap{}: {Namespaces: map[string]cache.Config{cfg.OperatorNamespace: {}}, Label: discovery},
+		&appsv1.DaemonSet{}: {Namespaces: map[string]cache.Config{cfg.OperatorNamespace: {}}},
+	}
+	for _, kind := range consumerKinds {
+		scopes[kind.NewRookObject()] = cache.ByObject{Namespaces: inCluster}
+	}
 	if metricsAddr == "" {
 		metricsAddr = "0"
 	}
@@ -207,13 +267,8 @@ func newManager(restCfg *rest.Config, scheme *runtime.Scheme, cfg Config, host p
 			// Nothing reads managedFields; at 10,000 Disks they would be a
 			// large share of the cache.
 			DefaultTransform: cache.TransformStripManagedFields(),
-			ByObject: map[client.Object]cache.ByObject{
-				&corev1.ConfigMap{}:       {Namespaces: map[string]cache.Config{cfg.OperatorNamespace: {}}, Label: discovery},
-				&appsv1.DaemonSet{}:       {Namespaces: map[string]cache.Config{cfg.OperatorNamespace: {}}},
-				&cephv1.CephBlockPool{}:   {Namespaces: inCluster},
-				&cephv1.CephFilesystem{}:  {Namespaces: inCluster},
-				&cephv1.CephObjectStore{}: {Namespaces: inCluster},
-			}},
+			ByObject:         scopes,
+		},
 	})
 }
 
@@ -244,7 +299,7 @@ func setupReconcilers(mgr manager.Manager, cfg Config, host pluginruntime.Host) 
 	if err := statuses.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("disk pool status controller: %w", err)
 	}
-	for _, kind := range []consumerKind{blockStorageKind, fileStorageKind, objectStorageKind} {
+	for _, kind := range consumerKinds {
 		r := &ConsumerReconciler{Client: c, Kind: kind, Config: cfg, View: view, Recorder: recorder, Events: mgr.GetAPIReader()}
 		if err := r.SetupWithManager(mgr); err != nil {
 			return fmt.Errorf("%s controller: %w", kind.Kind, err)
