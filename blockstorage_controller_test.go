@@ -358,14 +358,13 @@ func TestACreateTheCacheHasNotSeenIsRetriedNotReported(t *testing.T) {
 	pool := RenderBlockPool(bs, cfg.ClusterNamespace, mustReplication(t, nil, 1))
 	require.NoError(t, env.Client.Create(ctx, pool))
 
-	r := &ConsumerReconciler{
+	r := &ConsumerReconciler[*cephv1alpha1.BlockStorage, *cephv1.CephBlockPool]{Kind: blockStorageKind, consumerDeps: consumerDeps{
 		Client: staleReads{Client: env.Client, unseen: client.ObjectKeyFromObject(pool)},
-		Kind:   blockStorageKind,
 		Config: cfg,
 		View:   fixedView{nodes: 1},
 		Now:    time.Now,
 		Events: env.Client,
-	}
+	}}
 	_, err := r.Reconcile(ctx, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(bs)})
 	require.Error(t, err, "the reconcile is retried")
 	assert.True(t, apierrors.IsAlreadyExists(err), "%v", err)

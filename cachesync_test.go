@@ -41,7 +41,7 @@ func TestWatchedKindsAreTheInformersTheControllersStart(t *testing.T) {
 
 	h.withPooledNodes("watched", 1) // the inventory and the pools
 	two := int32(2)
-	consumers := []client.Object{
+	consumers := []consumerObject{
 		&cephv1alpha1.BlockStorage{ObjectMeta: metav1.ObjectMeta{Name: "watched-block"}},
 		&cephv1alpha1.FileStorage{ObjectMeta: metav1.ObjectMeta{Name: "watched-file"}, Spec: cephv1alpha1.FileStorageSpec{Replicas: &two, MetadataServers: 1}},
 		&cephv1alpha1.ObjectStorage{ObjectMeta: metav1.ObjectMeta{Name: "watched-object"}, Spec: cephv1alpha1.ObjectStorageSpec{GatewayInstances: 1}},
@@ -81,16 +81,11 @@ func TestWatchedKindsAreTheInformersTheControllersStart(t *testing.T) {
 }
 
 // statusOf is a consumer's status, read again.
-func (h *harness) statusOf(obj client.Object) (cephv1alpha1.StorageStatus, error) {
+func (h *harness) statusOf(obj consumerObject) (cephv1alpha1.StorageStatus, error) {
 	if err := h.c.Get(h.ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
 		return cephv1alpha1.StorageStatus{}, err
 	}
-	for _, kind := range consumerKinds {
-		if kindName(kind.NewObject()) == kindName(obj) {
-			return *kind.Status(obj), nil
-		}
-	}
-	return cephv1alpha1.StorageStatus{}, fmt.Errorf("%T is no consumer", obj)
+	return *obj.StorageStatus(), nil
 }
 
 // A kind the plugin may not list (RBAC that grants get but not list and

@@ -1,7 +1,8 @@
 package main
 
 import (
-	"sort"
+	"slices"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -62,14 +63,40 @@ func byAge(pools []cephv1alpha1.DiskPool) []*cephv1alpha1.DiskPool {
 			live = append(live, &pools[i])
 		}
 	}
-	sort.Slice(live, func(i, j int) bool {
-		a, b := live[i], live[j]
-		if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
-			return a.CreationTimestamp.Before(&b.CreationTimestamp)
-		}
-		return a.Name < b.Name
-	})
+	slices.SortFunc(live, olderFirst)
 	return live
+}
+
+// olderFirst is the one order of precedence between objects competing for
+// something: the older (creationTimestamp) first, ties broken by name. It
+// decides which pool owns a contested disk and which consumer holds the
+// default StorageClass.
+func olderFirst[O metav1.Object](a, b O) int {
+	ta, tb := a.GetCreationTimestamp(), b.GetCreationTimestamp()
+	if !ta.Equal(&tb) {
+		if ta.Before(&tb) {
+			return -1
+		}
+		return 1
+	}
+	return strings.Compare(a.GetName(), b.GetName())
+}
+
+// DefaultClassHolder decides, among the live consumers asking for the
+// cluster's default StorageClass, which one holds it: the oldest, ties on
+// name (olderFirst, the rule that also decides contested disks). ok is
+// false when nobody asks.
+func DefaultClassHolder[O metav1.Object](askers []O) (holder O, ok bool) {
+	var live []O
+	for _, a := range askers {
+		if a.GetDeletionTimestamp().IsZero() {
+			live = append(live, a)
+		}
+	}
+	if len(live) == 0 {
+		return holder, false
+	}
+	return slices.MinFunc(live, olderFirst), true
 }
 
 // controllerReference makes a consumer the controller owner of a derived

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -31,12 +31,9 @@ import (
 // Rook object is watched: a missed event must not leave it stuck forever.
 const provisioningBackstop = 5 * time.Minute
 
-// ConsumerReconciler turns a BlockStorage, FileStorage or ObjectStorage into
-// its Rook object and StorageClass (one generic type, one registration per
-// kind). It never adopts an object it does not control.
-type ConsumerReconciler struct {
+// consumerDeps is what every ConsumerReconciler shares.
+type consumerDeps struct {
 	Client client.Client
-	Kind   consumerKind
 	Config Config
 	// View is the plugin's view of the storage cluster (a *ClusterView):
 	// whether the CephCluster is there, and the node count replication is
@@ -48,6 +45,15 @@ type ConsumerReconciler struct {
 	// from the API server (the manager's API reader): they are wanted
 	// only then, and a cluster-wide Event cache would be large.
 	Events client.Reader
+}
+
+// ConsumerReconciler turns a consumer T (a BlockStorage, FileStorage or
+// ObjectStorage) into its Rook object R and StorageClass: one generic
+// type, one registration per kind. It never adopts an object it does not
+// control.
+type ConsumerReconciler[T consumerObject, R client.Object] struct {
+	Kind kind[T, R]
+	consumerDeps
 }
 
 // consumerView is what a consumer reads of the ClusterView.
@@ -62,27 +68,27 @@ type consumerView interface {
 
 // SetupWithManager watches the consumer kind, its derived objects by name
 // (so a foreign object in the way, and its removal, are noticed too) and
-// changes of the union's node count.
-func (r *ConsumerReconciler) SetupWithManager(mgr manager.Manager) error {
+// the ClusterView (the node count, the CephCluster's presence).
+func (r *ConsumerReconciler[T, R]) SetupWithManager(mgr manager.Manager) error {
 	if r.Now == nil {
 		r.Now = time.Now
 	}
 	b := builder.ControllerManagedBy(mgr).
-		Named(strings.ToLower(r.Kind.Kind)).
-		For(r.Kind.NewObject(), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Watches(r.Kind.NewRookObject(), handler.EnqueueRequestsFromMapFunc(r.byDerivedName(r.Config.ClusterNamespace))).
+		Named(strings.ToLower(r.Kind.kind)).
+		For(r.Kind.newObject(), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Watches(r.Kind.newRook(), handler.EnqueueRequestsFromMapFunc(r.byDerivedName(r.Config.ClusterNamespace))).
 		Watches(&storagev1.StorageClass{}, handler.EnqueueRequestsFromMapFunc(r.byDerivedName(""))).
 		WatchesRawSource(source.Channel(r.View.Subscribe(), handler.EnqueueRequestsFromMapFunc(r.all)))
-	if r.Kind.Kind == blockStorageKind.Kind {
-		b = b.Watches(r.Kind.NewObject(), handler.EnqueueRequestsFromMapFunc(r.defaultClassRequesters),
-			builder.WithPredicates(defaultRequestChanged()))
+	if r.Kind.supportsDefaultClass() {
+		b = b.Watches(r.Kind.newObject(), handler.EnqueueRequestsFromMapFunc(r.defaultClassRequesters),
+			builder.WithPredicates(r.defaultRequestChanged()))
 	}
 	return b.Complete(r)
 }
 
 // Reconcile derives the Rook object and StorageClass and writes status.
-func (r *ConsumerReconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-	obj := r.Kind.NewObject()
+func (r *ConsumerReconciler[T, R]) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	obj := r.Kind.newObject()
 	if err := r.Client.Get(ctx, req.NamespacedName, obj); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
@@ -116,57 +122,89 @@ func (r *ConsumerReconciler) Reconcile(ctx context.Context, req reconcile.Reques
 	return reconcile.Result{}, nil
 }
 
-// derive runs the consumer's preconditions in order (the first that fails
-// names the Degraded reason), then creates or patches what it derives.
-func (r *ConsumerReconciler) derive(ctx context.Context, obj client.Object) (consumerOutcome, error) {
-	// Nothing derived works without the CephCluster: the error names it in
-	// status, and the retry notices its return.
-	if _, err := r.View.ClusterDevices(ctx); err != nil {
-		return consumerOutcome{}, err
-	}
-	nodes, err := r.View.Nodes(ctx)
+// derive gathers the input, runs the preconditions (the first that fails
+// names the Degraded reason, and nothing is written), then creates or
+// patches what the consumer derives.
+func (r *ConsumerReconciler[T, R]) derive(ctx context.Context, obj T) (consumerOutcome, error) {
+	in, have, err := r.gather(ctx, obj)
 	if err != nil {
 		return consumerOutcome{}, err
 	}
-	repl, err := ComputeReplication(r.Kind.Replicas(obj), nodes)
-	if errors.Is(err, ErrNoDisks) {
-		return consumerOutcome{Phase: cephv1alpha1.StorageDegraded, Reason: ReasonNoDisks, Message: ErrNoDisks.Error()}, nil
+	if reason, message, failed := firstFailure(in, consumerPreconditions); failed {
+		return consumerOutcome{Phase: cephv1alpha1.StorageDegraded, Reason: reason, Message: message}, nil
 	}
+	repl, err := ComputeReplication(obj.RequestedReplicas(), in.nodes)
 	if err != nil {
 		return consumerOutcome{}, err
 	}
 	out := consumerOutcome{Replication: &repl}
-	prev := r.Kind.Status(obj)
+	prev := obj.StorageStatus()
 	specChanged := prev.ObservedGeneration != 0 && prev.ObservedGeneration != obj.GetGeneration()
 	out.ReplicationChangeReason, out.ReplicationChange = DescribeReplicationChange(prev.Replicas, prev.FailureDomain, repl, specChanged)
 
-	rook, foreign, err := r.ensureRookObject(ctx, obj, repl)
-	if err != nil || foreign != "" {
-		return degradedByForeign(out, foreign), err
+	rook, err := r.ensureRookObject(ctx, obj, have, repl)
+	if err != nil {
+		return out, err
 	}
 	if out.DefaultClass, err = r.defaultClass(ctx, obj); err != nil {
 		return out, err
 	}
-	class := r.Kind.RenderClass(obj, r.Config)
+	class := r.Kind.renderClass(obj, r.Config)
 	if out.DefaultClass != nil && !out.DefaultClass.Held {
 		delete(class.Annotations, DefaultClassAnnotation)
 	}
-	classResult, err := ensureStorageClass(ctx, r.Client, obj.GetUID(), class)
+	drift, err := ensureStorageClass(ctx, r.Client, in.class, class)
 	if err != nil {
 		return out, err
 	}
-	switch {
-	case classResult.Foreign != "":
-		return degradedByForeign(out, classResult.Foreign), nil
-	case len(classResult.Drift) > 0:
+	if len(drift) > 0 {
 		out.Phase, out.Reason = cephv1alpha1.StorageDegraded, ReasonStorageClassDrift
-		out.Message = StorageClassDriftMessage(class.Name, classResult.Drift)
+		out.Message = StorageClassDriftMessage(class.Name, drift)
 		return out, nil
 	}
 	out.StorageClassName = class.Name
 	r.announceReplicationChange(obj, out.ReplicationChange)
+	return r.rookProgress(ctx, rook, out)
+}
 
-	phase := r.Kind.RookPhase(rook)
+// gather reads what the preconditions decide from: the CephCluster's
+// presence, the node count, and the same-named Rook object and
+// StorageClass (have is the Rook object as its own type, when there is
+// one).
+func (r *ConsumerReconciler[T, R]) gather(ctx context.Context, obj T) (in consumerInput, have R, err error) {
+	in = consumerInput{uid: obj.GetUID(), rookKind: r.Kind.rookKind}
+	if _, err := r.View.ClusterDevices(ctx); apierrors.IsNotFound(err) {
+		in.clusterMissing = err
+		return in, have, nil
+	} else if err != nil {
+		return in, have, err
+	}
+	if in.nodes, err = r.View.Nodes(ctx); err != nil {
+		return in, have, err
+	}
+	name := r.Kind.derivedName(obj.GetName())
+	rook := r.Kind.newRook()
+	switch err := r.Client.Get(ctx, client.ObjectKey{Namespace: r.Config.ClusterNamespace, Name: name}, rook); {
+	case err == nil:
+		in.rook, have = rook, rook
+	case !apierrors.IsNotFound(err):
+		return in, have, fmt.Errorf("read %s %s/%s: %w", r.Kind.rookKind, r.Config.ClusterNamespace, name, err)
+	}
+	class := &storagev1.StorageClass{}
+	switch err := r.Client.Get(ctx, client.ObjectKey{Name: name}, class); {
+	case err == nil:
+		in.class = class
+	case !apierrors.IsNotFound(err):
+		return in, have, fmt.Errorf("read StorageClass %s: %w", name, err)
+	}
+	return in, have, nil
+}
+
+// rookProgress is the outcome once everything is written: Ready when
+// Rook says so; otherwise Rook's failure from its Events, or Provisioning.
+func (r *ConsumerReconciler[T, R]) rookProgress(ctx context.Context, rook R, out consumerOutcome) (consumerOutcome, error) {
+	repl := out.Replication
+	phase := r.Kind.rookPhase(rook)
 	if phase == "Ready" {
 		out.Phase, out.Reason = cephv1alpha1.StorageReady, ReasonReady
 		out.Message = joinSentences(repl.Message, defaultClassMessage(out.DefaultClass))
@@ -181,57 +219,43 @@ func (r *ConsumerReconciler) derive(ctx context.Context, obj client.Object) (con
 	if why != "" {
 		out.Phase, out.Reason = cephv1alpha1.StorageDegraded, ReasonRookFailed
 		out.Message = joinSentences(fmt.Sprintf("Rook cannot reconcile %s %s/%s (it retries): %s",
-			r.Kind.RookKind, rook.GetNamespace(), rook.GetName(), why), repl.Message)
+			r.Kind.rookKind, rook.GetNamespace(), rook.GetName(), why), repl.Message)
 		return out, nil
 	}
 	out.Phase, out.Reason = cephv1alpha1.StorageProvisioning, ReasonProvisioning
 	out.Message = joinSentences(fmt.Sprintf("waiting for %s %s/%s to be Ready (phase: %s)",
-		r.Kind.RookKind, r.Config.ClusterNamespace, rook.GetName(), orNone(phase)), repl.Message, defaultClassMessage(out.DefaultClass))
+		r.Kind.rookKind, rook.GetNamespace(), rook.GetName(), orNone(phase)), repl.Message, defaultClassMessage(out.DefaultClass))
 	return out, nil
 }
 
 // rookFailure is why Rook's last reconcile of a Rook object failed, from
 // its Events; empty when it did not, or no Event says.
-func (r *ConsumerReconciler) rookFailure(ctx context.Context, rook client.Object) (string, error) {
+func (r *ConsumerReconciler[T, R]) rookFailure(ctx context.Context, rook R) (string, error) {
 	var events corev1.EventList
 	if err := r.Events.List(ctx, &events, client.InNamespace(rook.GetNamespace()),
 		client.MatchingFields{"involvedObject.uid": string(rook.GetUID())}); err != nil {
-		return "", fmt.Errorf("read the Events of %s %s/%s: %w", r.Kind.RookKind, rook.GetNamespace(), rook.GetName(), err)
+		return "", fmt.Errorf("read the Events of %s %s/%s: %w", r.Kind.rookKind, rook.GetNamespace(), rook.GetName(), err)
 	}
 	why, _ := RookFailure(events.Items, rook.GetUID())
 	return why, nil
 }
 
-func degradedByForeign(out consumerOutcome, foreign string) consumerOutcome {
-	if foreign == "" {
-		return out
-	}
-	out.Phase, out.Reason = cephv1alpha1.StorageDegraded, ReasonForeignObject
-	out.Message = foreign + " already exists and is not owned by this resource; it is left untouched: delete or rename it"
-	return out
-}
-
-// ensureRookObject creates the Rook object, or patches the fields we own
-// when they differ. A same-named object we do not control is reported,
-// never touched.
-func (r *ConsumerReconciler) ensureRookObject(ctx context.Context, obj client.Object, repl Replication) (client.Object, string, error) {
-	want := r.Kind.RenderRook(obj, r.Config, repl)
-	have := r.Kind.NewRookObject()
-	err := r.Client.Get(ctx, client.ObjectKeyFromObject(want), have)
-	switch {
-	case apierrors.IsNotFound(err):
+// ensureRookObject creates the Rook object when there is none (have is
+// nil), or patches the fields we own when they differ. The preconditions
+// made sure an existing one is ours.
+func (r *ConsumerReconciler[T, R]) ensureRookObject(ctx context.Context, obj T, have R, repl Replication) (R, error) {
+	want := r.Kind.renderRook(obj, r.Config, repl)
+	if any(have) == any(*new(R)) {
 		if err := r.Client.Create(ctx, want); err != nil {
-			return nil, "", fmt.Errorf("create %s %s/%s: %w", r.Kind.RookKind, want.GetNamespace(), want.GetName(), err)
+			return want, fmt.Errorf("create %s %s/%s: %w", r.Kind.rookKind, want.GetNamespace(), want.GetName(), err)
 		}
-		return want, "", nil
-	case err != nil:
-		return nil, "", fmt.Errorf("read %s %s/%s: %w", r.Kind.RookKind, want.GetNamespace(), want.GetName(), err)
+		return want, nil
 	}
-	if !IsControlledBy(have, obj.GetUID()) {
-		return nil, fmt.Sprintf("%s %s/%s", r.Kind.RookKind, have.GetNamespace(), have.GetName()), nil
+	base, ok := have.DeepCopyObject().(R)
+	if !ok {
+		return have, fmt.Errorf("a copy of %s %s is a %T", r.Kind.rookKind, have.GetName(), have.DeepCopyObject())
 	}
-	base := have.DeepCopyObject().(client.Object)
-	r.Kind.PatchRook(have, want)
+	r.Kind.patchRook(have, want)
 	labels := have.GetLabels()
 	if labels == nil {
 		labels = map[string]string{}
@@ -241,9 +265,9 @@ func (r *ConsumerReconciler) ensureRookObject(ctx context.Context, obj client.Ob
 	// Optimistic: the patch may replace a list (a filesystem's dataPools)
 	// whole, and a stale read of it must not undo another writer's edit.
 	if err := patchIfChanged(ctx, r.Client, base, have, client.MergeFromWithOptimisticLock{}); err != nil {
-		return nil, "", fmt.Errorf("patch %s %s/%s: %w", r.Kind.RookKind, have.GetNamespace(), have.GetName(), err)
+		return have, fmt.Errorf("patch %s %s/%s: %w", r.Kind.rookKind, have.GetNamespace(), have.GetName(), err)
 	}
-	return have, "", nil
+	return have, nil
 }
 
 // patchIfChanged sends the merge patch from base to obj, or nothing when
@@ -261,43 +285,31 @@ func patchIfChanged(ctx context.Context, c client.Client, base, obj client.Objec
 }
 
 // defaultClass decides, for a consumer that asks for the cluster's default
-// StorageClass, whether it gets it: the oldest asker (ties on name) does.
-func (r *ConsumerReconciler) defaultClass(ctx context.Context, obj client.Object) (*defaultClassOutcome, error) {
-	if !r.Kind.WantsDefaultClass(obj) {
+// StorageClass, whether it gets it (DefaultClassHolder); nil when the
+// consumer does not ask.
+func (r *ConsumerReconciler[T, R]) defaultClass(ctx context.Context, obj T) (*defaultClassOutcome, error) {
+	if !r.Kind.wantsDefault(obj) {
 		return nil, nil
 	}
 	askers, err := r.defaultAskers(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if len(askers) == 0 || askers[0].GetUID() == obj.GetUID() {
+	holder, ok := DefaultClassHolder(askers)
+	if !ok || holder.GetUID() == obj.GetUID() {
 		return &defaultClassOutcome{Held: true}, nil
 	}
 	return &defaultClassOutcome{Message: fmt.Sprintf("not the default StorageClass: older %s %s asked first and holds it",
-		r.Kind.Kind, askers[0].GetName())}, nil
+		r.Kind.kind, holder.GetName())}, nil
 }
 
-// defaultAskers lists the live consumers asking for the default class,
-// oldest first.
-func (r *ConsumerReconciler) defaultAskers(ctx context.Context) ([]client.Object, error) {
-	list := r.Kind.NewList()
-	if err := r.Client.List(ctx, list); err != nil {
+// defaultAskers lists the consumers asking for the default class.
+func (r *ConsumerReconciler[T, R]) defaultAskers(ctx context.Context) ([]T, error) {
+	all, err := r.Kind.list(ctx, r.Client)
+	if err != nil {
 		return nil, err
 	}
-	var askers []client.Object
-	eachObject(list, func(o client.Object) {
-		if o.GetDeletionTimestamp().IsZero() && r.Kind.WantsDefaultClass(o) {
-			askers = append(askers, o)
-		}
-	})
-	sort.Slice(askers, func(i, j int) bool {
-		a, b := askers[i].GetCreationTimestamp(), askers[j].GetCreationTimestamp()
-		if !a.Equal(&b) {
-			return a.Before(&b)
-		}
-		return askers[i].GetName() < askers[j].GetName()
-	})
-	return askers, nil
+	return slices.DeleteFunc(all, func(o T) bool { return !r.Kind.wantsDefault(o) }), nil
 }
 
 func defaultClassMessage(d *defaultClassOutcome) string {
@@ -309,22 +321,22 @@ func defaultClassMessage(d *defaultClassOutcome) string {
 
 // announceReplicationChange makes a resize that moves data
 // visible as an Event; the condition is set with the status.
-func (r *ConsumerReconciler) announceReplicationChange(obj client.Object, change string) {
+func (r *ConsumerReconciler[T, R]) announceReplicationChange(obj T, change string) {
 	if change == "" || r.Recorder == nil {
 		return
 	}
 	r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, "ReplicationChanged", "Resize", "%s", change)
 }
 
-func (r *ConsumerReconciler) writeStatus(ctx context.Context, obj client.Object, out consumerOutcome) error {
-	prev := r.Kind.Status(obj)
+func (r *ConsumerReconciler[T, R]) writeStatus(ctx context.Context, obj T, out consumerOutcome) error {
+	prev := obj.StorageStatus()
 	want := consumerStatus(*prev, out, obj.GetGeneration(), r.Now())
 	if equality.Semantic.DeepEqual(*prev, want) {
 		return nil
 	}
 	patch := statusPatch(want)
 	if err := r.Client.Status().Patch(ctx, obj, patch); err != nil {
-		return fmt.Errorf("write status of %s %s: %w", r.Kind.Kind, obj.GetName(), err)
+		return fmt.Errorf("write status of %s %s: %w", r.Kind.kind, obj.GetName(), err)
 	}
 	logf.FromContext(ctx).V(1).Info("status written", "phase", want.Phase, "message", want.Message)
 	return nil
@@ -332,8 +344,8 @@ func (r *ConsumerReconciler) writeStatus(ctx context.Context, obj client.Object,
 
 // byDerivedName maps a derived object (ours or in the way) back to the
 // consumer its name belongs to.
-func (r *ConsumerReconciler) byDerivedName(namespace string) handler.MapFunc {
-	prefix := r.Kind.DerivedName("")
+func (r *ConsumerReconciler[T, R]) byDerivedName(namespace string) handler.MapFunc {
+	prefix := r.Kind.derivedName("")
 	return func(_ context.Context, o client.Object) []reconcile.Request {
 		if o.GetNamespace() != namespace || !strings.HasPrefix(o.GetName(), prefix) {
 			return nil
@@ -342,37 +354,44 @@ func (r *ConsumerReconciler) byDerivedName(namespace string) handler.MapFunc {
 	}
 }
 
-// all enqueues every consumer of the kind (the union's node count changed).
-func (r *ConsumerReconciler) all(ctx context.Context, _ client.Object) []reconcile.Request {
-	list := r.Kind.NewList()
-	if err := r.Client.List(ctx, list); err != nil {
-		logf.FromContext(ctx).Error(err, "listing consumers", "kind", r.Kind.Kind)
+// all enqueues every consumer of the kind (the node count or the
+// CephCluster's presence changed).
+func (r *ConsumerReconciler[T, R]) all(ctx context.Context, _ client.Object) []reconcile.Request {
+	consumers, err := r.Kind.list(ctx, r.Client)
+	if err != nil {
+		logf.FromContext(ctx).Error(err, "listing consumers", "kind", r.Kind.kind)
 		return nil
 	}
-	var reqs []reconcile.Request
-	eachObject(list, func(o client.Object) {
-		reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Name: o.GetName()}})
-	})
-	return reqs
+	return requestsFor(consumers)
 }
 
 // defaultClassRequesters enqueues every consumer asking for the default
 // class when one asker comes, goes or changes its mind.
-func (r *ConsumerReconciler) defaultClassRequesters(ctx context.Context, _ client.Object) []reconcile.Request {
+func (r *ConsumerReconciler[T, R]) defaultClassRequesters(ctx context.Context, _ client.Object) []reconcile.Request {
 	askers, err := r.defaultAskers(ctx)
 	if err != nil {
 		logf.FromContext(ctx).Error(err, "listing default class askers")
 		return nil
 	}
-	reqs := make([]reconcile.Request, 0, len(askers))
-	for _, a := range askers {
-		reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Name: a.GetName()}})
+	return requestsFor(askers)
+}
+
+func requestsFor[T client.Object](objs []T) []reconcile.Request {
+	reqs := make([]reconcile.Request, 0, len(objs))
+	for _, o := range objs {
+		reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Name: o.GetName()}})
 	}
 	return reqs
 }
 
-func defaultRequestChanged() predicate.Predicate {
-	wants := func(o client.Object) bool { return blockStorageKind.WantsDefaultClass(o) }
+// defaultRequestChanged passes the events that can move the default
+// class: an asker created or deleted, a consumer starting or stopping to
+// ask, an asker being deleted.
+func (r *ConsumerReconciler[T, R]) defaultRequestChanged() predicate.Predicate {
+	wants := func(o client.Object) bool {
+		t, ok := r.Kind.asConsumer(o)
+		return ok && r.Kind.wantsDefault(t)
+	}
 	return predicate.Funcs{
 		CreateFunc: func(e event.CreateEvent) bool { return wants(e.Object) },
 		DeleteFunc: func(e event.DeleteEvent) bool { return wants(e.Object) },
@@ -381,23 +400,6 @@ func defaultRequestChanged() predicate.Predicate {
 				(wants(e.ObjectNew) && e.ObjectOld.GetDeletionTimestamp().IsZero() != e.ObjectNew.GetDeletionTimestamp().IsZero())
 		},
 		GenericFunc: func(event.GenericEvent) bool { return false },
-	}
-}
-
-func eachObject(list client.ObjectList, fn func(client.Object)) {
-	switch l := list.(type) {
-	case *cephv1alpha1.BlockStorageList:
-		for i := range l.Items {
-			fn(&l.Items[i])
-		}
-	case *cephv1alpha1.FileStorageList:
-		for i := range l.Items {
-			fn(&l.Items[i])
-		}
-	case *cephv1alpha1.ObjectStorageList:
-		for i := range l.Items {
-			fn(&l.Items[i])
-		}
 	}
 }
 

@@ -1,9 +1,14 @@
 package main
 
 import (
+	"context"
+	"fmt"
+
 	cephv1 "github.com/rook/rook/pkg/apis/ceph.rook.io/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
 )
@@ -12,132 +17,201 @@ import (
 // manager's cache scope and the caches Start waits for follow this list.
 var consumerKinds = []consumerKind{blockStorageKind, fileStorageKind, objectStorageKind}
 
-// consumerKind adapts one consumer kind to the generic ConsumerReconciler:
-// how to read its spec and status, and how to render and patch the Rook
-// object and StorageClass it derives. Everything kind-specific is here.
-type consumerKind struct {
-	// Kind is the consumer's kind, RookKind the kind of what it derives.
-	Kind, RookKind string
-	NewObject      func() client.Object
-	NewList        func() client.ObjectList
-	NewRookObject  func() client.Object
-	Replicas       func(client.Object) *int32
-	Status         func(client.Object) *cephv1alpha1.StorageStatus
-	// DerivedName is the name of both derived objects.
-	DerivedName func(consumer string) string
-	RenderRook  func(obj client.Object, cfg Config, r Replication) client.Object
-	// PatchRook copies the fields the plugin owns from want into have, so
+// consumerObject is any consumer, as the ConsumerReconciler reads it.
+type consumerObject interface {
+	client.Object
+	StorageStatus() *cephv1alpha1.StorageStatus
+	RequestedReplicas() *int32
+}
+
+// consumerKind is one consumer kind as the plugin's setup, its cache and
+// the tests see it. Its one implementation is kind[T, R].
+type consumerKind interface {
+	Kind() string
+	RookKind() string
+	NewObject() consumerObject
+	NewRookObject() client.Object
+	// DerivedName is the name of both derived objects of a consumer.
+	DerivedName(consumer string) string
+	// List lists the consumers of the kind.
+	List(ctx context.Context, c client.Reader) ([]consumerObject, error)
+	// setupReconciler registers the kind's ConsumerReconciler.
+	setupReconciler(mgr manager.Manager, r consumerDeps) error
+}
+
+// kind describes a consumer kind whose objects are T and whose derived
+// Rook object is R: everything kind-specific is here, typed, so the
+// generic ConsumerReconciler[T, R] never asks what kind it runs.
+type kind[T consumerObject, R client.Object] struct {
+	kind, rookKind string
+	newObject      func() T
+	newList        func() client.ObjectList
+	newRook        func() R
+	derivedName    func(consumer string) string
+	renderRook     func(obj T, cfg Config, r Replication) R
+	// patchRook copies the fields the plugin owns from want into have, so
 	// a merge patch from the old have touches nothing a concurrent writer
 	// set (nor fields Rook's older Go types do not know).
-	PatchRook   func(have, want client.Object)
-	RookPhase   func(client.Object) string
-	RenderClass func(obj client.Object, cfg Config) *storagev1.StorageClass
-	// WantsDefaultClass is whether the consumer asks for the cluster's
-	// default StorageClass (BlockStorage only).
-	WantsDefaultClass func(client.Object) bool
+	patchRook   func(have, want R)
+	rookPhase   func(R) string
+	renderClass func(obj T, cfg Config) *storagev1.StorageClass
+	// wantsDefaultClass is an optional capability: set for a kind whose
+	// consumers may ask for the cluster's default StorageClass.
+	wantsDefaultClass func(T) bool
 }
 
-var blockStorageKind = consumerKind{
-	Kind:          "BlockStorage",
-	RookKind:      "CephBlockPool",
-	NewObject:     func() client.Object { return &cephv1alpha1.BlockStorage{} },
-	NewList:       func() client.ObjectList { return &cephv1alpha1.BlockStorageList{} },
-	NewRookObject: func() client.Object { return &cephv1.CephBlockPool{} },
-	Replicas:      func(o client.Object) *int32 { return o.(*cephv1alpha1.BlockStorage).Spec.Replicas },
-	Status:        func(o client.Object) *cephv1alpha1.StorageStatus { return &o.(*cephv1alpha1.BlockStorage).Status },
-	DerivedName:   BlockPoolName,
-	RenderRook: func(o client.Object, cfg Config, r Replication) client.Object {
-		return RenderBlockPool(o.(*cephv1alpha1.BlockStorage), cfg.ClusterNamespace, r)
-	},
-	PatchRook: func(have, want client.Object) {
-		h, w := have.(*cephv1.CephBlockPool), want.(*cephv1.CephBlockPool)
-		patchPool(&h.Spec.PoolSpec, w.Spec.PoolSpec)
-	},
-	RookPhase: func(o client.Object) string {
-		if s := o.(*cephv1.CephBlockPool).Status; s != nil {
-			return string(s.Phase)
+func (k kind[T, R]) Kind() string                       { return k.kind }
+func (k kind[T, R]) RookKind() string                   { return k.rookKind }
+func (k kind[T, R]) NewObject() consumerObject          { return k.newObject() }
+func (k kind[T, R]) NewRookObject() client.Object       { return k.newRook() }
+func (k kind[T, R]) DerivedName(consumer string) string { return k.derivedName(consumer) }
+
+func (k kind[T, R]) List(ctx context.Context, c client.Reader) ([]consumerObject, error) {
+	items, err := k.list(ctx, c)
+	out := make([]consumerObject, 0, len(items))
+	for _, o := range items {
+		out = append(out, o)
+	}
+	return out, err
+}
+
+// list lists the consumers of the kind, typed.
+func (k kind[T, R]) list(ctx context.Context, c client.Reader) ([]T, error) {
+	list := k.newList()
+	if err := c.List(ctx, list); err != nil {
+		return nil, fmt.Errorf("list %ss: %w", k.kind, err)
+	}
+	items, err := apimeta.ExtractList(list)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]T, 0, len(items))
+	for _, item := range items {
+		o, ok := item.(T)
+		if !ok {
+			return nil, fmt.Errorf("a %s list holds a %T", k.kind, item)
 		}
-		return ""
-	},
-	RenderClass: func(o client.Object, cfg Config) *storagev1.StorageClass {
-		return RenderRBDStorageClass(o.(*cephv1alpha1.BlockStorage), cfg)
-	},
-	WantsDefaultClass: func(o client.Object) bool { return o.(*cephv1alpha1.BlockStorage).Spec.Default },
+		out = append(out, o)
+	}
+	return out, nil
 }
 
-var fileStorageKind = consumerKind{
-	Kind:          "FileStorage",
-	RookKind:      "CephFilesystem",
-	NewObject:     func() client.Object { return &cephv1alpha1.FileStorage{} },
-	NewList:       func() client.ObjectList { return &cephv1alpha1.FileStorageList{} },
-	NewRookObject: func() client.Object { return &cephv1.CephFilesystem{} },
-	Replicas:      func(o client.Object) *int32 { return o.(*cephv1alpha1.FileStorage).Spec.Replicas },
-	Status:        func(o client.Object) *cephv1alpha1.StorageStatus { return &o.(*cephv1alpha1.FileStorage).Status },
-	DerivedName:   FilesystemName,
-	RenderRook: func(o client.Object, cfg Config, r Replication) client.Object {
-		return RenderFilesystem(o.(*cephv1alpha1.FileStorage), cfg.ClusterNamespace, r)
+// asConsumer is o as the kind's type, when it is one.
+func (k kind[T, R]) asConsumer(o client.Object) (T, bool) {
+	t, ok := o.(T)
+	return t, ok
+}
+
+// supportsDefaultClass says whether the kind has the default-class
+// capability.
+func (k kind[T, R]) supportsDefaultClass() bool { return k.wantsDefaultClass != nil }
+
+// wantsDefault says whether a consumer asks for the default class.
+func (k kind[T, R]) wantsDefault(o T) bool {
+	return k.wantsDefaultClass != nil && k.wantsDefaultClass(o)
+}
+
+func (k kind[T, R]) setupReconciler(mgr manager.Manager, deps consumerDeps) error {
+	r := &ConsumerReconciler[T, R]{Kind: k, consumerDeps: deps}
+	return r.SetupWithManager(mgr)
+}
+
+func blockPoolPhase(p *cephv1.CephBlockPool) string {
+	if p.Status == nil {
+		return ""
+	}
+	return string(p.Status.Phase)
+}
+
+func filesystemPhase(f *cephv1.CephFilesystem) string {
+	if f.Status == nil {
+		return ""
+	}
+	return string(f.Status.Phase)
+}
+
+func objectStorePhase(o *cephv1.CephObjectStore) string {
+	if o.Status == nil {
+		return ""
+	}
+	return string(o.Status.Phase)
+}
+
+var blockStorageKind = kind[*cephv1alpha1.BlockStorage, *cephv1.CephBlockPool]{
+	kind:        "BlockStorage",
+	rookKind:    "CephBlockPool",
+	newObject:   func() *cephv1alpha1.BlockStorage { return &cephv1alpha1.BlockStorage{} },
+	newList:     func() client.ObjectList { return &cephv1alpha1.BlockStorageList{} },
+	newRook:     func() *cephv1.CephBlockPool { return &cephv1.CephBlockPool{} },
+	derivedName: BlockPoolName,
+	renderRook: func(o *cephv1alpha1.BlockStorage, cfg Config, r Replication) *cephv1.CephBlockPool {
+		return RenderBlockPool(o, cfg.ClusterNamespace, r)
 	},
-	PatchRook: func(have, want client.Object) {
-		h, w := have.(*cephv1.CephFilesystem), want.(*cephv1.CephFilesystem)
-		patchPool(&h.Spec.MetadataPool.PoolSpec, w.Spec.MetadataPool.PoolSpec)
-		for _, wantPool := range w.Spec.DataPools {
+	patchRook: func(have, want *cephv1.CephBlockPool) {
+		patchPool(&have.Spec.PoolSpec, want.Spec.PoolSpec)
+	},
+	rookPhase: blockPoolPhase,
+	renderClass: func(o *cephv1alpha1.BlockStorage, cfg Config) *storagev1.StorageClass {
+		return RenderRBDStorageClass(o, cfg)
+	},
+	wantsDefaultClass: func(o *cephv1alpha1.BlockStorage) bool { return o.Spec.Default },
+}
+
+var fileStorageKind = kind[*cephv1alpha1.FileStorage, *cephv1.CephFilesystem]{
+	kind:        "FileStorage",
+	rookKind:    "CephFilesystem",
+	newObject:   func() *cephv1alpha1.FileStorage { return &cephv1alpha1.FileStorage{} },
+	newList:     func() client.ObjectList { return &cephv1alpha1.FileStorageList{} },
+	newRook:     func() *cephv1.CephFilesystem { return &cephv1.CephFilesystem{} },
+	derivedName: FilesystemName,
+	renderRook: func(o *cephv1alpha1.FileStorage, cfg Config, r Replication) *cephv1.CephFilesystem {
+		return RenderFilesystem(o, cfg.ClusterNamespace, r)
+	},
+	patchRook: func(have, want *cephv1.CephFilesystem) {
+		patchPool(&have.Spec.MetadataPool.PoolSpec, want.Spec.MetadataPool.PoolSpec)
+		for _, wantPool := range want.Spec.DataPools {
 			found := false
-			for i := range h.Spec.DataPools {
-				if h.Spec.DataPools[i].Name == wantPool.Name {
-					patchPool(&h.Spec.DataPools[i].PoolSpec, wantPool.PoolSpec)
+			for i := range have.Spec.DataPools {
+				if have.Spec.DataPools[i].Name == wantPool.Name {
+					patchPool(&have.Spec.DataPools[i].PoolSpec, wantPool.PoolSpec)
 					found = true
 				}
 			}
 			if !found {
-				h.Spec.DataPools = append(h.Spec.DataPools, wantPool)
+				have.Spec.DataPools = append(have.Spec.DataPools, wantPool)
 			}
 		}
-		h.Spec.PreserveFilesystemOnDelete = w.Spec.PreserveFilesystemOnDelete
-		h.Spec.MetadataServer.ActiveCount = w.Spec.MetadataServer.ActiveCount
-		h.Spec.MetadataServer.ActiveStandby = w.Spec.MetadataServer.ActiveStandby
+		have.Spec.PreserveFilesystemOnDelete = want.Spec.PreserveFilesystemOnDelete
+		have.Spec.MetadataServer.ActiveCount = want.Spec.MetadataServer.ActiveCount
+		have.Spec.MetadataServer.ActiveStandby = want.Spec.MetadataServer.ActiveStandby
 	},
-	RookPhase: func(o client.Object) string {
-		if s := o.(*cephv1.CephFilesystem).Status; s != nil {
-			return string(s.Phase)
-		}
-		return ""
+	rookPhase: filesystemPhase,
+	renderClass: func(o *cephv1alpha1.FileStorage, cfg Config) *storagev1.StorageClass {
+		return RenderCephFSStorageClass(o, cfg)
 	},
-	RenderClass: func(o client.Object, cfg Config) *storagev1.StorageClass {
-		return RenderCephFSStorageClass(o.(*cephv1alpha1.FileStorage), cfg)
-	},
-	WantsDefaultClass: func(client.Object) bool { return false },
 }
 
-var objectStorageKind = consumerKind{
-	Kind:          "ObjectStorage",
-	RookKind:      "CephObjectStore",
-	NewObject:     func() client.Object { return &cephv1alpha1.ObjectStorage{} },
-	NewList:       func() client.ObjectList { return &cephv1alpha1.ObjectStorageList{} },
-	NewRookObject: func() client.Object { return &cephv1.CephObjectStore{} },
-	Replicas:      func(o client.Object) *int32 { return o.(*cephv1alpha1.ObjectStorage).Spec.Replicas },
-	Status:        func(o client.Object) *cephv1alpha1.StorageStatus { return &o.(*cephv1alpha1.ObjectStorage).Status },
-	DerivedName:   ObjectStoreName,
-	RenderRook: func(o client.Object, cfg Config, r Replication) client.Object {
-		return RenderObjectStore(o.(*cephv1alpha1.ObjectStorage), cfg.ClusterNamespace, r)
+var objectStorageKind = kind[*cephv1alpha1.ObjectStorage, *cephv1.CephObjectStore]{
+	kind:        "ObjectStorage",
+	rookKind:    "CephObjectStore",
+	newObject:   func() *cephv1alpha1.ObjectStorage { return &cephv1alpha1.ObjectStorage{} },
+	newList:     func() client.ObjectList { return &cephv1alpha1.ObjectStorageList{} },
+	newRook:     func() *cephv1.CephObjectStore { return &cephv1.CephObjectStore{} },
+	derivedName: ObjectStoreName,
+	renderRook: func(o *cephv1alpha1.ObjectStorage, cfg Config, r Replication) *cephv1.CephObjectStore {
+		return RenderObjectStore(o, cfg.ClusterNamespace, r)
 	},
-	PatchRook: func(have, want client.Object) {
-		h, w := have.(*cephv1.CephObjectStore), want.(*cephv1.CephObjectStore)
-		patchPool(&h.Spec.MetadataPool, w.Spec.MetadataPool)
-		patchPool(&h.Spec.DataPool, w.Spec.DataPool)
-		h.Spec.PreservePoolsOnDelete = w.Spec.PreservePoolsOnDelete
-		h.Spec.Gateway.Port = w.Spec.Gateway.Port
-		h.Spec.Gateway.Instances = w.Spec.Gateway.Instances
+	patchRook: func(have, want *cephv1.CephObjectStore) {
+		patchPool(&have.Spec.MetadataPool, want.Spec.MetadataPool)
+		patchPool(&have.Spec.DataPool, want.Spec.DataPool)
+		have.Spec.PreservePoolsOnDelete = want.Spec.PreservePoolsOnDelete
+		have.Spec.Gateway.Port = want.Spec.Gateway.Port
+		have.Spec.Gateway.Instances = want.Spec.Gateway.Instances
 	},
-	RookPhase: func(o client.Object) string {
-		if s := o.(*cephv1.CephObjectStore).Status; s != nil {
-			return string(s.Phase)
-		}
-		return ""
+	rookPhase: objectStorePhase,
+	renderClass: func(o *cephv1alpha1.ObjectStorage, cfg Config) *storagev1.StorageClass {
+		return RenderBucketStorageClass(o, cfg)
 	},
-	RenderClass: func(o client.Object, cfg Config) *storagev1.StorageClass {
-		return RenderBucketStorageClass(o.(*cephv1alpha1.ObjectStorage), cfg)
-	},
-	WantsDefaultClass: func(client.Object) bool { return false },
 }
 
 // patchPool copies the replication a consumer decides onto a pool spec,

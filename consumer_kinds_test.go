@@ -30,26 +30,22 @@ func rookPools(obj client.Object) map[string]*cephv1.PoolSpec {
 // set enableCrushUpdates gets it on its next reconcile, so that its
 // failure domain can change; rendering alone would reach new pools only.
 func TestPatchRookCopiesEnableCrushUpdates(t *testing.T) {
-	consumers := map[string]client.Object{
-		"BlockStorage":  blockStorage("fast"),
-		"FileStorage":   fileStorage("shared", 1),
-		"ObjectStorage": objectStorage("s3", 1),
+	t.Run("BlockStorage", func(t *testing.T) { checkPatchCopiesCrushUpdates(t, blockStorageKind, blockStorage("fast")) })
+	t.Run("FileStorage", func(t *testing.T) { checkPatchCopiesCrushUpdates(t, fileStorageKind, fileStorage("shared", 1)) })
+	t.Run("ObjectStorage", func(t *testing.T) { checkPatchCopiesCrushUpdates(t, objectStorageKind, objectStorage("s3", 1)) })
+}
+
+func checkPatchCopiesCrushUpdates[T consumerObject, R client.Object](t *testing.T, k kind[T, R], consumer T) {
+	have := k.renderRook(consumer, testConfig(), mustReplication(t, nil, 1))
+	for _, pool := range rookPools(have) {
+		pool.EnableCrushUpdates = false // as the plugin wrote it before
 	}
-	for _, kind := range []consumerKind{blockStorageKind, fileStorageKind, objectStorageKind} {
-		t.Run(kind.Kind, func(t *testing.T) {
-			consumer := consumers[kind.Kind]
-			have := kind.RenderRook(consumer, testConfig(), mustReplication(t, nil, 1))
-			for _, pool := range rookPools(have) {
-				pool.EnableCrushUpdates = false // as the plugin wrote it before
-			}
-			want := kind.RenderRook(consumer, testConfig(), mustReplication(t, nil, 2))
-			kind.PatchRook(have, want)
-			pools := rookPools(have)
-			require.NotEmpty(t, pools)
-			for name, pool := range pools {
-				assert.True(t, pool.EnableCrushUpdates, "%s", name)
-				assert.Equal(t, "host", pool.FailureDomain, "%s", name)
-			}
-		})
+	want := k.renderRook(consumer, testConfig(), mustReplication(t, nil, 2))
+	k.patchRook(have, want)
+	pools := rookPools(have)
+	require.NotEmpty(t, pools)
+	for name, pool := range pools {
+		assert.True(t, pool.EnableCrushUpdates, "%s", name)
+		assert.Equal(t, "host", pool.FailureDomain, "%s", name)
 	}
 }

@@ -299,10 +299,10 @@ func setupReconcilers(mgr manager.Manager, cfg Config, host pluginruntime.Host) 
 	if err := statuses.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("disk pool status controller: %w", err)
 	}
+	deps := consumerDeps{Client: c, Config: cfg, View: view, Recorder: recorder, Events: mgr.GetAPIReader()}
 	for _, kind := range consumerKinds {
-		r := &ConsumerReconciler{Client: c, Kind: kind, Config: cfg, View: view, Recorder: recorder, Events: mgr.GetAPIReader()}
-		if err := r.SetupWithManager(mgr); err != nil {
-			return fmt.Errorf("%s controller: %w", kind.Kind, err)
+		if err := kind.setupReconciler(mgr, deps); err != nil {
+			return fmt.Errorf("%s controller: %w", kind.Kind(), err)
 		}
 	}
 	if cfg.DevLoopDevices {

@@ -344,7 +344,7 @@ func TestReliabilityConcurrentWriters(t *testing.T) {
 				return err
 			}
 			if size := replicatedSize(rook); size != 2 {
-				return fmt.Errorf("%s %s has size %d, want 2", kind.RookKind, rook.GetName(), size)
+				return fmt.Errorf("%s %s has size %d, want 2", kind.RookKind(), rook.GetName(), size)
 			}
 		}
 		listed := ClusterDevices(h.cluster())

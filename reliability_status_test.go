@@ -82,7 +82,7 @@ func TestReliabilityUnsatisfiableObjectsSayWhy(t *testing.T) {
 	})
 
 	t.Run("a FileStorage and an ObjectStorage whose StorageClass name is taken", func(t *testing.T) {
-		for _, obj := range []client.Object{
+		for _, obj := range []consumerObject{
 			&cephv1alpha1.FileStorage{ObjectMeta: metav1.ObjectMeta{Name: "why-file"}, Spec: cephv1alpha1.FileStorageSpec{MetadataServers: 1}},
 			&cephv1alpha1.ObjectStorage{ObjectMeta: metav1.ObjectMeta{Name: "why-object"}, Spec: cephv1alpha1.ObjectStorageSpec{GatewayInstances: 1}},
 		} {
@@ -91,13 +91,13 @@ func TestReliabilityUnsatisfiableObjectsSayWhy(t *testing.T) {
 			require.NoError(t, h.c.Create(h.ctx, taken))
 			require.NoError(t, h.c.Get(h.ctx, client.ObjectKeyFromObject(taken), taken))
 			h.createConsumer(obj)
-			h.eventually(kind.Kind+" is Degraded naming the class", func() error {
+			h.eventually(kind.Kind()+" is Degraded naming the class", func() error {
 				if err := h.c.Get(h.ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
 					return err
 				}
-				s := kind.Status(obj)
+				s := obj.StorageStatus()
 				if s.Phase != cephv1alpha1.StorageDegraded || !strings.Contains(s.Message, "StorageClass "+taken.Name+" already exists and is not owned by this resource") {
-					return fmt.Errorf("%s status %+v", kind.Kind, s)
+					return fmt.Errorf("%s status %+v", kind.Kind(), s)
 				}
 				return nil
 			})

@@ -241,16 +241,16 @@ func observeState(ctx context.Context, c client.Client, cfg Config) (clusterStat
 		s.Conditions = timeless(s.Conditions)
 		put("DiskPool/"+p.Name, s)
 	}
-	for _, kind := range []consumerKind{blockStorageKind, fileStorageKind, objectStorageKind} {
-		list := kind.NewList()
-		if err := c.List(ctx, list); err != nil {
+	for _, kind := range consumerKinds {
+		consumers, err := kind.List(ctx, c)
+		if err != nil {
 			return nil, err
 		}
-		eachObject(list, func(o client.Object) {
-			s := *kind.Status(o)
+		for _, o := range consumers {
+			s := *o.StorageStatus()
 			s.Conditions = timeless(s.Conditions)
-			put(kind.Kind+"/"+o.GetName(), s)
-		})
+			put(kind.Kind()+"/"+o.GetName(), s)
+		}
 	}
 	cluster := &unstructured.Unstructured{}
 	cluster.SetGroupVersionKind(cephClusterGVK)

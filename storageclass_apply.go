@@ -5,42 +5,27 @@ import (
 	"fmt"
 
 	storagev1 "k8s.io/api/storage/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// storageClassResult is what ensureStorageClass found.
-type storageClassResult struct {
-	// Foreign names a same-named class the consumer does not control.
-	Foreign string
-	// Drift lists immutable fields that differ (StorageClassDrift).
-	Drift []string
-}
-
-// ensureStorageClass creates the class, or brings the mutable fields of a
-// class its owner already controls (labels, the default-class annotation,
-// allowVolumeExpansion) in line. Immutable fields are never sent: the API
-// server refuses them, so drift there is reported instead.
-func ensureStorageClass(ctx context.Context, c client.Client, owner types.UID, want *storagev1.StorageClass) (storageClassResult, error) {
-	var have storagev1.StorageClass
-	err := c.Get(ctx, client.ObjectKeyFromObject(want), &have)
-	switch {
-	case apierrors.IsNotFound(err):
+// ensureStorageClass creates the class when there is none (have is nil),
+// or brings the mutable fields of the class the consumer controls (the
+// preconditions checked that) in line: labels, the default-class
+// annotation, allowVolumeExpansion. Immutable fields are never sent: the
+// API server refuses them, so drift there is returned instead
+// (StorageClassDrift), and nothing is written. have is not modified.
+func ensureStorageClass(ctx context.Context, c client.Client, have, want *storagev1.StorageClass) ([]string, error) {
+	if have == nil {
 		if err := c.Create(ctx, want); err != nil {
-			return storageClassResult{}, fmt.Errorf("create StorageClass %s: %w", want.Name, err)
+			return nil, fmt.Errorf("create StorageClass %s: %w", want.Name, err)
 		}
-		return storageClassResult{}, nil
-	case err != nil:
-		return storageClassResult{}, fmt.Errorf("read StorageClass %s: %w", want.Name, err)
+		return nil, nil
 	}
-	if !IsControlledBy(&have, owner) {
-		return storageClassResult{Foreign: "StorageClass " + have.Name}, nil
+	if drift := StorageClassDrift(want, have); len(drift) > 0 {
+		return drift, nil
 	}
-	if drift := StorageClassDrift(want, &have); len(drift) > 0 {
-		return storageClassResult{Drift: drift}, nil
-	}
-	base := have.DeepCopy()
+	base := have
+	have = have.DeepCopy()
 	if have.Labels == nil {
 		have.Labels = map[string]string{}
 	}
@@ -56,8 +41,8 @@ func ensureStorageClass(ctx context.Context, c client.Client, owner types.UID, w
 		delete(have.Annotations, DefaultClassAnnotation)
 	}
 	have.AllowVolumeExpansion = want.AllowVolumeExpansion
-	if err := patchIfChanged(ctx, c, base, &have); err != nil {
-		return storageClassResult{}, fmt.Errorf("patch StorageClass %s: %w", have.Name, err)
+	if err := patchIfChanged(ctx, c, base, have); err != nil {
+		return nil, fmt.Errorf("patch StorageClass %s: %w", have.Name, err)
 	}
-	return storageClassResult{}, nil
+	return nil, nil
 }

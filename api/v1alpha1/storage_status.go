@@ -46,3 +46,21 @@ type StorageStatus struct {
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
+
+// StorageStatus returns the status every consumer kind shares.
+func (b *BlockStorage) StorageStatus() *StorageStatus { return &b.Status }
+
+// RequestedReplicas is spec.replicas (nil: automatic).
+func (b *BlockStorage) RequestedReplicas() *int32 { return b.Spec.Replicas }
+
+// StorageStatus returns the status every consumer kind shares.
+func (f *FileStorage) StorageStatus() *StorageStatus { return &f.Status }
+
+// RequestedReplicas is spec.replicas (nil: automatic).
+func (f *FileStorage) RequestedReplicas() *int32 { return f.Spec.Replicas }
+
+// StorageStatus returns the status every consumer kind shares.
+func (o *ObjectStorage) StorageStatus() *StorageStatus { return &o.Status }
+
+// RequestedReplicas is spec.replicas (nil: automatic).
+func (o *ObjectStorage) RequestedReplicas() *int32 { return o.Spec.Replicas }
