@@ -4,25 +4,32 @@ import (
 	"context"
 	"fmt"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/fundament-oss/ceph-rook/pluginruntime"
 )
 
 // clusterHealthReconciler makes the plugin's own status follow the storage
 // cluster: degraded, with the CephCluster's message, while it reports
-// Failure or HEALTH_ERR; running otherwise.
+// Failure or HEALTH_ERR, is being deleted, or is gone; running otherwise.
 type clusterHealthReconciler struct {
 	Client  client.Client
 	Cluster types.NamespacedName
 	Host    pluginruntime.Host
+	// Presence is told when the CephCluster comes or goes
+	// (ClusterView.Subscribe): a CephCluster missing at start-up sends no
+	// event of its own.
+	Presence <-chan event.GenericEvent
 }
 
 func (r *clusterHealthReconciler) SetupWithManager(mgr manager.Manager) error {
@@ -33,14 +40,22 @@ func (r *clusterHealthReconciler) SetupWithManager(mgr manager.Manager) error {
 		For(cluster, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
 			return o.GetNamespace() == r.Cluster.Namespace && o.GetName() == r.Cluster.Name
 		}), healthChanged())).
+		WatchesRawSource(source.Channel(r.Presence, handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
+			return []reconcile.Request{{NamespacedName: r.Cluster}}
+		}))).
 		Complete(r)
 }
 
 func (r *clusterHealthReconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
 	cluster := &unstructured.Unstructured{}
 	cluster.SetGroupVersionKind(cephClusterGVK)
-	if err := r.Client.Get(ctx, r.Cluster, cluster); err != nil {
-		return reconcile.Result{}, client.IgnoreNotFound(err)
+	err := r.Client.Get(ctx, r.Cluster, cluster)
+	if apierrors.IsNotFound(err) {
+		r.Host.ReportStatus(PluginStatusForMissingCluster(r.Cluster))
+		return reconcile.Result{}, nil
+	}
+	if err != nil {
+		return reconcile.Result{}, err
 	}
 	r.Host.ReportStatus(PluginStatusForCluster(cluster))
 	return reconcile.Result{}, nil
@@ -56,8 +71,24 @@ func healthChanged() predicate.Predicate {
 	}}
 }
 
-// PluginStatusForCluster is the plugin status a CephCluster's status implies.
+// PluginStatusForMissingCluster is the plugin's status while its
+// CephCluster does not exist: loud, since every disk and consumer waits on
+// it, and saying what the operator can do (see ensureCephCluster for why
+// the plugin does not create it again).
+func PluginStatusForMissingCluster(cluster types.NamespacedName) pluginruntime.PluginStatus {
+	return pluginruntime.PluginStatus{Phase: pluginruntime.PhaseDegraded, Message: fmt.Sprintf(
+		"storage cluster: CephCluster %s was deleted and is not created again (a new cluster would not own the OSDs on the disks); "+
+			"restore it to recover, or, to start over, wipe the disks and %s on every node and delete ConfigMap %s/%s, then restart the plugin",
+		cluster, dataDirHostPath, cluster.Namespace, ClusterRecordName)}
+}
+
+// PluginStatusForCluster is the plugin status a CephCluster implies.
 func PluginStatusForCluster(cluster *unstructured.Unstructured) pluginruntime.PluginStatus {
+	if cluster.GetDeletionTimestamp() != nil {
+		return pluginruntime.PluginStatus{Phase: pluginruntime.PhaseDegraded, Message: fmt.Sprintf(
+			"storage cluster: CephCluster %s/%s is being deleted (Rook holds it while pools, filesystems or object stores use it); once gone it is not created again",
+			cluster.GetNamespace(), cluster.GetName())}
+	}
 	phase, _, _ := unstructured.NestedString(cluster.Object, "status", "phase")
 	health, _, _ := unstructured.NestedString(cluster.Object, "status", "ceph", "health")
 	message, _, _ := unstructured.NestedString(cluster.Object, "status", "message")

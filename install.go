@@ -121,21 +121,42 @@ func install(ctx context.Context, c client.Client, charts chartInstaller, cfg Co
 	return nil
 }
 
-// ensureCephCluster creates the singleton CephCluster when there is none.
-// On one the plugin created (its label says so) it applies the settings the
-// configuration owns (ApplyClusterSettings) with a merge patch of those
-// fields alone; spec.storage belongs to the DiskPool reconciler and the
-// rest to whoever set it. A CephCluster someone else made is not written:
-// a difference from the configuration is logged, naming the fields.
+// ensureCephCluster creates the singleton CephCluster when there is none
+// and there never was one (ClusterRecordName). On one the plugin created
+// (its label says so) it applies the settings the configuration owns
+// (ApplyClusterSettings) with a merge patch of those fields alone;
+// spec.storage belongs to the device-list job and the rest to whoever set
+// it. A CephCluster someone else made is not written: a difference from the
+// configuration is logged, naming the fields.
+//
+// A CephCluster that was there and is gone is not created again: Rook
+// garbage-collects its mon Secret (the cluster's fsid and keys) with it, so
+// a new one would be a new Ceph cluster, whose mons do not start on the old
+// ones' data in dataDirHostPath and whose OSDs do not take the disks that
+// hold the old cluster's OSDs. The plugin says so (degraded) and waits for
+// the operator to restore it, or to start over deliberately.
 func ensureCephCluster(ctx context.Context, c client.Client, cfg Config, log *slog.Logger) (bool, error) {
 	want := BootstrapCephCluster(cfg)
 	have := &cephv1.CephCluster{}
 	err := c.Get(ctx, client.ObjectKeyFromObject(want), have)
 	switch {
 	case err == nil:
+		if err := recordCephCluster(ctx, c, have); err != nil {
+			return false, err
+		}
 		return false, applyClusterSettings(ctx, c, have, cfg, log)
 	case !apierrors.IsNotFound(err):
 		return false, fmt.Errorf("read CephCluster %s/%s: %w", want.Namespace, want.Name, err)
+	}
+	record := &corev1.ConfigMap{}
+	err = c.Get(ctx, client.ObjectKey{Namespace: want.Namespace, Name: ClusterRecordName}, record)
+	switch {
+	case err == nil:
+		log.Error("the CephCluster was deleted; the plugin does not create it again (a new one would not own the OSDs on the disks): restore it, or delete the record to start over",
+			"namespace", want.Namespace, "name", want.Name, "record", ClusterRecordName, "recordedUID", record.Data[clusterRecordUIDKey])
+		return false, nil
+	case !apierrors.IsNotFound(err):
+		return false, fmt.Errorf("read ConfigMap %s/%s: %w", want.Namespace, ClusterRecordName, err)
 	}
 	if err := createNamespaceIfMissing(ctx, c, want.Namespace); err != nil {
 		return false, err
@@ -143,7 +164,33 @@ func ensureCephCluster(ctx context.Context, c client.Client, cfg Config, log *sl
 	if err := c.Create(ctx, want); err != nil && !apierrors.IsAlreadyExists(err) {
 		return false, fmt.Errorf("create CephCluster %s/%s: %w", want.Namespace, want.Name, err)
 	}
-	return true, nil
+	return true, recordCephCluster(ctx, c, want)
+}
+
+// ClusterRecordName is the ConfigMap beside the CephCluster that records
+// that there was one. It is deliberately not owned by the CephCluster: it
+// must outlive it. Deleting it (after cleaning the disks and
+// dataDirHostPath) lets the plugin create a new CephCluster on its next
+// start.
+const ClusterRecordName = "ceph-rook-cephcluster-record"
+
+const clusterRecordUIDKey = "uid"
+
+// recordCephCluster writes the record of a CephCluster, once.
+func recordCephCluster(ctx context.Context, c client.Client, cluster *cephv1.CephCluster) error {
+	record := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: ClusterRecordName, Namespace: cluster.Namespace,
+			Labels: map[string]string{ManagedByLabel: ManagedByValue}},
+		Data: map[string]string{"cephCluster": cluster.Name, clusterRecordUIDKey: string(cluster.UID)},
+	}
+	err := c.Get(ctx, client.ObjectKeyFromObject(record), &corev1.ConfigMap{})
+	if !apierrors.IsNotFound(err) {
+		return err
+	}
+	if err := c.Create(ctx, record); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("record the CephCluster in ConfigMap %s/%s: %w", record.Namespace, record.Name, err)
+	}
+	return nil
 }
 
 // applyClusterSettings brings an existing CephCluster's configured fields

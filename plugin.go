@@ -311,6 +311,6 @@ func setupReconcilers(mgr manager.Manager, cfg Config, host pluginruntime.Host) 
 			return fmt.Errorf("loop-device discovery controller: %w", err)
 		}
 	}
-	health := &clusterHealthReconciler{Client: c, Cluster: cluster, Host: host}
+	health := &clusterHealthReconciler{Client: c, Cluster: cluster, Host: host, Presence: view.Subscribe()}
 	return health.SetupWithManager(mgr)
 }
