@@ -203,16 +203,22 @@ export function byName(a, b) {
   return a.metadata.name.localeCompare(b.metadata.name);
 }
 
-// capacitySection shows the CephCluster's raw capacity as a bar, or why it cannot.
+// capacitySection shows the raw capacity of the CephCluster the DiskPools
+// feed (each pool's status names it: the plugin's configured cluster, which
+// need not be the only CephCluster there is), or why it cannot.
 export async function capacitySection() {
   const section = card(heading('Cluster raw capacity', 3));
   try {
-    const { items } = await sdk().k8s.list(RESOURCES.cephclusters);
-    const cluster = [...items].sort(byName)[0];
-    const capacity = cluster && cluster.status && cluster.status.ceph && cluster.status.ceph.capacity;
-    if (!cluster) section.append(hint('No CephCluster exists yet.'));
-    else if (!capacity || !capacity.bytesTotal) section.append(hint(`CephCluster ${cluster.metadata.name} reports no capacity yet.`));
-    else section.append(capacityMeter(capacity), hint('Raw capacity across every OSD, before replication; shared by every pool and storage kind.'));
+    const { items: pools } = await sdk().k8s.list(RESOURCES.diskpools);
+    const ref = [...pools].sort(byName).map((p) => p.status && p.status.cephCluster).find(Boolean);
+    if (!ref) {
+      section.append(hint('No DiskPool feeds a CephCluster yet.'));
+      return section;
+    }
+    const cluster = await sdk().k8s.get({ ...RESOURCES.cephclusters, namespace: ref.namespace, name: ref.name });
+    const capacity = cluster.status && cluster.status.ceph && cluster.status.ceph.capacity;
+    if (!capacity || !capacity.bytesTotal) section.append(hint(`CephCluster ${ref.namespace}/${ref.name} reports no capacity yet.`));
+    else section.append(capacityMeter(capacity), hint(`Raw capacity across every OSD of CephCluster ${ref.namespace}/${ref.name}, before replication; shared by every pool and storage kind.`));
   } catch (err) {
     section.append(errorBox(err, 'Could not read the CephCluster'));
   }

@@ -28,6 +28,7 @@ const (
 	objectClass  = "cephobj-os-s3"
 	appNamespace = "apps"
 	rookNS       = "rook-ceph"
+	decoyNS      = "other-ceph"
 )
 
 func disk(name, node, path, size string, typ v1alpha1.DiskType, state v1alpha1.DiskState, claimedBy, model string) *v1alpha1.Disk {
@@ -58,7 +59,8 @@ func createFixtures(t *testing.T) {
 
 	pool := &v1alpha1.DiskPool{ObjectMeta: metav1.ObjectMeta{Name: existingPool}, Spec: v1alpha1.DiskPoolSpec{Disks: []string{"disk-b1", goneDisk}}}
 	raw := resource.MustParse("1Ti")
-	pool.Status = v1alpha1.DiskPoolStatus{Phase: v1alpha1.DiskPoolReady, SelectedDiskCount: 1, RawCapacity: &raw, Message: "1 of 2 disks resolved; disk-gone: no such Disk"}
+	pool.Status = v1alpha1.DiskPoolStatus{Phase: v1alpha1.DiskPoolReady, SelectedDiskCount: 1, RawCapacity: &raw, Message: "1 of 2 disks resolved; disk-gone: no such Disk",
+		CephCluster: &v1alpha1.ObjectReference{Namespace: rookNS, Name: "rook-ceph"}}
 	createWithStatus(t, pool)
 
 	ready := func(class string, replicas int32) v1alpha1.StorageStatus {
@@ -68,7 +70,7 @@ func createFixtures(t *testing.T) {
 	createWithStatus(t, &v1alpha1.FileStorage{ObjectMeta: metav1.ObjectMeta{Name: fileName}, Status: ready("cephfs-"+fileName, 2)})
 	createWithStatus(t, &v1alpha1.ObjectStorage{ObjectMeta: metav1.ObjectMeta{Name: objectName}, Status: ready(objectClass, 2)})
 
-	for _, ns := range []string{rookNS, appNamespace} {
+	for _, ns := range []string{rookNS, appNamespace, decoyNS} {
 		require.NoError(t, c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
 	}
 	createWithStatus(t, &unstructured.Unstructured{Object: map[string]any{
@@ -78,6 +80,18 @@ func createFixtures(t *testing.T) {
 		"status": map[string]any{"phase": "Ready", "ceph": map[string]any{
 			"health":   "HEALTH_OK",
 			"capacity": map[string]any{"bytesTotal": int64(7696581394432), "bytesUsed": int64(1099511627776), "bytesAvailable": int64(6597069766656)},
+		}},
+	}})
+
+	// Another CephCluster, which sorts first: not the one the pools feed,
+	// so its capacity must not be shown.
+	createWithStatus(t, &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "ceph.rook.io/v1", "kind": "CephCluster",
+		"metadata": map[string]any{"name": "a-decoy", "namespace": decoyNS},
+		"spec":     map[string]any{"cephVersion": map[string]any{"image": "quay.io/ceph/ceph:v19.2.3"}, "dataDirHostPath": "/var/lib/rook"},
+		"status": map[string]any{"phase": "Ready", "ceph": map[string]any{
+			"health":   "HEALTH_OK",
+			"capacity": map[string]any{"bytesTotal": int64(107374182400), "bytesUsed": int64(0), "bytesAvailable": int64(107374182400)},
 		}},
 	}})
 
