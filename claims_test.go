@@ -124,3 +124,49 @@ func TestIsControlledBy(t *testing.T) {
 		assert.False(t, IsControlledBy(&metav1.ObjectMeta{OwnerReferences: []metav1.OwnerReference{{UID: "", Controller: ptrTo(true)}}}, ""))
 	})
 }
+
+// askingBlock is a BlockStorage created minutesAfter the epoch that asks
+// for the default class.
+func askingBlock(name string, minutesAfter int) *cephv1alpha1.BlockStorage {
+	return &cephv1alpha1.BlockStorage{
+		ObjectMeta: metav1.ObjectMeta{Name: name, UID: types.UID(name), CreationTimestamp: metav1.NewTime(epoch.Add(time.Duration(minutesAfter) * time.Minute))},
+		Spec:       cephv1alpha1.BlockStorageSpec{Default: true},
+	}
+}
+
+func TestDefaultClassHolder(t *testing.T) {
+	gone := askingBlock("gone", 0)
+	gone.DeletionTimestamp = &metav1.Time{Time: epoch.Add(time.Hour)}
+	cases := []struct {
+		name   string
+		askers []*cephv1alpha1.BlockStorage
+		want   string // "" when nobody holds it
+	}{
+		{"nobody asks", nil, ""},
+		{"the only asker holds it", []*cephv1alpha1.BlockStorage{askingBlock("a", 5)}, "a"},
+		{"the oldest asker holds it, whatever the list order", []*cephv1alpha1.BlockStorage{askingBlock("young", 9), askingBlock("old", 1)}, "old"},
+		{"a tie on age goes to the first name", []*cephv1alpha1.BlockStorage{askingBlock("zeta", 1), askingBlock("alpha", 1)}, "alpha"},
+		{"an asker being deleted holds nothing", []*cephv1alpha1.BlockStorage{gone, askingBlock("b", 3)}, "b"},
+		{"only askers being deleted: nobody holds it", []*cephv1alpha1.BlockStorage{gone}, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			holder, ok := DefaultClassHolder(tc.askers)
+			if tc.want == "" {
+				assert.False(t, ok)
+				return
+			}
+			assert.True(t, ok)
+			assert.Equal(t, tc.want, holder.Name)
+		})
+	}
+}
+
+// The default class and contested disks are decided by one order: a pool
+// and a consumer of the same age and name rank alike.
+func TestOlderFirstIsTheClaimsRuleToo(t *testing.T) {
+	pools := []cephv1alpha1.DiskPool{pool("zeta", 1, "d"), pool("alpha", 1, "d"), pool("young", 2, "d")}
+	assert.Equal(t, "alpha", ClaimOwners(pools)["d"])
+	holder, _ := DefaultClassHolder([]*cephv1alpha1.BlockStorage{askingBlock("zeta", 1), askingBlock("alpha", 1), askingBlock("young", 2)})
+	assert.Equal(t, "alpha", holder.Name)
+}

@@ -1,0 +1,65 @@
+package main
+
+import (
+	"fmt"
+	"testing"
+
+	cephv1 "github.com/rook/rook/pkg/apis/ceph.rook.io/v1"
+	"github.com/stretchr/testify/assert"
+	storagev1 "k8s.io/api/storage/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+func TestConsumerPreconditions(t *testing.T) {
+	const uid = types.UID("consumer-uid")
+	ours := []metav1.OwnerReference{{UID: uid, Controller: ptrTo(true)}}
+	theirs := []metav1.OwnerReference{{UID: "someone-else", Controller: ptrTo(true)}}
+	pool := func(owners []metav1.OwnerReference) *cephv1.CephBlockPool {
+		return &cephv1.CephBlockPool{ObjectMeta: metav1.ObjectMeta{Namespace: "rook-ceph", Name: "ceph-fast", OwnerReferences: owners}}
+	}
+	class := func(owners []metav1.OwnerReference) *storagev1.StorageClass {
+		return &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "ceph-fast", OwnerReferences: owners}}
+	}
+	ready := consumerInput{uid: uid, nodes: 2, rookKind: "CephBlockPool"}
+	with := func(edit func(*consumerInput)) consumerInput {
+		in := ready
+		edit(&in)
+		return in
+	}
+	cases := []struct {
+		name       string
+		in         consumerInput
+		wantReason string // "" when every check passes
+		wantIn     string
+	}{
+		{"nothing in the way: every check passes", ready, "", ""},
+		{"derived objects that are ours pass", with(func(in *consumerInput) { in.rook, in.class = pool(ours), class(ours) }), "", ""},
+		{"a missing CephCluster comes first", with(func(in *consumerInput) {
+			in.clusterMissing, in.nodes, in.rook = fmt.Errorf("CephCluster rook-ceph/rook-ceph not found"), 0, pool(theirs)
+		}), ReasonNoCephCluster, "not found: nothing can be provisioned"},
+		{"no contributing node", with(func(in *consumerInput) { in.nodes = 0 }), ReasonNoDisks, ErrNoDisks.Error()},
+		{"no node comes before a foreign object", with(func(in *consumerInput) { in.nodes, in.class = 0, class(theirs) }), ReasonNoDisks, ""},
+		{"a Rook object someone else controls", with(func(in *consumerInput) { in.rook = pool(theirs) }), ReasonForeignObject, "CephBlockPool rook-ceph/ceph-fast already exists and is not owned by this resource"},
+		{"a Rook object with no controller is foreign too", with(func(in *consumerInput) { in.rook = pool(nil) }), ReasonForeignObject, "CephBlockPool rook-ceph/ceph-fast"},
+		{"a StorageClass someone else controls", with(func(in *consumerInput) { in.rook, in.class = pool(ours), class(theirs) }), ReasonForeignObject, "StorageClass ceph-fast already exists"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			reason, message, failed := firstFailure(tc.in, consumerPreconditions)
+			assert.Equal(t, tc.wantReason != "", failed, "failed")
+			assert.Equal(t, tc.wantReason, reason)
+			assert.Contains(t, message, tc.wantIn)
+		})
+	}
+}
+
+// Every reason a precondition gives is one of the declared constants.
+func TestPreconditionReasonsAreConstants(t *testing.T) {
+	declared := map[string]bool{ReasonNoCephCluster: true, ReasonNoDisks: true, ReasonForeignObject: true}
+	for _, p := range consumerPreconditions {
+		reason, _, failed := p.check(consumerInput{uid: "u", clusterMissing: fmt.Errorf("gone"), rook: &cephv1.CephBlockPool{}, class: &storagev1.StorageClass{}})
+		assert.True(t, failed, p.name)
+		assert.True(t, declared[reason], "%s gives %q", p.name, reason)
+	}
+}
