@@ -1,10 +1,3 @@
-// Command ceph-rook is the Fundament plugin that gives a cluster block,
-// shared file and S3 object storage by installing and driving Rook-Ceph.
-//
-// The platform runs it as a Deployment; locally `just run` runs it against
-// an embedded control plane. It finds the API server in-cluster or through
-// $KUBECONFIG, and is configured by the FUNDAMENT_ and FUNP_ variables the
-// plugin controller injects (see config.go and definition.yaml).
 package main
 
 import (
