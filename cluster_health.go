@@ -78,7 +78,8 @@ func healthChanged() predicate.Predicate {
 func PluginStatusForMissingCluster(cluster types.NamespacedName) pluginruntime.PluginStatus {
 	return pluginruntime.PluginStatus{Phase: pluginruntime.PhaseDegraded, Message: fmt.Sprintf(
 		"storage cluster: CephCluster %s was deleted and is not created again (a new cluster would not own the OSDs on the disks); "+
-			"restore it to recover, or, to start over, wipe the disks and %s on every node and delete ConfigMap %s/%s, then restart the plugin",
+			"to recover, restore it with the rook-ceph-mon Secret and rook-ceph-mon-endpoints ConfigMap it owned, Secret and ConfigMap first (Rook's disaster recovery); "+
+			"to start over, wipe the disks and %s on every node, delete ConfigMap %s/%s and restart the plugin",
 		cluster, dataDirHostPath, cluster.Namespace, ClusterRecordName)}
 }
 

@@ -129,11 +129,14 @@ func install(ctx context.Context, c client.Client, charts chartInstaller, cfg Co
 // it. A CephCluster someone else made is not written: a difference from the
 // configuration is logged, naming the fields.
 //
-// A CephCluster that was there and is gone is not created again: Rook
-// garbage-collects its mon Secret (the cluster's fsid and keys) with it, so
-// a new one would be a new Ceph cluster, whose mons do not start on the old
-// ones' data in dataDirHostPath and whose OSDs do not take the disks that
-// hold the old cluster's OSDs. The plugin says so (degraded) and waits for
+// A CephCluster that was there and is gone is not created again: before it
+// lets it go, Rook lifts the disaster-protection finalizer of its mon Secret
+// (the cluster's fsid and keys) and mon-endpoints ConfigMap, which the
+// CephCluster owns, so both are garbage-collected with it
+// (pkg/operator/ceph/cluster/controller.go removeFinalizers). A new one
+// would be a new Ceph cluster with a new fsid, whose mons do not start on
+// the old ones' data in dataDirHostPath and whose OSD prepare skips the
+// disks that hold the old cluster's OSDs. The plugin says so (degraded) and waits for
 // the operator to restore it, or to start over deliberately.
 func ensureCephCluster(ctx context.Context, c client.Client, cfg Config, log *slog.Logger) (bool, error) {
 	want := BootstrapCephCluster(cfg)
