@@ -141,26 +141,6 @@ func (v *ClusterView) isOwnPatch(nodes any) bool {
 	return sameJSONValue(nodes, wrote)
 }
 
-// ComputeUnion lists the pools and the disks they name from the cache and
-// folds them (Union) against the devices the CephCluster lists.
-func (v *ClusterView) ComputeUnion(ctx context.Context, inCluster map[DeviceID]bool) (DiskUnion, error) {
-	var pools cephv1alpha1.DiskPoolList
-	// The union only reads the pools: no copies.
-	if err := v.Client.List(ctx, &pools, client.UnsafeDisableDeepCopy); err != nil {
-		return DiskUnion{}, fmt.Errorf("list DiskPools: %w", err)
-	}
-	disks, err := v.listedDisks(ctx, pools.Items)
-	if err != nil {
-		return DiskUnion{}, err
-	}
-	union := Union(pools.Items, disks, inCluster)
-	v.mu.Lock()
-	v.unionKnown = true
-	v.mu.Unlock()
-	v.observe(func(f *clusterFacts) { f.nodes = union.Nodes })
-	return union, nil
-}
-
 // Nodes is the union's node count, computing the union when nothing has
 // yet.
 func (v *ClusterView) Nodes(ctx context.Context) (int, error) {
@@ -193,35 +173,6 @@ func (v *ClusterView) snapshot() *clusterSnapshot {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	return v.latest
-}
-
-// listedDisks are the Disks some pool lists, by name, read-only: the
-// cached objects themselves.
-func (v *ClusterView) listedDisks(ctx context.Context, pools []cephv1alpha1.DiskPool) (map[string]*cephv1alpha1.Disk, error) {
-	listed := make(map[string]bool, listedCount(pools))
-	for _, p := range pools {
-		for _, name := range p.Spec.Disks {
-			listed[name] = true
-		}
-	}
-	disks := make(map[string]*cephv1alpha1.Disk, len(listed))
-	if len(listed) == 0 {
-		return disks, nil
-	}
-	store, err := informerStore{cache: v.Cache, kind: &cephv1alpha1.Disk{}}.indexer(ctx)
-	if err != nil {
-		return nil, err
-	}
-	for name := range listed {
-		obj, ok, err := storedObject(store, name)
-		if err != nil {
-			return nil, fmt.Errorf("read Disk %s: %w", name, err)
-		}
-		if disk, isDisk := obj.(*cephv1alpha1.Disk); ok && isDisk {
-			disks[name] = disk
-		}
-	}
-	return disks, nil
 }
 
 // Subscribe returns a channel that receives an event whenever the node

@@ -31,6 +31,12 @@ const (
 	ReasonRookFailed        = "RookFailed"
 )
 
+// Reasons of a consumer's DefaultClass condition.
+const (
+	ReasonDefaultClassHeld        = "Held"
+	ReasonDefaultClassHeldByOlder = "HeldByOlder"
+)
+
 // consumerOutcome is what one reconcile of a consumer concluded.
 type consumerOutcome struct {
 	Phase   cephv1alpha1.StoragePhase
@@ -100,13 +106,13 @@ func consumerStatus(prev cephv1alpha1.StorageStatus, out consumerOutcome, genera
 		cond := metav1.Condition{
 			Type:               ConditionDefaultClass,
 			Status:             metav1.ConditionTrue,
-			Reason:             "Held",
+			Reason:             ReasonDefaultClassHeld,
 			Message:            "the StorageClass is the cluster default",
 			ObservedGeneration: generation,
 			LastTransitionTime: metav1.NewTime(now),
 		}
 		if !out.DefaultClass.Held {
-			cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, "HeldByOlder", BoundMessage(out.DefaultClass.Message)
+			cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, ReasonDefaultClassHeldByOlder, BoundMessage(out.DefaultClass.Message)
 		}
 		meta.SetStatusCondition(&next.Conditions, cond)
 	} else {

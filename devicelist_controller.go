@@ -55,12 +55,22 @@ func (r *DeviceListReconciler) SetupWithManager(mgr manager.Manager) error {
 	}
 	indexer := mgr.GetFieldIndexer()
 	err := indexer.IndexField(context.Background(), &cephv1alpha1.DiskPool{}, poolDisksIndex,
-		func(o client.Object) []string { return o.(*cephv1alpha1.DiskPool).Spec.Disks })
+		func(o client.Object) []string {
+			if pool, ok := o.(*cephv1alpha1.DiskPool); ok {
+				return pool.Spec.Disks
+			}
+			return nil
+		})
 	if err != nil {
 		return err
 	}
 	err = indexer.IndexField(context.Background(), &cephv1alpha1.Disk{}, diskDeviceIndex,
-		func(o client.Object) []string { return []string{deviceIndexKey(DeviceIDOf(o.(*cephv1alpha1.Disk)))} })
+		func(o client.Object) []string {
+			if disk, ok := o.(*cephv1alpha1.Disk); ok {
+				return []string{deviceIndexKey(DeviceIDOf(disk))}
+			}
+			return nil
+		})
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
 )
@@ -138,9 +140,12 @@ type ClusterProblem struct {
 	Reason, Message string
 }
 
-// Reasons a pool is Degraded although its disks resolve: what they feed
-// is not there, or refused them.
+// Reasons of a DiskPool's Ready condition. A pool is Degraded with
+// NoCephCluster or CephClusterRefused although its disks resolve: what they
+// feed is not there, or refused them.
 const (
+	ReasonDisksSelected      = "DisksSelected"
+	ReasonNoUsableDisks      = "NoUsableDisks"
 	ReasonNoCephCluster      = "NoCephCluster"
 	ReasonCephClusterRefused = "CephClusterRefused"
 )
@@ -165,7 +170,7 @@ func (r PoolResolution) DiskPoolStatus(prev cephv1alpha1.DiskPoolStatus, cluster
 	cond := metav1.Condition{
 		Type:               cephv1alpha1.ConditionReady,
 		Status:             metav1.ConditionTrue,
-		Reason:             "DisksSelected",
+		Reason:             ReasonDisksSelected,
 		Message:            plural(len(r.Selected), "disk") + " selected",
 		ObservedGeneration: r.Generation,
 		LastTransitionTime: metav1.NewTime(now),
@@ -176,7 +181,7 @@ func (r PoolResolution) DiskPoolStatus(prev cephv1alpha1.DiskPoolStatus, cluster
 		next.Phase, next.Message = cephv1alpha1.DiskPoolDegraded, BoundMessage(problem.Message)
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, problem.Reason, next.Message
 	case next.Phase != cephv1alpha1.DiskPoolReady:
-		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, "NoUsableDisks", next.Message
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, ReasonNoUsableDisks, next.Message
 	}
 	meta.SetStatusCondition(&next.Conditions, cond)
 	return next
@@ -257,4 +262,55 @@ func (u DiskUnion) namesUnresolved() bool {
 		}
 	}
 	return false
+}
+
+// The union as the ClusterView computes it from the cache.
+
+// ComputeUnion lists the pools and the disks they name from the cache and
+// folds them (Union) against the devices the CephCluster lists.
+func (v *ClusterView) ComputeUnion(ctx context.Context, inCluster map[DeviceID]bool) (DiskUnion, error) {
+	var pools cephv1alpha1.DiskPoolList
+	// The union only reads the pools: no copies.
+	if err := v.Client.List(ctx, &pools, client.UnsafeDisableDeepCopy); err != nil {
+		return DiskUnion{}, fmt.Errorf("list DiskPools: %w", err)
+	}
+	disks, err := v.listedDisks(ctx, pools.Items)
+	if err != nil {
+		return DiskUnion{}, err
+	}
+	union := Union(pools.Items, disks, inCluster)
+	v.mu.Lock()
+	v.unionKnown = true
+	v.mu.Unlock()
+	v.observe(func(f *clusterFacts) { f.nodes = union.Nodes })
+	return union, nil
+}
+
+// listedDisks are the Disks some pool lists, by name, read-only: the
+// cached objects themselves.
+func (v *ClusterView) listedDisks(ctx context.Context, pools []cephv1alpha1.DiskPool) (map[string]*cephv1alpha1.Disk, error) {
+	listed := make(map[string]bool, listedCount(pools))
+	for _, p := range pools {
+		for _, name := range p.Spec.Disks {
+			listed[name] = true
+		}
+	}
+	disks := make(map[string]*cephv1alpha1.Disk, len(listed))
+	if len(listed) == 0 {
+		return disks, nil
+	}
+	store, err := informerStore{cache: v.Cache, kind: &cephv1alpha1.Disk{}}.indexer(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for name := range listed {
+		obj, ok, err := storedObject(store, name)
+		if err != nil {
+			return nil, fmt.Errorf("read Disk %s: %w", name, err)
+		}
+		if disk, isDisk := obj.(*cephv1alpha1.Disk); ok && isDisk {
+			disks[name] = disk
+		}
+	}
+	return disks, nil
 }

@@ -73,27 +73,11 @@ func createFixtures(t *testing.T) {
 	for _, ns := range []string{rookNS, appNamespace, decoyNS} {
 		require.NoError(t, c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
 	}
-	createWithStatus(t, &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "ceph.rook.io/v1", "kind": "CephCluster",
-		"metadata": map[string]any{"name": "rook-ceph", "namespace": rookNS},
-		"spec":     map[string]any{"cephVersion": map[string]any{"image": "quay.io/ceph/ceph:v19.2.3"}, "dataDirHostPath": "/var/lib/rook"},
-		"status": map[string]any{"phase": "Ready", "ceph": map[string]any{
-			"health":   "HEALTH_OK",
-			"capacity": map[string]any{"bytesTotal": int64(7696581394432), "bytesUsed": int64(1099511627776), "bytesAvailable": int64(6597069766656)},
-		}},
-	}})
+	createWithStatus(t, cephClusterWithCapacity(rookNS, "rook-ceph", 7696581394432, 1099511627776))
 
 	// Another CephCluster, which sorts first: not the one the pools feed,
 	// so its capacity must not be shown.
-	createWithStatus(t, &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "ceph.rook.io/v1", "kind": "CephCluster",
-		"metadata": map[string]any{"name": "a-decoy", "namespace": decoyNS},
-		"spec":     map[string]any{"cephVersion": map[string]any{"image": "quay.io/ceph/ceph:v19.2.3"}, "dataDirHostPath": "/var/lib/rook"},
-		"status": map[string]any{"phase": "Ready", "ceph": map[string]any{
-			"health":   "HEALTH_OK",
-			"capacity": map[string]any{"bytesTotal": int64(107374182400), "bytesUsed": int64(0), "bytesAvailable": int64(107374182400)},
-		}},
-	}})
+	createWithStatus(t, cephClusterWithCapacity(decoyNS, "a-decoy", 107374182400, 0))
 
 	// A claim Rook has bound, with the ConfigMap it writes.
 	createWithStatus(t, &unstructured.Unstructured{Object: map[string]any{
@@ -137,4 +121,17 @@ func createWithStatus(t *testing.T, obj client.Object) {
 		return // no status subresource: the create kept the status
 	}
 	require.NoError(t, err)
+}
+
+// cephClusterWithCapacity is a Ready CephCluster reporting its raw capacity.
+func cephClusterWithCapacity(namespace, name string, total, used int64) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "ceph.rook.io/v1", "kind": "CephCluster",
+		"metadata": map[string]any{"name": name, "namespace": namespace},
+		"spec":     map[string]any{"cephVersion": map[string]any{"image": "quay.io/ceph/ceph:v19.2.3"}, "dataDirHostPath": "/var/lib/rook"},
+		"status": map[string]any{"phase": "Ready", "ceph": map[string]any{
+			"health":   "HEALTH_OK",
+			"capacity": map[string]any{"bytesTotal": total, "bytesUsed": used, "bytesAvailable": total - used},
+		}},
+	}}
 }
