@@ -202,6 +202,12 @@ func nameDisks(node string, disks []DiscoveredDisk) {
 	}
 }
 
+// isKernelName says whether a name can be a block device's kernel name (a
+// file below /dev): not empty, not . or .., no space.
+func isKernelName(name string) bool {
+	return name != "" && name != "." && name != ".." && !strings.ContainsAny(name, " \t\n")
+}
+
 // deviceTree indexes a node's entries by kernel name and collects, per
 // physical device, the entries layered on it (partitions, LVM, crypt).
 type deviceTree struct {
@@ -215,7 +221,10 @@ func newDeviceTree(devices []discoveredDevice) *deviceTree {
 		d := &devices[i]
 		d.Name = strings.TrimPrefix(d.Name, "/dev/")
 		d.Parent = strings.TrimPrefix(d.Parent, "/dev/")
-		if d.Name == "" {
+		if !isKernelName(d.Parent) {
+			d.Parent = "" // lsblk says "." when it knows no parent
+		}
+		if !isKernelName(d.Name) {
 			continue
 		}
 		if _, dup := t.byName[d.Name]; !dup {

@@ -264,6 +264,22 @@ func TestParseDiscoverySkipsLogicalDevicesWithoutAParent(t *testing.T) {
 	assert.Equal(t, "/dev/sdb", disks[0].Status.Path)
 }
 
+// Rook's own fixture of an OSD's LVM volume (pkg/operator/ceph/cluster/
+// watcher_test.go) names its parent ".": lsblk's answer when it has none to
+// give. That is no kernel name, and no disk of its own.
+func TestParseDiscoverySkipsParentsThatAreNoKernelName(t *testing.T) {
+	for _, parent := range []string{".", "..", "/dev/.", "sd b"} {
+		t.Run(parent, func(t *testing.T) {
+			lv := device{"name": "dm-0", "parent": parent, "type": "lvm", "size": 31138512896, "filesystem": "ceph_bluestore",
+				"devLinks": "/dev/disk/by-id/dm-name-ceph--bee31cdd-osd--data"}
+			disks, err := ParseDiscovery(discoveryConfigMap(t, "worker-1", lv, sdb()), DiscoveryOptions{})
+			require.NoError(t, err)
+			require.Len(t, disks, 1, "%+v", disks)
+			assert.Equal(t, "/dev/sdb", disks[0].Status.Path)
+		})
+	}
+}
+
 func TestParseDiscoveryLoopDevices(t *testing.T) {
 	loop := device{"name": "loop0", "type": "loop", "size": 10737418240, "empty": true, "rotational": false, "devLinks": ""}
 	loopPart := device{"name": "loop1p1", "parent": "loop1", "type": "part", "size": 10}
