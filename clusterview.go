@@ -60,13 +60,16 @@ type clusterFacts struct {
 	nodes   int
 }
 
-// clusterSnapshot is what one device-list job computed: the union, and
-// the problem every pool waiting on the CephCluster shares (none, it is
-// missing, or it refused the device list).
+// clusterSnapshot is what one device-list job computed: each pool's
+// resolution, and the problem every pool waiting on the CephCluster shares
+// (none, it is missing, or it refused the device list). It lives until the
+// next job, so it holds no more than the status job reads.
 type clusterSnapshot struct {
-	union   DiskUnion
-	devices map[DeviceID]bool
+	pools   map[string]PoolResolution
 	problem ClusterProblem
+	// devices is what the CephCluster listed, kept only when it refused
+	// the device list (PoolResolution.WaitsOn).
+	devices map[DeviceID]bool
 }
 
 // cephCluster is the CephCluster as read, and the devices it lists.

@@ -28,9 +28,6 @@ const (
 	// poolDisksIndex indexes DiskPools by the Disk names they list, so a
 	// Disk event concerns the device list only when a pool names it.
 	poolDisksIndex = "spec.disks"
-	// diskDeviceIndex indexes Disks by the device they describe
-	// (deviceIndexKey), for RetainedDevices.
-	diskDeviceIndex = "status.device"
 )
 
 // DeviceListReconciler is the first of the DiskPools' two jobs: it keeps
@@ -58,16 +55,6 @@ func (r *DeviceListReconciler) SetupWithManager(mgr manager.Manager) error {
 		func(o client.Object) []string {
 			if pool, ok := o.(*cephv1alpha1.DiskPool); ok {
 				return pool.Spec.Disks
-			}
-			return nil
-		})
-	if err != nil {
-		return err
-	}
-	err = indexer.IndexField(context.Background(), &cephv1alpha1.Disk{}, diskDeviceIndex,
-		func(o client.Object) []string {
-			if disk, ok := o.(*cephv1alpha1.Disk); ok {
-				return []string{deviceIndexKey(DeviceIDOf(disk))}
 			}
 			return nil
 		})
@@ -120,7 +107,10 @@ func (r *DeviceListReconciler) Reconcile(ctx context.Context, _ reconcile.Reques
 			problem = ClusterProblem{Reason: ReasonCephClusterRefused, Message: patchErr.Error()}
 		}
 	}
-	snapshot := &clusterSnapshot{union: union, devices: cluster.devices, problem: problem}
+	snapshot := &clusterSnapshot{pools: union.Pools, problem: problem}
+	if problem.Reason == ReasonCephClusterRefused {
+		snapshot.devices = cluster.devices // what the pools waiting on the refusal lack
+	}
 	r.View.publishSnapshot(snapshot)
 	if err := r.handOnChangedPools(ctx, snapshot); err != nil {
 		return reconcile.Result{}, err
@@ -145,7 +135,7 @@ func (r *DeviceListReconciler) handOnChangedPools(ctx context.Context, s *cluste
 	}
 	for i := range pools.Items {
 		pool := &pools.Items[i]
-		res, ok := s.union.Pools[pool.Name]
+		res, ok := s.pools[pool.Name]
 		if !ok || !pool.DeletionTimestamp.IsZero() {
 			continue
 		}
@@ -171,7 +161,7 @@ func (r *DeviceListReconciler) patchStorageNodes(ctx context.Context, cluster ce
 		return fmt.Errorf("CephCluster %s: %w", r.View.Cluster, err)
 	}
 	managed := raw.GetAnnotations()[ManagedDevicesAnnotation]
-	retained := RetainedDevices(cluster.devices, managed, union, func(id DeviceID) bool { return r.described(ctx, id) })
+	retained := RetainedDevices(cluster.devices, managed, union, r.describedDevices(ctx))
 	plan := PlanStorageNodes(current, managed, RenderStorageNodes(union.Disks, retained...))
 	if sameJSONValue(current, plan.Nodes) && managed == plan.Managed {
 		return nil
@@ -197,20 +187,33 @@ func (r *DeviceListReconciler) patchStorageNodes(ctx context.Context, cluster ce
 	return nil
 }
 
-// described says whether some Disk describes the device. A failed read
-// counts as described: nothing is kept on a guess, and the device goes
-// only as it would have without RetainedDevices.
-func (r *DeviceListReconciler) described(ctx context.Context, id DeviceID) bool {
-	var disks cephv1alpha1.DiskList
-	if err := r.Client.List(ctx, &disks, client.MatchingFields{diskDeviceIndex: deviceIndexKey(id)}); err != nil {
-		logf.FromContext(ctx).Error(err, "looking up the Disk of a device", "node", id.Node, "device", id.Device)
-		return true
+// describedDevices answers whether some Disk describes a device. The set
+// is built on the first question, from the cached Disks themselves:
+// RetainedDevices asks only while a pool names an unresolved Disk, and an
+// index kept up to date on every Disk write would cost every reconcile of
+// a 10,000-disk inventory for that rare case. A failed read counts as
+// described: nothing is kept on a guess, and the device goes only as it
+// would have without RetainedDevices.
+func (r *DeviceListReconciler) describedDevices(ctx context.Context) func(DeviceID) bool {
+	var described map[DeviceID]bool
+	return func(id DeviceID) bool {
+		if described == nil {
+			store, err := informerStore{cache: r.View.Cache, kind: &cephv1alpha1.Disk{}}.indexer(ctx)
+			if err != nil {
+				logf.FromContext(ctx).Error(err, "reading the Disks to keep the devices of deleted ones")
+				return true
+			}
+			items := store.List()
+			described = make(map[DeviceID]bool, len(items))
+			for _, item := range items {
+				if disk, ok := item.(*cephv1alpha1.Disk); ok {
+					described[DeviceIDOf(disk)] = true
+				}
+			}
+		}
+		return described[id]
 	}
-	return len(disks.Items) > 0
 }
-
-// deviceIndexKey is a device's key in diskDeviceIndex.
-func deviceIndexKey(id DeviceID) string { return id.Node + "|" + id.Device }
 
 // storageNodesOf is a CephCluster's spec.storage.nodes, not copied: it is
 // only read.

@@ -51,7 +51,7 @@ func (r *DiskPoolStatusReconciler) Reconcile(ctx context.Context, req reconcile.
 	if err := r.Client.Get(ctx, client.ObjectKey{Name: req.Name}, &pool); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
-	res, ok := snapshot.union.Pools[pool.Name]
+	res, ok := snapshot.pools[pool.Name]
 	if !pool.DeletionTimestamp.IsZero() || !ok || res.Generation != pool.Generation {
 		// Being deleted, or edited since the snapshot: the device-list
 		// job runs again for the edit and hands the pool on again.

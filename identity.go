@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"sort"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
@@ -44,6 +45,9 @@ import (
 //
 // Nothing else changes; the result is sorted by name like ParseDiscovery's.
 func KeepDiskIdentities(discovered []DiscoveredDisk, published map[string]*cephv1alpha1.Disk) []DiscoveredDisk {
+	if !slices.ContainsFunc(discovered, unidentifiedImplied) {
+		return discovered // the common case, every publish of every node: nothing to carry over
+	}
 	out := make([]DiscoveredDisk, len(discovered))
 	copy(out, discovered)
 
@@ -55,7 +59,7 @@ func KeepDiskIdentities(discovered []DiscoveredDisk, published map[string]*cephv
 		for _, id := range identities(d.Status) {
 			taken[id] = true
 		}
-		if d.Implied && len(identities(d.Status)) == 0 {
+		if unidentifiedImplied(d) {
 			at := place{d.Status.NodeName, d.Status.Path}
 			if _, dup := unidentified[at]; dup {
 				unidentified[at] = -1 // two devices at one path: neither is told apart
@@ -120,4 +124,10 @@ func anyTaken(taken map[string]bool, ids []string) bool {
 		}
 	}
 	return false
+}
+
+// unidentifiedImplied is a disk Rook listed only through its children, with
+// no identity of its own.
+func unidentifiedImplied(d DiscoveredDisk) bool {
+	return d.Implied && len(identities(d.Status)) == 0
 }
