@@ -56,12 +56,15 @@ func TestInvalidSpecsAreRejectedNamingTheField(t *testing.T) {
 		wantText  string
 	}{
 		{name: "BlockStorage replicas 0", obj: object("BlockStorage", "bad-bs-0", map[string]any{"replicas": 0}), wantField: "spec.replicas", wantText: "greater than or equal to 1"},
-		{name: "BlockStorage replicas 4", obj: object("BlockStorage", "bad-bs-4", map[string]any{"replicas": 4}), wantField: "spec.replicas", wantText: "less than or equal to 3"},
+		{name: "BlockStorage replicas 4", obj: object("BlockStorage", "bad-bs-4", map[string]any{"replicas": 4}), wantField: "spec.replicas", wantText: "replicas must be at most 3: the plugin keeps min(3, nodes) copies"},
 		{name: "FileStorage replicas 0", obj: object("FileStorage", "bad-fs-0", map[string]any{"replicas": 0}), wantField: "spec.replicas", wantText: "greater than or equal to 1"},
-		{name: "FileStorage replicas 4", obj: object("FileStorage", "bad-fs-4", map[string]any{"replicas": 4}), wantField: "spec.replicas", wantText: "less than or equal to 3"},
+		{name: "FileStorage replicas 4", obj: object("FileStorage", "bad-fs-4", map[string]any{"replicas": 4}), wantField: "spec.replicas", wantText: "replicas must be at most 3: the plugin keeps min(3, nodes) copies"},
 		{name: "ObjectStorage replicas 0", obj: object("ObjectStorage", "bad-os-0", map[string]any{"replicas": 0}), wantField: "spec.replicas", wantText: "greater than or equal to 1"},
-		{name: "ObjectStorage replicas 4", obj: object("ObjectStorage", "bad-os-4", map[string]any{"replicas": 4}), wantField: "spec.replicas", wantText: "less than or equal to 3"},
+		{name: "ObjectStorage replicas 4", obj: object("ObjectStorage", "bad-os-4", map[string]any{"replicas": 4}), wantField: "spec.replicas", wantText: "replicas must be at most 3: the plugin keeps min(3, nodes) copies"},
 		{name: "FileStorage metadataServers 0", obj: object("FileStorage", "bad-mds", map[string]any{"metadataServers": 0}), wantField: "spec.metadataServers", wantText: "greater than or equal to 1"},
+		{name: "FileStorage metadataServers 51", obj: object("FileStorage", "bad-mds-51", map[string]any{"metadataServers": 51}), wantField: "spec.metadataServers", wantText: "at most 50: Rook's CephFilesystem allows"},
+		{name: "ObjectStorage gatewayInstances 21", obj: object("ObjectStorage", "bad-gw-21", map[string]any{"gatewayInstances": 21}), wantField: "spec.gatewayInstances", wantText: "at most 20: each is an RGW pod"},
+		{name: "ObjectStorage gatewayInstances at int32's maximum", obj: object("ObjectStorage", "bad-gw-max", map[string]any{"gatewayInstances": 2147483647}), wantField: "spec.gatewayInstances", wantText: "at most 20"},
 		{name: "ObjectStorage gatewayInstances 0", obj: object("ObjectStorage", "bad-gw", map[string]any{"gatewayInstances": 0}), wantField: "spec.gatewayInstances", wantText: "greater than or equal to 1"},
 		{name: "BlockStorage default that is not a boolean", obj: object("BlockStorage", "bad-default", map[string]any{"default": "yes"}), wantField: "spec.default", wantText: "boolean"},
 		{name: "DiskPool listing a disk twice", obj: object("DiskPool", "bad-dup", map[string]any{"disks": []any{"d1", "d2", "d1"}}), wantField: "spec.disks[2]", wantText: "Duplicate value"},

@@ -6,11 +6,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -292,6 +295,12 @@ func (t *deviceTree) describe(node, root string) cephv1alpha1.DiskStatus {
 		Filesystem: d.Filesystem,
 	}
 	status.Reason = t.unavailableReason(root, d)
+	if err := SafeDevicePath(status.Path); err != nil {
+		// It would reach the CephCluster's device list and Rook's
+		// prepare job on the node: a name that is no clean /dev path is
+		// refused, and shown only in its printable form.
+		status.Reason, status.Path = "refused: "+err.Error(), printable(status.Path)
+	}
 	status.Available = status.Reason == ""
 	// What the node's tools reported is shown in the console and by
 	// kubectl describe: control characters (escape sequences, NULs) go.
@@ -304,14 +313,39 @@ func (t *deviceTree) describe(node, root string) cephv1alpha1.DiskStatus {
 	return status
 }
 
-// printable drops control characters from a string discovery reported.
+// printable drops from a string discovery reported what could mislead a
+// reader or a terminal: control characters (escape sequences, NULs),
+// format characters (bidi overrides, zero-width ones) and line and
+// paragraph separators.
 func printable(s string) string {
 	return strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
+		if unsafeRune(r) {
 			return -1
 		}
 		return r
 	}, s)
+}
+
+// unsafeRune is a character no device name or displayed text may hold.
+func unsafeRune(r rune) bool {
+	return unicode.IsControl(r) || unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp) || r == utf8.RuneError
+}
+
+// SafeDevicePath says why a device path may not go into the CephCluster,
+// or nil: it must be a clean absolute path below /dev/ (no . or ..
+// elements, no doubled or trailing slash), of printable characters with no
+// space, since Rook's prepare job on the node opens it as given.
+func SafeDevicePath(p string) error {
+	rest, ok := strings.CutPrefix(p, "/dev/")
+	switch {
+	case !ok || rest == "":
+		return fmt.Errorf("device path %q is not below /dev/", p)
+	case !utf8.ValidString(p) || strings.ContainsFunc(p, func(r rune) bool { return unsafeRune(r) || unicode.IsSpace(r) }):
+		return fmt.Errorf("device path %q holds a space, control or format character", p)
+	case path.Clean(p) != p || slices.Contains(strings.Split(rest, "/"), ".."):
+		return fmt.Errorf("device path %q is not a clean path", p)
+	}
+	return nil
 }
 
 // impliedDisk reconstructs a disk Rook did not list because it has
@@ -421,7 +455,7 @@ func StablePath(devLinks string) string {
 	best, bestRank := "", math.MaxInt
 	for _, link := range strings.Fields(devLinks) {
 		id, ok := strings.CutPrefix(link, byIDDir)
-		if !ok || id == "" || strings.Contains(id, "/") || hasAnyPrefix(id, logicalLinkPrefixes) {
+		if !ok || id == "" || strings.Contains(id, "/") || hasAnyPrefix(id, logicalLinkPrefixes) || SafeDevicePath(link) != nil {
 			continue
 		}
 		rank := linkRank(id)

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"unicode"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -441,12 +440,42 @@ func TestStablePath(t *testing.T) {
 		{name: "by-path and by-uuid are not identities", devLinks: "/dev/disk/by-path/pci-0000:00:17.0-ata-2 /dev/disk/by-uuid/1111", want: ""},
 		{name: "no links, no stable path", devLinks: "", want: ""},
 		{name: "extra spaces are harmless", devLinks: "  /dev/disk/by-id/ata-X   /dev/disk/by-id/wwn-0x1  ", want: "/dev/disk/by-id/wwn-0x1"},
+		{name: "a link that climbs out of by-id is no identity", devLinks: "/dev/disk/by-id/.. /dev/disk/by-id/ata-X", want: "/dev/disk/by-id/ata-X"},
+		{name: "a link with a bidi override is no identity", devLinks: "/dev/disk/by-id/wwn-0x1\u202e /dev/disk/by-id/ata-X", want: "/dev/disk/by-id/ata-X"},
+		{name: "a link with a zero-width space is no identity", devLinks: "/dev/disk/by-id/wwn-0x\u200b1", want: ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			assert.Equal(t, tc.want, StablePath(tc.devLinks))
 		})
 	}
+}
+
+func TestSafeDevicePath(t *testing.T) {
+	for _, ok := range []string{"/dev/sdb", "/dev/nvme0n1", "/dev/disk/by-id/wwn-0x5000c500a1b2c3d4", "/dev/cciss/c0d0", "/dev/disk/by-id/nvme-eui.0025385b71500001"} {
+		assert.NoError(t, SafeDevicePath(ok), ok)
+	}
+	for _, bad := range []string{
+		"", "/dev/", "sdb", "/devsdb", "/etc/passwd", "/dev/../etc/shadow", "/dev/disk/by-id/..", "/dev/./sdb", "/dev//sdb", "/dev/sdb/",
+		"/dev/sd\u202eb", "/dev/sd\u200bb", "/dev/sd\u2028b", "/dev/sd\x00b", "/dev/sd\x1b[31mb", "/dev/sd b", "/dev/sd\xffb",
+	} {
+		assert.Error(t, SafeDevicePath(bad), "%q", bad)
+	}
+}
+
+func TestPrintableDropsWhatMisleadsAReader(t *testing.T) {
+	assert.Equal(t, "Samsung SSD 870 evilgnus", printable("Samsung SSD 870 \u202eevil\u202c\u200bgnus\u2028\x1b"))
+	assert.Equal(t, "ST4000NM", printable("ST4000NM"))
+}
+
+// A kernel name with a bidi override would put a spoofed path into the
+// console and, were it available, into the CephCluster: it is refused.
+func TestParseDiscoveryRefusesADeviceWhosePathIsNotClean(t *testing.T) {
+	got := parseOne(t, DiscoveryOptions{}, sdb().with(device{"name": "sd\u202eb", "devLinks": "", "real-path": "", "kernel-name": ""}))
+	assert.False(t, got.Status.Available)
+	assert.Equal(t, cephv1alpha1.DiskInUse, got.Status.State)
+	assert.Contains(t, got.Status.Reason, "refused: device path")
+	assert.Equal(t, "/dev/sdb", got.Status.Path, "shown in its printable form")
 }
 
 func TestDeviceKey(t *testing.T) {
@@ -559,8 +588,14 @@ func FuzzParseDiscovery(f *testing.F) {
 			require.Equal(t, d.Status.Available, d.Status.Reason == "", "reason %q", d.Status.Reason)
 			require.NotNil(t, d.Status.Size)
 			require.GreaterOrEqual(t, d.Status.Size.Sign(), 0)
-			for _, field := range []string{d.Status.Model, d.Status.Serial, d.Status.WWN, d.Status.Filesystem, d.Status.Reason} {
-				require.False(t, strings.ContainsFunc(field, unicode.IsControl), "control character in %q", field)
+			for _, field := range []string{d.Status.Model, d.Status.Serial, d.Status.WWN, d.Status.Filesystem, d.Status.Reason, d.Status.Path} {
+				require.False(t, strings.ContainsFunc(field, unsafeRune), "control or format character in %q", field)
+			}
+			if d.Status.Available {
+				require.NoError(t, SafeDevicePath(StorageDeviceName(d.Status)), "an available disk's device name reaches the CephCluster")
+			}
+			if d.Status.StablePath != "" {
+				require.NoError(t, SafeDevicePath(d.Status.StablePath))
 			}
 			if !allowLoop {
 				require.False(t, strings.HasPrefix(d.Status.Path, "/dev/loop"), "loop device outside dev mode")

@@ -7,7 +7,7 @@ type BlockStorageSpec struct {
 	// Replicas is how many copies Ceph keeps. Absent means min(3, nodes
 	// contributing disks); an explicit count is clamped to that node count.
 	// +kubebuilder:validation:Minimum=1
-	// +kubebuilder:validation:Maximum=3
+	// +kubebuilder:validation:XValidation:rule="self <= 3",message="replicas must be at most 3: the plugin keeps min(3, nodes) copies, and a fourth would cost a disk's worth of every byte for no failure domain it could add"
 	// +optional
 	Replicas *int32 `json:"replicas,omitempty"`
 	// Default marks the derived StorageClass as the cluster default.

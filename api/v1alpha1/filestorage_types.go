@@ -8,14 +8,14 @@ type FileStorageSpec struct {
 	// data pool. Absent means min(3, nodes contributing disks); an explicit
 	// count is clamped to that node count.
 	// +kubebuilder:validation:Minimum=1
-	// +kubebuilder:validation:Maximum=3
+	// +kubebuilder:validation:XValidation:rule="self <= 3",message="replicas must be at most 3: the plugin keeps min(3, nodes) copies, and a fourth would cost a disk's worth of every byte for no failure domain it could add"
 	// +optional
 	Replicas *int32 `json:"replicas,omitempty"`
 	// MetadataServers is the number of active MDS daemons; each is paired
 	// with a standby.
 	// +kubebuilder:default=1
 	// +kubebuilder:validation:Minimum=1
-	// +kubebuilder:validation:Maximum=50
+	// +kubebuilder:validation:XValidation:rule="self <= 50",message="metadataServers must be at most 50: Rook's CephFilesystem allows at most 50 active MDS daemons, each with a standby pod"
 	// +optional
 	MetadataServers int32 `json:"metadataServers,omitempty"`
 }

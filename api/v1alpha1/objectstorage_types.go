@@ -8,12 +8,16 @@ type ObjectStorageSpec struct {
 	// data pool. Absent means min(3, nodes contributing disks); an explicit
 	// count is clamped to that node count.
 	// +kubebuilder:validation:Minimum=1
-	// +kubebuilder:validation:Maximum=3
+	// +kubebuilder:validation:XValidation:rule="self <= 3",message="replicas must be at most 3: the plugin keeps min(3, nodes) copies, and a fourth would cost a disk's worth of every byte for no failure domain it could add"
 	// +optional
 	Replicas *int32 `json:"replicas,omitempty"`
 	// GatewayInstances is the number of RGW pods behind the store's Service.
+	// Rook sets no limit; 20 gateways serve far more than one store of a
+	// plugin-managed cluster needs, and an unbounded count would let anyone
+	// who may write an ObjectStorage fill the cluster with pods.
 	// +kubebuilder:default=1
 	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:XValidation:rule="self <= 20",message="gatewayInstances must be at most 20: each is an RGW pod with its own CPU and memory, and 20 serve far more than one object store needs"
 	// +optional
 	GatewayInstances int32 `json:"gatewayInstances,omitempty"`
 }
