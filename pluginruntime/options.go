@@ -34,6 +34,8 @@ type options struct {
 	// nil auth is a mistake RunContext reports.
 	auth    *auth.Validator
 	authSet bool
+	// limits are as given; run fills in the defaults.
+	limits ServerLimits
 }
 
 // DefaultShutdownTimeout bounds Shutdown and the HTTP server's drain. The
@@ -140,4 +142,13 @@ func WithMetadataHandlerOptions(opts ...connect.HandlerOption) Option {
 // A nil v is an error RunContext returns, never a silently open API.
 func WithAuth(v *auth.Validator) Option {
 	return func(o *options) { o.auth, o.authSet = v, true }
+}
+
+// WithServerLimits replaces the HTTP server's timeouts and size caps (see
+// ServerLimits; zero fields keep their defaults). Tests shorten the
+// timeouts this way:
+//
+//	pluginruntime.RunContext(ctx, p, pluginruntime.WithServerLimits(pluginruntime.ServerLimits{IdleTimeout: 100 * time.Millisecond}))
+func WithServerLimits(l ServerLimits) Option {
+	return func(o *options) { o.limits = l }
 }

@@ -57,7 +57,9 @@ func Run(p Plugin, opts ...Option) {
 //   - one HTTP server (":8080", WithAddr) with GET /livez (always 200),
 //     GET /readyz (503 until Host.ReportReady, and again while stopping),
 //     the Connect PluginMetadataService (requiring a platform token with
-//     WithAuth), and /console/ for a ConsoleProvider;
+//     WithAuth), and /console/ for a ConsoleProvider; every connection
+//     and request is bounded in time and size (ServerLimits,
+//     WithServerLimits);
 //   - Install (for an Installer) and Start, retried with backoff while they
 //     fail transiently, and Reconcile every FUNP_RECONCILE_INTERVAL for a
 //     Reconciler, each in a span;
@@ -110,6 +112,7 @@ func RunContext(ctx context.Context, p Plugin, opts ...Option) (err error) {
 		tel:    tel,
 		board:  board,
 		host:   &host{logger: logger, telemetry: tel, board: board},
+		limits: o.limits.withDefaults(),
 	}
 	return r.run(ctx, ln)
 }
@@ -124,6 +127,7 @@ type runtime struct {
 	tel    *telemetry
 	board  *statusBoard
 	host   *host
+	limits ServerLimits
 
 	// ctx ends when the runtime stops; work is Start and Reconcile, which
 	// also end when an uninstall begins.
@@ -154,11 +158,7 @@ func (r *runtime) run(ctx context.Context, ln net.Listener) error {
 		r.work.Go(func() { r.reconcileLoop(workCtx, rec) })
 	}
 
-	srv := &http.Server{
-		Handler:           r.routes(),
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(r.logger.Handler(), slog.LevelWarn),
-	}
+	srv := newHTTPServer(r.routes(), r.limits, r.logger)
 	r.logger.Info("plugin runtime started",
 		"addr", ln.Addr().String(),
 		"clusterID", r.env.ClusterID,

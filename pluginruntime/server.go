@@ -34,7 +34,7 @@ func (r *runtime) routes() http.Handler {
 		}
 		writeText(w, http.StatusOK, "ok")
 	})
-	metadataOptions := r.opts.metadataOptions
+	metadataOptions := append(r.limits.connectOptions(), r.opts.metadataOptions...)
 	if r.opts.auth != nil {
 		// First, so no other interceptor sees an unauthenticated call.
 		metadataOptions = append([]connect.HandlerOption{connect.WithInterceptors(r.opts.auth.Interceptor())}, metadataOptions...)
@@ -43,7 +43,7 @@ func (r *runtime) routes() http.Handler {
 	if cp, ok := r.plugin.(ConsoleProvider); ok {
 		mux.Handle("GET /console/", http.StripPrefix("/console/", http.FileServer(cp.ConsoleAssets())))
 	}
-	return mux
+	return limitBodies(r.limits.MaxBodyBytes, mux)
 }
 
 func writeText(w http.ResponseWriter, code int, body string) {
