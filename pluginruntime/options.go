@@ -133,7 +133,10 @@ func WithMetadataHandlerOptions(opts ...connect.HandlerOption) Option {
 // WithAuth requires a valid platform token (see package auth) on every call
 // to the PluginMetadataService: GetStatus and RequestUninstall answer
 // Unauthenticated, and do nothing, without an "Authorization: Bearer" token
-// that v accepts. The probes and the console are not affected.
+// that v accepts, refused before their body is read. The probes and the
+// console are not affected. WithAuth takes precedence over the
+// FUNDAMENT_TOKEN_ variables, which configure the same check without code
+// (EnvTokenIssuer).
 //
 //	v, err := auth.NewValidator(auth.Config{Issuer: issuer, Audience: "plugin-ceph-rook", Keys: auth.StaticKeys(key)})
 //	if err != nil { ... }

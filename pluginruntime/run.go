@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/fundament-oss/ceph-rook/pluginruntime/auth"
 	"github.com/fundament-oss/ceph-rook/pluginruntime/pluginerrors"
 )
 
@@ -30,10 +32,10 @@ const instrumentationName = "github.com/fundament-oss/ceph-rook/pluginruntime"
 //	}
 //
 // It returns after a clean stop (SIGTERM or SIGINT, Shutdown done, server
-// drained). Any other end — a missing FUNDAMENT_ variable, an invalid
-// definition, a Shutdown that fails or overruns its deadline — is logged
-// and exits the process with status 1, so a misconfigured plugin never runs
-// half-configured. See RunContext for what hosting involves.
+// drained). Any other end — a missing or invalid FUNDAMENT_ variable, an
+// invalid definition, a Shutdown that fails or overruns its deadline — is
+// logged and exits the process with status 1, so a misconfigured plugin
+// never runs half-configured. See RunContext for what hosting involves.
 func Run(p Plugin, opts ...Option) {
 	err := RunContext(context.Background(), p, opts...)
 	if err == nil {
@@ -56,10 +58,12 @@ func Run(p Plugin, opts ...Option) {
 //     also become the otel globals;
 //   - one HTTP server (":8080", WithAddr) with GET /livez (always 200),
 //     GET /readyz (503 until Host.ReportReady, and again while stopping),
-//     the Connect PluginMetadataService (requiring a platform token with
-//     WithAuth), and /console/ for a ConsoleProvider; every connection
-//     and request is bounded in time and size (ServerLimits,
-//     WithServerLimits);
+//     the Connect PluginMetadataService, and /console/ for a
+//     ConsoleProvider; every connection and request is bounded in time
+//     and size (ServerLimits, WithServerLimits);
+//   - the PluginMetadataService requires a platform token when the
+//     FUNDAMENT_TOKEN_ variables configure one (EnvTokenIssuer) or WithAuth
+//     gives a validator; the probes and the console never do;
 //   - Install (for an Installer) and Start, retried with backoff while they
 //     fail transiently, and Reconcile every FUNP_RECONCILE_INTERVAL for a
 //     Reconciler, each in a span;
@@ -77,6 +81,14 @@ func RunContext(ctx context.Context, p Plugin, opts ...Option) (err error) {
 		return errors.New("WithAuth: the validator is nil")
 	}
 	env, err := parseEnvironment(o.environ)
+	if err != nil {
+		return err
+	}
+	vars := environMap(o.environ)
+	validator := o.auth
+	if !o.authSet {
+		validator, err = tokenValidatorFromEnviron(vars)
+	}
 	if err != nil {
 		return err
 	}
@@ -113,7 +125,9 @@ func RunContext(ctx context.Context, p Plugin, opts ...Option) (err error) {
 		board:  board,
 		host:   &host{logger: logger, telemetry: tel, board: board},
 		limits: o.limits.withDefaults(),
+		auth:   validator,
 	}
+	logSecurity(logger, validator != nil)
 	return r.run(ctx, ln)
 }
 
@@ -128,6 +142,9 @@ type runtime struct {
 	board  *statusBoard
 	host   *host
 	limits ServerLimits
+	// auth, when set, guards the PluginMetadataService (WithAuth, or the
+	// FUNDAMENT_TOKEN_ variables).
+	auth *auth.Validator
 
 	// ctx ends when the runtime stops; work is Start and Reconcile, which
 	// also end when an uninstall begins.
@@ -424,5 +441,15 @@ func waitFor(ctx context.Context, wg *sync.WaitGroup) bool {
 		return true
 	case <-ctx.Done():
 		return false
+	}
+}
+
+// logSecurity says at start what the platform's environment left open, so
+// an unguarded installation shows in the first lines of its log.
+func logSecurity(logger *slog.Logger, guarded bool) {
+	if guarded {
+		logger.Info("the metadata API requires a platform token")
+	} else {
+		logger.Warn("the metadata API answers without a token: set " + strings.Join(tokenVariables, ", ") + " to require one")
 	}
 }

@@ -35,11 +35,13 @@ func (r *runtime) routes() http.Handler {
 		writeText(w, http.StatusOK, "ok")
 	})
 	metadataOptions := append(r.limits.connectOptions(), r.opts.metadataOptions...)
-	if r.opts.auth != nil {
-		// First, so no other interceptor sees an unauthenticated call.
-		metadataOptions = append([]connect.HandlerOption{connect.WithInterceptors(r.opts.auth.Interceptor())}, metadataOptions...)
+	metadataPath, metadata := pluginmetadatav1connect.NewPluginMetadataServiceHandler(&metadataService{r: r}, metadataOptions...)
+	if r.auth != nil {
+		// Outside Connect, so an unauthenticated call is refused before its
+		// body is read and before any interceptor sees it.
+		metadata = r.auth.Middleware(metadata)
 	}
-	mux.Handle(pluginmetadatav1connect.NewPluginMetadataServiceHandler(&metadataService{r: r}, metadataOptions...))
+	mux.Handle(metadataPath, metadata)
 	if cp, ok := r.plugin.(ConsoleProvider); ok {
 		mux.Handle("GET /console/", http.StripPrefix("/console/", http.FileServer(cp.ConsoleAssets())))
 	}
