@@ -59,8 +59,10 @@ func Run(p Plugin, opts ...Option) {
 //   - one HTTP server (":8080", WithAddr) with GET /livez (always 200),
 //     GET /readyz (503 until Host.ReportReady, and again while stopping),
 //     the Connect PluginMetadataService, and /console/ for a
-//     ConsoleProvider; every connection and request is bounded in time
-//     and size (ServerLimits, WithServerLimits);
+//     ConsoleProvider (regular files only, under the console CSP built
+//     from FUNDAMENT_CONSOLE_ORIGIN and FUNDAMENT_KUBE_API_PROXY_ORIGIN);
+//     every connection and request is bounded in time and size
+//     (ServerLimits, WithServerLimits);
 //   - the PluginMetadataService requires a platform token when the
 //     FUNDAMENT_TOKEN_ variables configure one (EnvTokenIssuer) or WithAuth
 //     gives a validator; the probes and the console never do;
@@ -89,7 +91,8 @@ func RunContext(ctx context.Context, p Plugin, opts ...Option) (err error) {
 	if !o.authSet {
 		validator, err = tokenValidatorFromEnviron(vars)
 	}
-	if err != nil {
+	origins, originsErr := consoleOriginsFromEnviron(vars)
+	if err := errors.Join(err, originsErr); err != nil {
 		return err
 	}
 	def := p.Definition()
@@ -126,8 +129,11 @@ func RunContext(ctx context.Context, p Plugin, opts ...Option) (err error) {
 		host:   &host{logger: logger, telemetry: tel, board: board},
 		limits: o.limits.withDefaults(),
 		auth:   validator,
+		// The policy is fixed for the life of the process, so it is
+		// rendered once.
+		consoleCSP: origins.csp(),
 	}
-	logSecurity(logger, validator != nil)
+	logSecurity(logger, validator != nil, origins, p)
 	return r.run(ctx, ln)
 }
 
@@ -144,7 +150,8 @@ type runtime struct {
 	limits ServerLimits
 	// auth, when set, guards the PluginMetadataService (WithAuth, or the
 	// FUNDAMENT_TOKEN_ variables).
-	auth *auth.Validator
+	auth       *auth.Validator
+	consoleCSP string
 
 	// ctx ends when the runtime stops; work is Start and Reconcile, which
 	// also end when an uninstall begins.
@@ -446,10 +453,23 @@ func waitFor(ctx context.Context, wg *sync.WaitGroup) bool {
 
 // logSecurity says at start what the platform's environment left open, so
 // an unguarded installation shows in the first lines of its log.
-func logSecurity(logger *slog.Logger, guarded bool) {
+func logSecurity(logger *slog.Logger, guarded bool, origins consoleOrigins, p Plugin) {
 	if guarded {
 		logger.Info("the metadata API requires a platform token")
 	} else {
 		logger.Warn("the metadata API answers without a token: set " + strings.Join(tokenVariables, ", ") + " to require one")
+	}
+	if _, ok := p.(ConsoleProvider); !ok {
+		return
+	}
+	var open []string
+	if origins.console == "" {
+		open = append(open, EnvConsoleOrigin+" unset: any site may frame the console pages")
+	}
+	if origins.kubeAPIProxy == "" {
+		open = append(open, EnvKubeAPIProxyOrigin+" unset: the pages may connect to any origin")
+	}
+	if len(open) > 0 {
+		logger.Warn("console CSP left partly open", "reasons", open)
 	}
 }

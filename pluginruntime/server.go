@@ -43,9 +43,18 @@ func (r *runtime) routes() http.Handler {
 	}
 	mux.Handle(metadataPath, metadata)
 	if cp, ok := r.plugin.(ConsoleProvider); ok {
-		mux.Handle("GET /console/", http.StripPrefix("/console/", http.FileServer(cp.ConsoleAssets())))
+		mux.Handle("GET /console/", http.StripPrefix("/console/", consoleHandler(cp.ConsoleAssets(), r.consoleCSP)))
 	}
-	return limitBodies(r.limits.MaxBodyBytes, mux)
+	return limitBodies(r.limits.MaxBodyBytes, withNosniff(mux))
+}
+
+// withNosniff tells browsers to take every response as the type it
+// declares, never to guess script out of text.
+func withNosniff(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		next.ServeHTTP(w, r)
+	})
 }
 
 func writeText(w http.ResponseWriter, code int, body string) {
