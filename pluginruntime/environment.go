@@ -41,12 +41,7 @@ type Environment struct {
 // pairs, as os.Environ returns them). Every problem is reported at once,
 // naming the variable, so one look at the log fixes the installation.
 func parseEnvironment(environ []string) (Environment, error) {
-	vars := make(map[string]string, len(environ))
-	for _, kv := range environ {
-		if k, v, ok := strings.Cut(kv, "="); ok {
-			vars[k] = v
-		}
-	}
+	vars := environMap(environ)
 	env := Environment{
 		ClusterID:         vars[EnvClusterID],
 		InstallID:         vars[EnvInstallID],
@@ -82,6 +77,18 @@ func parseEnvironment(environ []string) (Environment, error) {
 		return Environment{}, fmt.Errorf("invalid plugin environment: %s", strings.Join(problems, "; "))
 	}
 	return env, nil
+}
+
+// environMap turns KEY=value pairs into a map; a later pair wins, as in a
+// process environment.
+func environMap(environ []string) map[string]string {
+	vars := make(map[string]string, len(environ))
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			vars[k] = v
+		}
+	}
+	return vars
 }
 
 type environmentKey struct{}

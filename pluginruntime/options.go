@@ -34,6 +34,8 @@ type options struct {
 	// nil auth is a mistake RunContext reports.
 	auth    *auth.Validator
 	authSet bool
+	// limits are as given; run fills in the defaults.
+	limits ServerLimits
 }
 
 // DefaultShutdownTimeout bounds Shutdown and the HTTP server's drain. The
@@ -131,7 +133,10 @@ func WithMetadataHandlerOptions(opts ...connect.HandlerOption) Option {
 // WithAuth requires a valid platform token (see package auth) on every call
 // to the PluginMetadataService: GetStatus and RequestUninstall answer
 // Unauthenticated, and do nothing, without an "Authorization: Bearer" token
-// that v accepts. The probes and the console are not affected.
+// that v accepts, refused before their body is read. The probes and the
+// console are not affected. WithAuth takes precedence over the
+// FUNDAMENT_TOKEN_ variables, which configure the same check without code
+// (EnvTokenIssuer).
 //
 //	v, err := auth.NewValidator(auth.Config{Issuer: issuer, Audience: "plugin-ceph-rook", Keys: auth.StaticKeys(key)})
 //	if err != nil { ... }
@@ -140,4 +145,13 @@ func WithMetadataHandlerOptions(opts ...connect.HandlerOption) Option {
 // A nil v is an error RunContext returns, never a silently open API.
 func WithAuth(v *auth.Validator) Option {
 	return func(o *options) { o.auth, o.authSet = v, true }
+}
+
+// WithServerLimits replaces the HTTP server's timeouts and size caps (see
+// ServerLimits; zero fields keep their defaults). Tests shorten the
+// timeouts this way:
+//
+//	pluginruntime.RunContext(ctx, p, pluginruntime.WithServerLimits(pluginruntime.ServerLimits{IdleTimeout: 100 * time.Millisecond}))
+func WithServerLimits(l ServerLimits) Option {
+	return func(o *options) { o.limits = l }
 }

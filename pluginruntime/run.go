@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/fundament-oss/ceph-rook/pluginruntime/auth"
 	"github.com/fundament-oss/ceph-rook/pluginruntime/pluginerrors"
 )
 
@@ -30,10 +32,10 @@ const instrumentationName = "github.com/fundament-oss/ceph-rook/pluginruntime"
 //	}
 //
 // It returns after a clean stop (SIGTERM or SIGINT, Shutdown done, server
-// drained). Any other end — a missing FUNDAMENT_ variable, an invalid
-// definition, a Shutdown that fails or overruns its deadline — is logged
-// and exits the process with status 1, so a misconfigured plugin never runs
-// half-configured. See RunContext for what hosting involves.
+// drained). Any other end — a missing or invalid FUNDAMENT_ variable, an
+// invalid definition, a Shutdown that fails or overruns its deadline — is
+// logged and exits the process with status 1, so a misconfigured plugin
+// never runs half-configured. See RunContext for what hosting involves.
 func Run(p Plugin, opts ...Option) {
 	err := RunContext(context.Background(), p, opts...)
 	if err == nil {
@@ -56,8 +58,14 @@ func Run(p Plugin, opts ...Option) {
 //     also become the otel globals;
 //   - one HTTP server (":8080", WithAddr) with GET /livez (always 200),
 //     GET /readyz (503 until Host.ReportReady, and again while stopping),
-//     the Connect PluginMetadataService (requiring a platform token with
-//     WithAuth), and /console/ for a ConsoleProvider;
+//     the Connect PluginMetadataService, and /console/ for a
+//     ConsoleProvider (regular files only, under the console CSP built
+//     from FUNDAMENT_CONSOLE_ORIGIN and FUNDAMENT_KUBE_API_PROXY_ORIGIN);
+//     every connection and request is bounded in time and size
+//     (ServerLimits, WithServerLimits);
+//   - the PluginMetadataService requires a platform token when the
+//     FUNDAMENT_TOKEN_ variables configure one (EnvTokenIssuer) or WithAuth
+//     gives a validator; the probes and the console never do;
 //   - Install (for an Installer) and Start, retried with backoff while they
 //     fail transiently, and Reconcile every FUNP_RECONCILE_INTERVAL for a
 //     Reconciler, each in a span;
@@ -76,6 +84,15 @@ func RunContext(ctx context.Context, p Plugin, opts ...Option) (err error) {
 	}
 	env, err := parseEnvironment(o.environ)
 	if err != nil {
+		return err
+	}
+	vars := environMap(o.environ)
+	validator := o.auth
+	if !o.authSet {
+		validator, err = tokenValidatorFromEnviron(vars)
+	}
+	origins, originsErr := consoleOriginsFromEnviron(vars)
+	if err := errors.Join(err, originsErr); err != nil {
 		return err
 	}
 	def := p.Definition()
@@ -110,7 +127,13 @@ func RunContext(ctx context.Context, p Plugin, opts ...Option) (err error) {
 		tel:    tel,
 		board:  board,
 		host:   &host{logger: logger, telemetry: tel, board: board},
+		limits: o.limits.withDefaults(),
+		auth:   validator,
+		// The policy is fixed for the life of the process, so it is
+		// rendered once.
+		consoleCSP: origins.csp(),
 	}
+	logSecurity(logger, validator != nil, origins, p)
 	return r.run(ctx, ln)
 }
 
@@ -124,6 +147,11 @@ type runtime struct {
 	tel    *telemetry
 	board  *statusBoard
 	host   *host
+	limits ServerLimits
+	// auth, when set, guards the PluginMetadataService (WithAuth, or the
+	// FUNDAMENT_TOKEN_ variables).
+	auth       *auth.Validator
+	consoleCSP string
 
 	// ctx ends when the runtime stops; work is Start and Reconcile, which
 	// also end when an uninstall begins.
@@ -154,11 +182,7 @@ func (r *runtime) run(ctx context.Context, ln net.Listener) error {
 		r.work.Go(func() { r.reconcileLoop(workCtx, rec) })
 	}
 
-	srv := &http.Server{
-		Handler:           r.routes(),
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(r.logger.Handler(), slog.LevelWarn),
-	}
+	srv := newHTTPServer(r.routes(), r.limits, r.logger)
 	r.logger.Info("plugin runtime started",
 		"addr", ln.Addr().String(),
 		"clusterID", r.env.ClusterID,
@@ -424,5 +448,28 @@ func waitFor(ctx context.Context, wg *sync.WaitGroup) bool {
 		return true
 	case <-ctx.Done():
 		return false
+	}
+}
+
+// logSecurity says at start what the platform's environment left open, so
+// an unguarded installation shows in the first lines of its log.
+func logSecurity(logger *slog.Logger, guarded bool, origins consoleOrigins, p Plugin) {
+	if guarded {
+		logger.Info("the metadata API requires a platform token")
+	} else {
+		logger.Warn("the metadata API answers without a token: set " + strings.Join(tokenVariables, ", ") + " to require one")
+	}
+	if _, ok := p.(ConsoleProvider); !ok {
+		return
+	}
+	var open []string
+	if origins.console == "" {
+		open = append(open, EnvConsoleOrigin+" unset: any site may frame the console pages")
+	}
+	if origins.kubeAPIProxy == "" {
+		open = append(open, EnvKubeAPIProxyOrigin+" unset: the pages may connect to any origin")
+	}
+	if len(open) > 0 {
+		logger.Warn("console CSP left partly open", "reasons", open)
 	}
 }

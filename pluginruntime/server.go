@@ -34,16 +34,27 @@ func (r *runtime) routes() http.Handler {
 		}
 		writeText(w, http.StatusOK, "ok")
 	})
-	metadataOptions := r.opts.metadataOptions
-	if r.opts.auth != nil {
-		// First, so no other interceptor sees an unauthenticated call.
-		metadataOptions = append([]connect.HandlerOption{connect.WithInterceptors(r.opts.auth.Interceptor())}, metadataOptions...)
+	metadataOptions := append(r.limits.connectOptions(), r.opts.metadataOptions...)
+	metadataPath, metadata := pluginmetadatav1connect.NewPluginMetadataServiceHandler(&metadataService{r: r}, metadataOptions...)
+	if r.auth != nil {
+		// Outside Connect, so an unauthenticated call is refused before its
+		// body is read and before any interceptor sees it.
+		metadata = r.auth.Middleware(metadata)
 	}
-	mux.Handle(pluginmetadatav1connect.NewPluginMetadataServiceHandler(&metadataService{r: r}, metadataOptions...))
+	mux.Handle(metadataPath, metadata)
 	if cp, ok := r.plugin.(ConsoleProvider); ok {
-		mux.Handle("GET /console/", http.StripPrefix("/console/", http.FileServer(cp.ConsoleAssets())))
+		mux.Handle("GET /console/", http.StripPrefix("/console/", consoleHandler(cp.ConsoleAssets(), r.consoleCSP)))
 	}
-	return mux
+	return limitBodies(r.limits.MaxBodyBytes, withNosniff(mux))
+}
+
+// withNosniff tells browsers to take every response as the type it
+// declares, never to guess script out of text.
+func withNosniff(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		next.ServeHTTP(w, r)
+	})
 }
 
 func writeText(w http.ResponseWriter, code int, body string) {

@@ -68,6 +68,18 @@ func StaticKeysByID(keys map[string]crypto.PublicKey) KeyFunc {
 	}
 }
 
+// StaticKeySet verifies a token with whichever of keys its signature
+// matches, for an issuer that rotates keys without naming them by kid: the
+// old and the new key are both accepted while tokens of both are in use.
+func StaticKeySet(keys ...crypto.PublicKey) KeyFunc {
+	set := jwt.VerificationKeySet{Keys: make([]jwt.VerificationKey, len(keys))}
+	for i, key := range keys {
+		set.Keys[i] = key
+	}
+	// The JWT parser tries every key of a VerificationKeySet.
+	return func(context.Context, map[string]any) (crypto.PublicKey, error) { return set, nil }
+}
+
 // Claims are the verified claims of a token.
 type Claims struct {
 	jwt.RegisteredClaims
