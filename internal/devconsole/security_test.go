@@ -3,6 +3,7 @@ package devconsole_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
@@ -16,7 +17,10 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/fundament-oss/ceph-rook/api/v1alpha1"
 	"github.com/fundament-oss/ceph-rook/internal/devconsole"
 	"github.com/fundament-oss/ceph-rook/internal/testenv"
 )
@@ -200,4 +204,61 @@ func TestConsoleWarnsWhenBoundBeyondLoopback(t *testing.T) {
 
 	_, quiet := startConsoleLogged(t, "")
 	assert.NotContains(t, quiet.String(), "LISTENING BEYOND LOOPBACK", "loopback is the quiet default")
+}
+
+// The kube-api-proxy classifies a request as the API server will run it,
+// and passes no header that changes who is asking.
+func TestKubeAPIProxyRefusesHostileRequests(t *testing.T) {
+	srv := startConsole(t, &proxyLog{})
+	ctx := context.Background()
+	require.NoError(t, env.Client.Create(ctx, &v1alpha1.DiskPool{ObjectMeta: metav1.ObjectMeta{Name: "pool-hostile"}}))
+	base := srv.KubeAPIProxyURL() + "/clusters/" + srv.ClusterID()
+	const pools = "/apis/ceph.fundament.io/v1alpha1/diskpools"
+	token := srv.IssueToken()
+
+	tests := []struct {
+		name, method, path string
+		header             map[string]string
+		wantCode           int
+		wantMessage        string
+	}{
+		{"watch=yes is a watch", http.MethodGet, pools + "?watch=yes", nil, http.StatusForbidden, "watch diskpools"},
+		{"watch=True is a watch", http.MethodGet, pools + "?watch=True", nil, http.StatusForbidden, "watch diskpools"},
+		{"an empty watch= is a watch", http.MethodGet, pools + "?watch=", nil, http.StatusForbidden, "watch diskpools"},
+		{"a bare watch is a watch", http.MethodGet, pools + "?watch", nil, http.StatusForbidden, "watch diskpools"},
+		{"an undecodable query with watch=falſe is a watch", http.MethodGet, pools + "?watch=fal%C5%BFe&limit=x", nil, http.StatusForbidden, "watch diskpools"},
+		{"watch on a trailing slash is a watch", http.MethodGet, pools + "/?watch=1", nil, http.StatusForbidden, "watch diskpools"},
+		{"a semicolon-hidden watch is a list, and forwarded as one", http.MethodGet, pools + "?limit=1;watch=true", nil, http.StatusOK, ""},
+		{"watch=false is a list", http.MethodGet, pools + "?watch=false", nil, http.StatusOK, ""},
+		{"watch=0 is a list", http.MethodGet, pools + "?watch=0", nil, http.StatusOK, ""},
+		{"the /watch/ path of a collection", http.MethodGet, "/apis/ceph.fundament.io/v1alpha1/watch/diskpools", nil, http.StatusForbidden, "the /watch/ path form is not proxied"},
+		{"the /watch/ path of a core collection", http.MethodGet, "/api/v1/watch/namespaces/apps/configmaps", nil, http.StatusForbidden, "the /watch/ path form is not proxied"},
+		{"the /proxy/ path", http.MethodGet, "/api/v1/proxy/namespaces/apps/services/s", nil, http.StatusForbidden, "the /proxy/ path form is not proxied"},
+		{"an escaped slash turning a name into a subresource", http.MethodPatch, pools + "/pool-hostile%2Fstatus", nil, http.StatusForbidden, "malformed API path"},
+		{"an escaped slash in a namespace", http.MethodGet, "/api/v1/namespaces/apps%2Fsecrets/configmaps/c", nil, http.StatusForbidden, "malformed API path"},
+		{"escaped dot segments", http.MethodGet, pools + "/%2e%2e/%2e%2e/%2e%2e/api/v1/namespaces/default/secrets", nil, http.StatusForbidden, "malformed API path"},
+		{"a delete behind a trailing slash", http.MethodDelete, pools + "/pool-hostile/", nil, http.StatusForbidden, "delete diskpools"},
+		{"a namespace's finalize is the namespace's subresource", http.MethodPut, "/api/v1/namespaces/apps/finalize", nil, http.StatusForbidden, "update namespaces/finalize (core/v1)"},
+		{"a status write", http.MethodPatch, pools + "/pool-hostile/status", nil, http.StatusForbidden, "patch diskpools/status"},
+		{"impersonating a user with no rights changes nothing", http.MethodGet, pools, map[string]string{"Impersonate-User": "nobody", "Impersonate-Group": "system:unauthenticated"}, http.StatusOK, ""},
+		{"impersonating with a uid and extras changes nothing", http.MethodGet, pools, map[string]string{"Impersonate-User": "nobody", "Impersonate-Uid": "1", "Impersonate-Extra-Scopes": "none"}, http.StatusOK, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			header := map[string]string{"Authorization": "Bearer " + token}
+			for k, v := range tc.header {
+				header[k] = v
+			}
+			code, body := send(t, tc.method, base+tc.path, "", header)
+			assert.Equal(t, tc.wantCode, code, body)
+			if tc.wantMessage != "" {
+				var status struct{ Message string }
+				require.NoError(t, json.Unmarshal([]byte(body), &status), body)
+				assert.Contains(t, status.Message, tc.wantMessage)
+			}
+		})
+	}
+	var pool v1alpha1.DiskPool
+	require.NoError(t, env.Client.Get(ctx, types.NamespacedName{Name: "pool-hostile"}, &pool))
+	assert.Empty(t, pool.Status.Phase, "no refused status write reached the API server")
 }
