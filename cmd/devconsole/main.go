@@ -33,7 +33,7 @@ func main() {
 
 func run() error {
 	kubeconfig := flag.String("kubeconfig", "", "kubeconfig of the cluster (default: $KUBECONFIG or ~/.kube/config)")
-	listen := flag.String("listen", "127.0.0.1:8090", "listen address of the console origin (host page and kube-api-proxy)")
+	listen := flag.String("listen", "127.0.0.1:8090", "listen address of the console origin (host page and kube-api-proxy); anything but loopback hands your kubeconfig's rights (within allowedResources) to everyone who can reach it")
 	pluginListen := flag.String("plugin-listen", "127.0.0.1:8091", "listen address of the plugin origin (pages and SDK); must differ from --listen")
 	definitionPath := flag.String("definition", "definition.yaml", "the plugin's definition.yaml")
 	consoleDir := flag.String("console-dir", "console", "folder of the plugin's console pages")

@@ -34,6 +34,8 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
@@ -53,7 +55,10 @@ type Options struct {
 	// RESTConfig reaches the API server the kube-api-proxy forwards to.
 	RESTConfig *rest.Config
 	// ConsoleAddr and PluginAddr are the two listen addresses; empty means
-	// 127.0.0.1 on a free port.
+	// 127.0.0.1 on a free port. Anything but loopback lets every machine
+	// that reaches it take a token and act with RESTConfig's credentials,
+	// and is logged as a warning. Each listener answers only to loopback
+	// names and to the host it was bound to (see hostcheck.go).
 	ConsoleAddr string
 	PluginAddr  string
 	// ClusterID is the cluster id in proxy paths; empty means "dev".
@@ -119,8 +124,8 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		_ = consoleLn.Close()
 		return nil, err
 	}
-	s.consoleURL = "http://" + consoleLn.Addr().String()
-	s.pluginURL = "http://" + pluginLn.Addr().String()
+	s.consoleURL = originOf(opts.ConsoleAddr, consoleLn.Addr())
+	s.pluginURL = originOf(opts.PluginAddr, pluginLn.Addr())
 	clusterID := opts.ClusterID
 	if clusterID == "" {
 		clusterID = "dev"
@@ -133,8 +138,8 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	consolePrefix := fmt.Sprintf("/clusters/%s/plugins/%s/%s/console/", clusterID, installationName(def), pluginVersion(def))
 	s.config = s.hostConfig(clusterID, consolePrefix, kinds)
 	pages := &pluginSite{consolePrefix: consolePrefix, console: opts.Console, csp: pluginCSP(s.consoleURL, s.consoleURL, s.pluginURL)}
-	s.serve(consoleLn, s.hostSite())
-	s.serve(pluginLn, pages)
+	s.serve(consoleLn, opts.ConsoleAddr, s.hostSite())
+	s.serve(pluginLn, opts.PluginAddr, pages)
 	return s, nil
 }
 
@@ -176,8 +181,34 @@ func listen(addr string) (net.Listener, error) {
 	return ln, nil
 }
 
-func (s *Server) serve(ln net.Listener, handler http.Handler) {
-	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+// originOf is the origin a browser on this machine uses for a listener. A
+// wildcard bind is reached through loopback: "http://0.0.0.0:…" is not a
+// name the console answers to, and the pages' frame-ancestors and the
+// proxy's CORS origin must name the origin the browser really uses. Go
+// binds "tcp" wildcards dual-stack, so 127.0.0.1 reaches them unless the
+// operator asked for IPv6 by name ([::]).
+func originOf(configuredAddr string, bound net.Addr) string {
+	tcp, ok := bound.(*net.TCPAddr)
+	if !ok || !tcp.IP.IsUnspecified() {
+		return "http://" + bound.String()
+	}
+	loopback := "127.0.0.1"
+	if host, _, err := net.SplitHostPort(configuredAddr); err == nil && strings.Contains(host, ":") {
+		loopback = "::1"
+	}
+	return "http://" + net.JoinHostPort(loopback, strconv.Itoa(tcp.Port))
+}
+
+// serve answers on ln, only to the host names hostcheck.go allows, and
+// warns when ln is reachable from other machines: that is everyone who can
+// reach it holding the developer's kubeconfig.
+func (s *Server) serve(ln net.Listener, configuredAddr string, handler http.Handler) {
+	if !isLoopbackAddr(ln.Addr()) {
+		s.log.Warn("devconsole: LISTENING BEYOND LOOPBACK: anyone who can reach this address can take a page token and act with your kubeconfig within the plugin's allowedResources; bind to 127.0.0.1 unless that is what you want",
+			"addr", ln.Addr().String())
+	}
+	guarded := guardHost(newAllowedHosts(configuredAddr, ln.Addr()), s.log, handler)
+	srv := &http.Server{Handler: guarded, ReadHeaderTimeout: 10 * time.Second}
 	s.servers = append(s.servers, srv)
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {

@@ -31,7 +31,10 @@ type menuItem struct {
 
 // hostSite serves the console origin: the host page for every /view/ route,
 // its script and style, its configuration, token refresh, and the
-// kube-api-proxy.
+// kube-api-proxy. Nothing on it may be framed: the host page is the top
+// window (a page framing it could steer the developer's clicks into a
+// sheet's save button), and only the plugin origin's pages are framed, by
+// the host itself (pages.go).
 func (s *Server) hostSite() http.Handler {
 	mux := http.NewServeMux()
 	hostPage := func(w http.ResponseWriter, r *http.Request) {
@@ -45,23 +48,31 @@ func (s *Server) hostSite() http.Handler {
 		case "host.js", "host.css":
 			serveFile(w, r, http.FS(assets), "assets/host/"+file)
 		case "config.json":
-			s.serveConfig(w, r)
+			ownPageOnly(s.log, s.serveConfig)(w, r)
 		default:
 			http.NotFound(w, r)
 		}
 	})
-	mux.HandleFunc("POST /host/token", func(w http.ResponseWriter, _ *http.Request) {
+	mux.HandleFunc("POST /host/token", ownPageOnly(s.log, func(w http.ResponseWriter, _ *http.Request) {
 		token, expires := s.tokens.issue()
+		w.Header().Set("Cache-Control", "no-store")
 		writeJSON(w, map[string]any{"token": token, "tokenExpiresAt": expires})
-	})
+	}))
 	mux.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
 	mux.Handle("/kube-api-proxy/", http.StripPrefix("/kube-api-proxy", s.proxy))
-	return mux
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("X-Content-Type-Options", "nosniff")
+		mux.ServeHTTP(w, r)
+	})
 }
 
-// hostCSP keeps the host page as strict as the plugin pages it frames.
+// hostCSP keeps the host page as strict as the plugin pages it frames, and
+// unframeable (frame-ancestors is what current browsers obey; the
+// X-Frame-Options hostSite sets is for the rest).
 func (s *Server) hostCSP() string {
-	return "default-src 'self'; script-src 'self'; style-src 'self'; frame-src " + s.pluginURL + "; base-uri 'none'; object-src 'none'"
+	return "default-src 'self'; script-src 'self'; style-src 'self'; frame-src " + s.pluginURL + "; frame-ancestors 'none'; base-uri 'none'; object-src 'none'"
 }
 
 // serveConfig hands each host page load its own token.

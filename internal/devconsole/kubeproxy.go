@@ -50,13 +50,14 @@ func (p *kubeProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeStatus(w, http.StatusUnauthorized, metav1.StatusReasonUnauthorized, "kube-api-proxy: missing, unknown or expired bearer token")
 		return
 	}
-	prefix := "/clusters/" + p.clusterID + "/"
-	path, ok := strings.CutPrefix(r.URL.Path, prefix)
+	prefix := "/clusters/" + url.PathEscape(p.clusterID) + "/"
+	path, ok := strings.CutPrefix(r.URL.EscapedPath(), prefix)
 	if !ok {
 		writeStatus(w, http.StatusNotFound, metav1.StatusReasonNotFound, fmt.Sprintf("kube-api-proxy: no cluster at %s (this console serves cluster %q)", r.URL.Path, p.clusterID))
 		return
 	}
-	req, err := parseAPIRequest(r.Method, path, r.URL.Query())
+	query := r.URL.Query()
+	req, err := parseAPIRequest(r.Method, path, query)
 	if err != nil {
 		writeStatus(w, http.StatusForbidden, metav1.StatusReasonForbidden, "kube-api-proxy: "+err.Error())
 		return
@@ -73,7 +74,7 @@ func (p *kubeProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			fmt.Sprintf("kube-api-proxy: %s is not in the plugin's spec.allowedResources", req))
 		return
 	}
-	p.forward(w, r, req)
+	p.forward(w, r, req, query)
 }
 
 // record reports the request to the observer, buffering the body so it
@@ -108,21 +109,40 @@ func (p *kubeProxy) allowPluginOrigin(w http.ResponseWriter) {
 	h.Add("Vary", "Origin")
 }
 
+// forwardedHeaders are the only request headers that reach the API server.
+// The rest is dropped, not filtered by name: the API server gives whole
+// families of headers power (Impersonate-User, -Group, -Uid and -Extra-*;
+// a front proxy's X-Remote-*), and client-go's bearer round tripper keeps
+// an Authorization it finds instead of setting the kubeconfig's, so a deny
+// list would have to be right about every one, now and later.
+var forwardedHeaders = []string{"Accept", "Content-Type"}
+
 // forward sends the checked request to the API server with the console's
-// own credentials; the page's token and cookies never leave the proxy.
-func (p *kubeProxy) forward(w http.ResponseWriter, r *http.Request, req apiRequest) {
+// own credentials: the path rebuilt from what was checked, the query
+// re-encoded from the values the verb was read from (so no parser, here or
+// in an API server built with another Go, reads a different one), and only
+// forwardedHeaders of what the page sent.
+func (p *kubeProxy) forward(w http.ResponseWriter, r *http.Request, req apiRequest, query url.Values) {
 	proxy := &httputil.ReverseProxy{
 		Transport: p.transport,
 		Rewrite: func(pr *httputil.ProxyRequest) {
+			// upstreamPath is escaped; URL.Path is not, or a "%" in a name
+			// would be escaped twice on the wire.
+			escaped := req.upstreamPath()
+			unescaped, _ := url.PathUnescape(escaped) // the segments were unescaped to begin with
 			target := *p.upstream
-			target.Path = strings.TrimSuffix(p.upstream.Path, "/") + req.upstreamPath()
-			target.RawPath = ""
-			target.RawQuery = r.URL.RawQuery
+			target.Path = strings.TrimSuffix(p.upstream.Path, "/") + unescaped
+			target.RawPath = strings.TrimSuffix(p.upstream.EscapedPath(), "/") + escaped
+			target.RawQuery = query.Encode()
 			pr.Out.URL = &target
 			pr.Out.Host = p.upstream.Host
-			pr.Out.Header.Del("Authorization")
-			pr.Out.Header.Del("Cookie")
-			pr.Out.Header.Del("Origin")
+			header := http.Header{}
+			for _, name := range forwardedHeaders {
+				if values := pr.In.Header.Values(name); len(values) > 0 {
+					header[name] = values
+				}
+			}
+			pr.Out.Header = header
 		},
 		ModifyResponse: func(resp *http.Response) error {
 			// The API server's own CORS answer (if any) is not the proxy's.

@@ -67,7 +67,10 @@ func serveFile(w http.ResponseWriter, r *http.Request, fsys http.FileSystem, nam
 
 // pluginCSP is the policy every plugin page is served under in production:
 // only its own scripts and styles, calls only to the kube-api-proxy and the
-// plugin proxy, framed only by the console.
+// plugin proxy, framed only by the console. frame-ancestors is the only
+// framing control the pages get: X-Frame-Options cannot name another origin
+// (SAMEORIGIN would refuse the console, which frames the pages from its own
+// origin, console-host.md), and browsers obeying frame-ancestors ignore it.
 func pluginCSP(consoleOrigin, kubeProxyOrigin, pluginOrigin string) string {
 	return strings.Join([]string{
 		"default-src 'self'",

@@ -6,6 +6,10 @@ import (
 	"net/url"
 	"strings"
 
+	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
+	metainternalversionscheme "k8s.io/apimachinery/pkg/apis/meta/internalversion/scheme"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/fundament-oss/ceph-rook/pluginruntime/definition"
 )
 
@@ -58,12 +62,17 @@ func (r apiRequest) upstreamPath() string {
 // parseAPIRequest reads a path below {proxy}/clusters/{id} — /api/{version}/…
 // or /apis/{group}/{version}/… — and the method and query into an
 // apiRequest. Anything else (discovery, /version, odd shapes) is an error.
+//
+// path is the escaped path as the client sent it: segments are split there
+// and unescaped one by one, so an escaped slash cannot move a name into
+// another segment. The classification mirrors the API server's own
+// (RequestInfoFactory in k8s.io/apiserver/pkg/endpoints/request, which is
+// also what RBAC is asked about); policy_test.go holds the two against each
+// other.
 func parseAPIRequest(method, path string, query url.Values) (apiRequest, error) {
-	segments := strings.Split(strings.Trim(path, "/"), "/")
-	for _, s := range segments {
-		if s == "" || s == "." || s == ".." {
-			return apiRequest{}, fmt.Errorf("malformed API path %q", path)
-		}
+	segments, err := pathSegments(path)
+	if err != nil {
+		return apiRequest{}, err
 	}
 	var req apiRequest
 	var rest []string
@@ -75,18 +84,34 @@ func parseAPIRequest(method, path string, query url.Values) (apiRequest, error) 
 	default:
 		return apiRequest{}, fmt.Errorf("%q is not a resource path (/api/<version>/… or /apis/<group>/<version>/…)", path)
 	}
-	if len(rest) >= 3 && rest[0] == "namespaces" {
-		req.Namespace, rest = rest[1], rest[2:]
+	// The API server reads a verb from these (/api/v1/watch/pods is a
+	// watch); pages ask with ?watch=true and never proxy, so the old forms
+	// are refused rather than mapped.
+	if rest[0] == "watch" || rest[0] == "proxy" {
+		return apiRequest{}, fmt.Errorf("the /%s/ path form is not proxied (%q); a watch is ?watch=true", rest[0], path)
 	}
-	if len(rest) > 3 {
-		return apiRequest{}, fmt.Errorf("%q is not a resource path", path)
-	}
-	req.Resource = rest[0]
-	if len(rest) >= 2 {
-		req.Name = rest[1]
-	}
-	if len(rest) == 3 {
-		req.Resource += "/" + rest[2]
+	switch {
+	case len(rest) >= 3 && rest[0] == "namespaces" && namespaceSubresources[rest[2]]:
+		// /namespaces/{name}/status is the Namespace's status, not a
+		// resource "status" in that namespace.
+		if len(rest) > 3 {
+			return apiRequest{}, fmt.Errorf("%q is not a resource path", path)
+		}
+		req.Resource, req.Name = "namespaces/"+rest[2], rest[1]
+	default:
+		if len(rest) >= 3 && rest[0] == "namespaces" {
+			req.Namespace, rest = rest[1], rest[2:]
+		}
+		if len(rest) > 3 {
+			return apiRequest{}, fmt.Errorf("%q is not a resource path", path)
+		}
+		req.Resource = rest[0]
+		if len(rest) >= 2 {
+			req.Name = rest[1]
+		}
+		if len(rest) == 3 {
+			req.Resource += "/" + rest[2]
+		}
 	}
 	verb, err := verbOf(method, req.Name != "", query)
 	if err != nil {
@@ -96,15 +121,39 @@ func parseAPIRequest(method, path string, query url.Values) (apiRequest, error) 
 	return req, nil
 }
 
+// namespaceSubresources are the subresources the API server reads right
+// after /namespaces/{name}, as it lists them.
+var namespaceSubresources = map[string]bool{"status": true, "finalize": true}
+
+// pathSegments splits an escaped path on its literal slashes and unescapes
+// each segment. An empty, "." or ".." segment, or one that unescapes to
+// contain a slash, has no place in a resource path and is refused: what
+// the proxy checks must be what upstreamPath rebuilds and the API server
+// splits again.
+func pathSegments(path string) ([]string, error) {
+	raw := strings.Split(strings.Trim(path, "/"), "/")
+	segments := make([]string, len(raw))
+	for i, r := range raw {
+		s, err := url.PathUnescape(r)
+		if err != nil || s == "" || s == "." || s == ".." || strings.Contains(s, "/") {
+			return nil, fmt.Errorf("malformed API path %q", path)
+		}
+		segments[i] = s
+	}
+	return segments, nil
+}
+
 // verbOf maps an HTTP request to the Kubernetes verb RBAC would check.
 func verbOf(method string, named bool, query url.Values) (string, error) {
 	switch method {
 	case http.MethodGet, http.MethodHead:
 		switch {
-		case isTrue(query.Get("watch")):
-			return "watch", nil
 		case named:
+			// A named GET is a get whatever its query says: the API
+			// server routes it to the get handler, which never watches.
 			return "get", nil
+		case watchRequested(query):
+			return "watch", nil
 		default:
 			return "list", nil
 		}
@@ -124,8 +173,29 @@ func verbOf(method string, named bool, query url.Values) (string, error) {
 	}
 }
 
-func isTrue(v string) bool {
-	return v == "true" || v == "1"
+// watchRequested decides as the API server's request resolver does whether
+// a GET of a collection is a watch. The parameter is not a strconv bool:
+// the first value is decoded with the ListOptions codec, where everything
+// but "0" and "false" (case-folded) is true — watch=yes, watch=True and an
+// empty watch= all watch. A query the codec refuses (limit=x) makes the
+// resolver fall back to a lower-cased compare of the first value, which
+// folds less than the codec ("falſe" is false to one and true to the
+// other); both are mirrored, by calling the same codec.
+func watchRequested(query url.Values) bool {
+	var opts metainternalversion.ListOptions
+	if err := metainternalversionscheme.ParameterCodec.DecodeParameters(query, metav1.SchemeGroupVersion, &opts); err != nil {
+		values := query["watch"]
+		if len(values) == 0 {
+			return false
+		}
+		switch strings.ToLower(values[0]) {
+		case "false", "0":
+			return false
+		default:
+			return true
+		}
+	}
+	return opts.Watch
 }
 
 // policy is spec.allowedResources: per group, version and resource, the
