@@ -7,8 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -226,6 +228,40 @@ func TestStatusFollowsThePluginPhase(t *testing.T) {
 	assert.False(t, status.Ready)
 	assert.Equal(t, "the CRDs went missing", status.Message)
 	assert.Equal(t, "PluginDegraded", reason(status))
+}
+
+// TestHostilePluginAnswersStillWriteStatus: whatever a plugin answers,
+// the installation's status can still be written, and says what happened.
+// A message over the Ready condition's 32768 characters, or an object
+// over the API server's limit, would otherwise fail every status write.
+func TestHostilePluginAnswersStillWriteStatus(t *testing.T) {
+	h := startController(t)
+	t.Run("a message too long for the condition is stored truncated", func(t *testing.T) {
+		inst := h.install(t, "chatty", nil)
+		// 36000 characters, over the condition's 32768, in 48000 bytes,
+		// within what the controller reads.
+		said := strings.Repeat("éaa", 12000)
+		h.servePlugin(t, deployedPlugin(t, inst).Namespace, statusHandler(statusPlugin{phase: "running", message: said}))
+
+		status := statusOf(t, inst, "running, with the message stored", func(s pluginsv1.PluginInstallationStatus) bool {
+			return s.Phase == pluginsv1.PhaseRunning && strings.HasPrefix(s.Message, "éaa")
+		})
+		assert.Less(t, len(status.Message), len(said))
+		assert.True(t, utf8.ValidString(status.Message), "cut between characters")
+		assert.Regexp(t, `… \(\d+ more bytes\)$`, status.Message)
+		assert.Equal(t, status.Message, meta.FindStatusCondition(status.Conditions, pluginsv1.ConditionReady).Message)
+	})
+	t.Run("an answer too large to store is refused, and the refusal stored", func(t *testing.T) {
+		inst := h.install(t, "flooding", nil)
+		var sent atomic.Int64
+		h.servePlugin(t, deployedPlugin(t, inst).Namespace, hugeStatusAnswer(4<<20, &sent))
+
+		status := statusOf(t, inst, "the refusal", func(s pluginsv1.PluginInstallationStatus) bool {
+			return strings.Contains(s.Message, "larger than configured max")
+		})
+		assert.Equal(t, ReasonPluginUnreachable, meta.FindStatusCondition(status.Conditions, pluginsv1.ConditionReady).Reason)
+		assert.False(t, status.Ready)
+	})
 }
 
 func TestDeletionUninstallsThenRemovesEverything(t *testing.T) {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -252,4 +254,15 @@ func (h *controllerHarness) runPlugin(t *testing.T, deploy *appsv1.Deployment) *
 	h.pluginURLs[deploy.Namespace] = "http://" + ln.Addr().String()
 	h.mu.Unlock()
 	return p
+}
+
+// servePlugin answers for the plugin in namespace with handler, a stand-in
+// for a plugin that does not run on the runtime (a broken or hostile one).
+func (h *controllerHarness) servePlugin(t *testing.T, namespace string, handler http.Handler) {
+	t.Helper()
+	plugin := httptest.NewServer(handler)
+	t.Cleanup(plugin.Close)
+	h.mu.Lock()
+	h.pluginURLs[namespace] = plugin.URL
+	h.mu.Unlock()
 }

@@ -3,6 +3,7 @@ package plugincontroller
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 
 	"connectrpc.com/connect"
@@ -32,6 +33,24 @@ func ServiceURL(namespace string) string {
 	return fmt.Sprintf("http://%s.%s.svc.cluster.local:%d", ObjectName, namespace, PluginPort)
 }
 
+// A plugin is not trusted to answer sensibly: its answers are read up to
+// these bounds, so that a broken or hostile one costs the controller a
+// bounded amount of memory per poll, whatever it sends.
+const (
+	// maxAnswerBytes bounds one answer, the message of an error included.
+	// A status is a phase and a sentence: this leaves room for a long
+	// one, which ComputeStatus then truncates visibly, while a larger
+	// answer is refused with ResourceExhausted.
+	maxAnswerBytes = 64 << 10
+	// maxBodyBytes bounds the bytes read off the connection: Connect
+	// reads to the end of an answer it refused (to reuse the connection),
+	// and this stops that. It lies above maxAnswerBytes so that Connect,
+	// which names the limit, is what refuses an answer just over it.
+	maxBodyBytes = 2 * maxAnswerBytes
+	// maxHeaderBytes bounds the answer's headers (net/http allows 10 MB).
+	maxHeaderBytes = 64 << 10
+)
+
 // MetadataClient is the PluginClient speaking Connect over HTTP.
 type MetadataClient struct {
 	// BaseURL maps a plugin's namespace to its metadata API; nil means
@@ -39,7 +58,8 @@ type MetadataClient struct {
 	// elsewhere.
 	BaseURL func(namespace string) string
 	// HTTPClient defaults to pollClient; callers bound each call with its
-	// context.
+	// context. Bodies are bounded whichever client is used; headers only
+	// by pollClient's transport.
 	HTTPClient *http.Client
 }
 
@@ -51,8 +71,9 @@ type MetadataClient struct {
 // itself answers everyone else. A poll every few seconds per plugin does
 // not need keep-alive.
 var pollClient = &http.Client{Transport: &http.Transport{
-	Proxy:             http.ProxyFromEnvironment,
-	DisableKeepAlives: true,
+	Proxy:                  http.ProxyFromEnvironment,
+	DisableKeepAlives:      true,
+	MaxResponseHeaderBytes: maxHeaderBytes,
 }}
 
 func (m *MetadataClient) client(namespace string) pluginmetadatav1connect.PluginMetadataServiceClient {
@@ -64,7 +85,48 @@ func (m *MetadataClient) client(namespace string) pluginmetadatav1connect.Plugin
 	if httpClient == nil {
 		httpClient = pollClient
 	}
-	return pluginmetadatav1connect.NewPluginMetadataServiceClient(httpClient, baseURL(namespace))
+	return pluginmetadatav1connect.NewPluginMetadataServiceClient(
+		boundedBodies{next: httpClient}, baseURL(namespace),
+		connect.WithReadMaxBytes(maxAnswerBytes),
+		// Answers are a few dozen bytes, so compression saves nothing,
+		// while a small gzip body inflates a thousandfold, all of which
+		// Connect decompresses even to refuse it. Without gzip accepted,
+		// a compressed answer is refused unread.
+		connect.WithAcceptCompression("gzip", nil, nil))
+}
+
+// errBodyTooLarge ends the reading of an answer of maxBodyBytes or more.
+var errBodyTooLarge = fmt.Errorf("the answer exceeds %d bytes", maxBodyBytes)
+
+// boundedBodies caps every response body its client returns at
+// maxBodyBytes.
+type boundedBodies struct{ next connect.HTTPClient }
+
+func (b boundedBodies) Do(req *http.Request) (*http.Response, error) {
+	resp, err := b.next.Do(req)
+	if err == nil {
+		resp.Body = &boundedBody{ReadCloser: resp.Body, remaining: maxBodyBytes}
+	}
+	return resp, err
+}
+
+// boundedBody fails a read once remaining bytes were read. A body of
+// exactly the bound fails too: no valid answer comes near it.
+type boundedBody struct {
+	io.ReadCloser
+	remaining int64
+}
+
+func (b *boundedBody) Read(p []byte) (int, error) {
+	if b.remaining <= 0 {
+		return 0, errBodyTooLarge
+	}
+	if int64(len(p)) > b.remaining {
+		p = p[:b.remaining]
+	}
+	n, err := b.ReadCloser.Read(p)
+	b.remaining -= int64(n)
+	return n, err
 }
 
 // GetStatus implements PluginClient.

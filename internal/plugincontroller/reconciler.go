@@ -37,6 +37,9 @@ const (
 	// statusTimeout bounds one GetStatus, so a hung plugin holds a
 	// reconcile worker for no longer than this.
 	statusTimeout = 10 * time.Second
+
+	// maxEventNoteBytes is the API server's limit of an event's note.
+	maxEventNoteBytes = 1024
 )
 
 // Reconciler turns PluginInstallations into running plugins.
@@ -270,9 +273,12 @@ func (r *Reconciler) finalize(ctx context.Context, inst *pluginsv1.PluginInstall
 		cancel()
 		if err != nil {
 			logger.Error(err, "the plugin did not accept the uninstall request; removing it anyway")
-			message = fmt.Sprintf("the plugin did not accept the uninstall request (%v); removing it anyway", err)
+			message = truncateMessage(fmt.Sprintf("the plugin did not accept the uninstall request (%v); removing it anyway", err), maxMessageBytes)
 			if r.Recorder != nil {
-				r.Recorder.Eventf(inst, nil, corev1.EventTypeWarning, "UninstallRequestFailed", "Uninstall", "%s", message)
+				// The API server refuses a longer note, and the event
+				// would be lost.
+				note := truncateMessage(message, maxEventNoteBytes)
+				r.Recorder.Eventf(inst, nil, corev1.EventTypeWarning, "UninstallRequestFailed", "Uninstall", "%s", note)
 			}
 		}
 		if err := r.writeUninstalling(ctx, inst, message); err != nil {

@@ -54,7 +54,7 @@ type Objects struct {
 // uses it. Every object is labelled and controlled by the installation.
 func RenderObjects(in RenderInput) Objects {
 	inst := in.Installation
-	ns := NamespaceName(inst.Name)
+	ns := InstallationNamespace(inst)
 	scope := ScopeClusterRoleName(inst.Name)
 	meta := func(namespace, name string) metav1.ObjectMeta {
 		return metav1.ObjectMeta{

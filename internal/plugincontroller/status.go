@@ -3,6 +3,7 @@ package plugincontroller
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -54,8 +55,9 @@ var knownPhases = map[pluginsv1.Phase]bool{
 }
 
 // ComputeStatus is the installation's status after an observation. The
-// plugin's word is copied as it is; the controller's own problems come
-// first, because a plugin that should not run says nothing that matters.
+// plugin's word is copied as it is, up to maxMessageBytes; the
+// controller's own problems come first, because a plugin that should not
+// run says nothing that matters.
 func ComputeStatus(prev pluginsv1.PluginInstallationStatus, obs Observation, now metav1.Time) pluginsv1.PluginInstallationStatus {
 	next := pluginsv1.PluginInstallationStatus{
 		Phase:              prev.Phase,
@@ -92,6 +94,7 @@ func ComputeStatus(prev pluginsv1.PluginInstallationStatus, obs Observation, now
 	default:
 		panic("ComputeStatus: an observation has a problem or a plugin report")
 	}
+	next.Message = truncateMessage(next.Message, maxMessageBytes)
 	next.Ready = problem == nil && next.Phase == pluginsv1.PhaseRunning
 	setReady(&next, obs.Generation, reason, next.Message, now)
 	return next
@@ -113,6 +116,29 @@ func setReady(status *pluginsv1.PluginInstallationStatus, generation int64, reas
 		ObservedGeneration: generation,
 		LastTransitionTime: now,
 	})
+}
+
+// maxMessageBytes bounds status.message and the Ready condition's message,
+// which carry the plugin's words (or an error quoting them). A status is
+// read at every poll and shown by kubectl; beyond the condition's own
+// limit (32768 characters) the whole status write fails, and beyond the
+// object's (about 1.5 MB in etcd) every write of the installation.
+const maxMessageBytes = 4096
+
+// truncateMessage returns s if it fits in limit bytes, and otherwise its
+// beginning, cut at a character boundary, and a marker saying how much
+// was left out, within limit bytes together.
+func truncateMessage(s string, limit int) string {
+	if len(s) <= limit {
+		return s
+	}
+	marker := func(omitted int) string { return fmt.Sprintf("… (%d more bytes)", omitted) }
+	// The marker for all of s is the longest any cut needs.
+	cut := max(limit-len(marker(len(s))), 0)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + marker(len(s)-cut)
 }
 
 func capitalize(s string) string {

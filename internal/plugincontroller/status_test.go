@@ -1,8 +1,10 @@
 package plugincontroller
 
 import (
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -57,6 +59,16 @@ func TestComputeStatus(t *testing.T) {
 			wantPhase: pluginsv1.PhaseInstalling, wantMessage: "no endpoints", wantReason: ReasonPluginUnreachable, wantNS: "plugin-a--b",
 		},
 		{
+			name:      "a plugin's long message is truncated, not refused",
+			obs:       Observation{Namespace: "plugin-a--b", Plugin: &PluginReport{Phase: "degraded", Message: strings.Repeat("x", 5000)}},
+			wantPhase: pluginsv1.PhaseDegraded, wantMessage: strings.Repeat("x", 4075) + "… (925 more bytes)", wantReason: "PluginDegraded", wantNS: "plugin-a--b",
+		},
+		{
+			name:      "a long unknown phase is truncated with its message",
+			obs:       Observation{Namespace: "plugin-a--b", Plugin: &PluginReport{Phase: strings.Repeat("x", 5000)}},
+			wantPhase: pluginsv1.PhaseInstalling, wantMessage: `the plugin reports the unknown phase "` + strings.Repeat("x", 4037) + "… (966 more bytes)", wantReason: ReasonPluginPhaseUnknown, wantNS: "plugin-a--b",
+		},
+		{
 			name:      "an unknown phase is not copied, the CRD would refuse it",
 			prev:      running,
 			obs:       Observation{Namespace: "plugin-a--b", Plugin: &PluginReport{Phase: "dancing"}},
@@ -87,4 +99,28 @@ func TestComputeStatus(t *testing.T) {
 		second := ComputeStatus(first, obs, metav1.NewTime(now.Add(time.Hour)))
 		assert.Equal(t, first, second)
 	})
+}
+
+func TestTruncateMessage(t *testing.T) {
+	tests := []struct {
+		name    string
+		message string
+		limit   int
+		want    string
+	}{
+		{name: "a message within the limit is kept", message: "all good", limit: 8, want: "all good"},
+		{name: "a longer one ends in how much was cut", message: strings.Repeat("a", 40), limit: 30, want: strings.Repeat("a", 11) + "… (29 more bytes)"},
+		{name: "the cut never splits a character", message: strings.Repeat("é", 20), limit: 24, want: "éé… (36 more bytes)"},
+		{name: "a limit below the marker keeps only the marker", message: strings.Repeat("a", 40), limit: 5, want: "… (40 more bytes)"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := truncateMessage(tc.message, tc.limit)
+			assert.Equal(t, tc.want, got)
+			assert.True(t, utf8.ValidString(got))
+			if len(tc.message) > tc.limit && tc.limit >= len("… (40 more bytes)") {
+				assert.LessOrEqual(t, len(got), tc.limit)
+			}
+		})
+	}
 }
