@@ -27,7 +27,7 @@ import (
 
 // The hostile tests of issue 17: what a web page the developer happens to
 // visit, or anything else holding a page token, can make the development
-// console do with the developer's kubeconfig. docs/security-devconsole.md
+// console do with the developer's kubeconfig. docs/security.md
 // names the threat each one stands for.
 
 // impatient gives up on a response that does not end: a watch the proxy took
