@@ -28,6 +28,7 @@ const (
 	EnvCephFSMounter        = "FUNP_CEPHFS_MOUNTER"
 	EnvS3Region             = "FUNP_S3_REGION"
 	EnvChartRepository      = "FUNP_CHART_REPOSITORY"
+	EnvDevInsecureCharts    = "FUNP_DEV_INSECURE_CHART_REPOSITORY"
 	EnvKubeAPIQPS           = "FUNP_KUBE_API_QPS"
 	EnvKubeAPIBurst         = "FUNP_KUBE_API_BURST"
 	EnvLeaderElection       = "FUNP_LEADER_ELECTION"
@@ -38,7 +39,7 @@ const (
 var ConfigKeys = []string{
 	EnvOperatorNamespace, EnvClusterNamespace, EnvCephImage, EnvMonCount, EnvMgrCount,
 	EnvAllowMultiplePerNode, EnvDevLoopDevices, EnvMetrics, EnvCephFSMounter, EnvS3Region, EnvChartRepository,
-	EnvKubeAPIQPS, EnvKubeAPIBurst, EnvLeaderElection,
+	EnvDevInsecureCharts, EnvKubeAPIQPS, EnvKubeAPIBurst, EnvLeaderElection,
 }
 
 // Defaults for keys that are unset or empty, and the bounds Rook's
@@ -129,7 +130,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		Metrics:              r.booleanDefault(EnvMetrics, true),
 		CephFSMounter:        r.oneOf(EnvCephFSMounter, MounterKernel, MounterKernel, MounterFuse),
 		S3Region:             r.str(EnvS3Region, defaultS3Region),
-		ChartRepository:      r.url(EnvChartRepository, defaultChartRepository),
+		ChartRepository:      r.chartRepository(),
 		KubeAPIQPS:           r.count(EnvKubeAPIQPS, defaultKubeAPIQPS, 1, maxKubeAPIQPS),
 		KubeAPIBurst:         r.count(EnvKubeAPIBurst, defaultKubeAPIBurst, 1, maxKubeAPIQPS),
 		LeaderElection:       r.booleanDefault(EnvLeaderElection, true),
@@ -224,6 +225,18 @@ func (r *envReader) oneOf(key, def string, allowed ...string) string {
 	}
 	r.fail(key, v, fmt.Sprintf("must be one of %v", allowed))
 	return def
+}
+
+// chartRepository is FUNP_CHART_REPOSITORY, which must be https: the
+// chart it serves is installed with cluster-admin rights, and plain http
+// lets anyone on the path swap it. Development setups that serve the chart
+// from a local http server say so with FUNP_DEV_INSECURE_CHART_REPOSITORY.
+func (r *envReader) chartRepository() string {
+	v := r.url(EnvChartRepository, defaultChartRepository)
+	if u, err := url.Parse(v); err == nil && u.Scheme == "http" && !r.boolean(EnvDevInsecureCharts) {
+		r.fail(EnvChartRepository, v, "must be https (set "+EnvDevInsecureCharts+"=true for a development repository served over http)")
+	}
+	return v
 }
 
 func (r *envReader) url(key, def string) string {

@@ -42,20 +42,21 @@ func TestLoadConfigDefaults(t *testing.T) {
 
 func TestLoadConfigReadsEveryKey(t *testing.T) {
 	cfg, err := LoadConfig(environ(map[string]string{
-		"FUNP_OPERATOR_NAMESPACE":      "rook-operator",
-		"FUNP_CLUSTER_NAMESPACE":       "rook-operator",
-		"FUNP_CEPH_IMAGE":              "registry.local/ceph:v19",
-		"FUNP_MON_COUNT":               "1",
-		"FUNP_MGR_COUNT":               "1",
-		"FUNP_ALLOW_MULTIPLE_PER_NODE": "true",
-		"FUNP_DEV_LOOP_DEVICES":        "true",
-		"FUNP_METRICS":                 "false",
-		"FUNP_CEPHFS_MOUNTER":          "fuse",
-		"FUNP_S3_REGION":               "eu-west-1",
-		"FUNP_CHART_REPOSITORY":        "http://charts.local/rook",
-		"FUNP_KUBE_API_QPS":            "50",
-		"FUNP_KUBE_API_BURST":          "75",
-		"FUNP_LEADER_ELECTION":         "false",
+		"FUNP_OPERATOR_NAMESPACE":            "rook-operator",
+		"FUNP_CLUSTER_NAMESPACE":             "rook-operator",
+		"FUNP_CEPH_IMAGE":                    "registry.local/ceph:v19",
+		"FUNP_MON_COUNT":                     "1",
+		"FUNP_MGR_COUNT":                     "1",
+		"FUNP_ALLOW_MULTIPLE_PER_NODE":       "true",
+		"FUNP_DEV_LOOP_DEVICES":              "true",
+		"FUNP_METRICS":                       "false",
+		"FUNP_CEPHFS_MOUNTER":                "fuse",
+		"FUNP_S3_REGION":                     "eu-west-1",
+		"FUNP_CHART_REPOSITORY":              "http://charts.local/rook",
+		"FUNP_DEV_INSECURE_CHART_REPOSITORY": "true",
+		"FUNP_KUBE_API_QPS":                  "50",
+		"FUNP_KUBE_API_BURST":                "75",
+		"FUNP_LEADER_ELECTION":               "false",
 	}))
 	require.NoError(t, err)
 	assert.Equal(t, Config{
@@ -113,6 +114,7 @@ func TestLoadConfigRejects(t *testing.T) {
 		{name: "an unknown CephFS mounter", vars: map[string]string{"FUNP_CEPHFS_MOUNTER": "nfs"}, want: `FUNP_CEPHFS_MOUNTER="nfs": must be one of [kernel fuse]`},
 		{name: "a zero API rate limit", vars: map[string]string{"FUNP_KUBE_API_QPS": "0"}, want: `FUNP_KUBE_API_QPS="0": must be a whole number from 1 to 10000`},
 		{name: "leader election that is not a boolean", vars: map[string]string{"FUNP_LEADER_ELECTION": "maybe"}, want: `FUNP_LEADER_ELECTION="maybe": must be true or false`},
+		{name: "a chart repository over plain http", vars: map[string]string{"FUNP_CHART_REPOSITORY": "http://charts.rook.io/release"}, want: `FUNP_CHART_REPOSITORY="http://charts.rook.io/release": must be https (set FUNP_DEV_INSECURE_CHART_REPOSITORY=true for a development repository served over http)`},
 		{name: "a chart repository that is not a URL", vars: map[string]string{"FUNP_CHART_REPOSITORY": "charts.rook.io/release"}, want: `FUNP_CHART_REPOSITORY="charts.rook.io/release": must be an http(s) URL`},
 	}
 	for _, tc := range cases {

@@ -75,8 +75,11 @@ func startPlugin(t *testing.T, cp *testenv.Env, repoURL string) *startedPlugin {
 	p := &Plugin{
 		definition: definition.MustParseDefinition(definitionYAML),
 		getenv: func(key string) string {
-			if key == EnvChartRepository {
+			switch key {
+			case EnvChartRepository:
 				return repoURL
+			case EnvDevInsecureCharts:
+				return "true" // the test's repository is served over http
 			}
 			return ""
 		},

@@ -102,6 +102,7 @@ func runOutage(t *testing.T, run outageRun) {
 		EnvOperatorNamespace: outageConfig.OperatorNamespace,
 		EnvClusterNamespace:  outageConfig.ClusterNamespace,
 		EnvChartRepository:   repo.URL,
+		EnvDevInsecureCharts: "true",
 	}
 	for k, v := range run.env {
 		vars[k] = v

@@ -914,7 +914,7 @@ func startPluginProcess(t *testing.T, binary string, cp *testenv.Env, repoURL st
 		Addr:       freeAddr(t),
 		Kubeconfig: cp.Kubeconfig,
 		ID:         "reliability",
-		Env:        append([]string{"FUNP_CHART_REPOSITORY=" + repoURL, "FUNP_ALLOW_MULTIPLE_PER_NODE=true"}, extra...),
+		Env:        append([]string{"FUNP_CHART_REPOSITORY=" + repoURL, "FUNP_DEV_INSECURE_CHART_REPOSITORY=true", "FUNP_ALLOW_MULTIPLE_PER_NODE=true"}, extra...),
 		Output:     logFile,
 	})
 	require.NoError(t, err)

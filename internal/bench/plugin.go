@@ -69,7 +69,7 @@ func startPluginProcess(binary, kubeconfig, chartRepo string, env []string, prof
 		PprofAddr:   pprofAddr,
 		Kubeconfig:  kubeconfig,
 		ID:          "bench",
-		Env:         append([]string{"FUNP_CHART_REPOSITORY=" + chartRepo, "FUNP_LOG_LEVEL=error"}, env...),
+		Env:         append([]string{"FUNP_CHART_REPOSITORY=" + chartRepo, "FUNP_DEV_INSECURE_CHART_REPOSITORY=true", "FUNP_LOG_LEVEL=error"}, env...),
 		Output:      log,
 	})
 	if err != nil {

@@ -47,7 +47,7 @@ func platformManifests(definition []byte, version, hash, chartRepo string) (stri
 	if err != nil {
 		return "", err
 	}
-	config := map[string]string{"CHART_REPOSITORY": chartRepo}
+	config := map[string]string{"CHART_REPOSITORY": chartRepo, "DEV_INSECURE_CHART_REPOSITORY": "true"}
 	for k, v := range pluginConfig {
 		config[k] = v
 	}
