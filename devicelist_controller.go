@@ -43,6 +43,16 @@ type DeviceListReconciler struct {
 	// PoolStatus receives one event per pool whose status is to be written.
 	PoolStatus chan<- event.GenericEvent
 	Now        func() time.Time
+
+	// checked is, per pool, the stored status (its resourceVersion) and
+	// the resolution (its Fingerprint) last found to agree. There is one
+	// work item, so one Reconcile at a time reads and writes it.
+	checked map[string]poolCheck
+}
+
+type poolCheck struct {
+	resourceVersion string
+	fingerprint     uint64
 }
 
 // SetupWithManager registers the controller and its indexes.
@@ -50,6 +60,7 @@ func (r *DeviceListReconciler) SetupWithManager(mgr manager.Manager) error {
 	if r.Now == nil {
 		r.Now = time.Now
 	}
+	r.checked = map[string]poolCheck{}
 	indexer := mgr.GetFieldIndexer()
 	err := indexer.IndexField(context.Background(), &cephv1alpha1.DiskPool{}, poolDisksIndex,
 		func(o client.Object) []string {
@@ -133,13 +144,27 @@ func (r *DeviceListReconciler) handOnChangedPools(ctx context.Context, s *cluste
 	if err := r.Client.List(ctx, &pools, client.UnsafeDisableDeepCopy); err != nil {
 		return fmt.Errorf("list DiskPools: %w", err)
 	}
+	for name := range r.checked {
+		if _, live := s.pools[name]; !live {
+			delete(r.checked, name) // the pool is gone or going
+		}
+	}
 	for i := range pools.Items {
 		pool := &pools.Items[i]
 		res, ok := s.pools[pool.Name]
 		if !ok || !pool.DeletionTimestamp.IsZero() {
 			continue
 		}
+		var problem ClusterProblem
+		if res.WaitsOn(s.problem, s.devices) {
+			problem = s.problem
+		}
+		check := poolCheck{resourceVersion: pool.ResourceVersion, fingerprint: res.Fingerprint(problem)}
+		if r.checked[pool.Name] == check {
+			continue // neither its status nor what decides it changed
+		}
 		if equality.Semantic.DeepEqual(pool.Status, r.View.poolStatus(pool.Status, res, s, r.Now())) {
+			r.checked[pool.Name] = check
 			continue
 		}
 		select {

@@ -307,3 +307,30 @@ func TestUnionIsSortedByNodeThenDevice(t *testing.T) {
 	got := Union([]cephv1alpha1.DiskPool{pool("p", 0, "y", "z", "x")}, byName(disks...), nil)
 	assert.Equal(t, []string{"x", "z", "y"}, names(got.Disks))
 }
+
+// Equal inputs give equal fingerprints, and each input DiskPoolStatus
+// reads changes it.
+func TestPoolResolutionFingerprint(t *testing.T) {
+	a, b := available("a", "n1", 100), available("b", "n2", 100)
+	base := ResolvePool(ptrTo(pool("p", 0, "a", "b", "x")), byName(a, b), map[string]string{"a": "p", "b": "q", "x": "p"}, nil)
+	none := ClusterProblem{}
+	fp := base.Fingerprint(none)
+	assert.Equal(t, fp, ResolvePool(ptrTo(pool("p", 0, "a", "b", "x")), byName(a, b), map[string]string{"a": "p", "b": "q", "x": "p"}, nil).Fingerprint(none))
+
+	bigger := available("a", "n1", 200)
+	missing := a
+	missing.Status.State, missing.Status.Reason = cephv1alpha1.DiskMissing, "gone since noon"
+	edited := pool("p", 0, "a", "b", "x")
+	edited.Generation = 2
+	for name, other := range map[string]uint64{
+		"a selected disk's size":        ResolvePool(ptrTo(pool("p", 0, "a", "b", "x")), byName(bigger, b), map[string]string{"a": "p", "b": "q", "x": "p"}, nil).Fingerprint(none),
+		"a selected disk going missing": ResolvePool(ptrTo(pool("p", 0, "a", "b", "x")), byName(missing, b), map[string]string{"a": "p", "b": "q", "x": "p"}, map[DeviceID]bool{DeviceIDOf(&missing): true}).Fingerprint(none),
+		"a contested disk's owner":      ResolvePool(ptrTo(pool("p", 0, "a", "b", "x")), byName(a, b), map[string]string{"a": "p", "b": "r", "x": "p"}, nil).Fingerprint(none),
+		"a missing name resolving":      ResolvePool(ptrTo(pool("p", 0, "a", "b", "x")), byName(a, b, available("x", "n3", 1)), map[string]string{"a": "p", "b": "q", "x": "p"}, nil).Fingerprint(none),
+		"the generation":                ResolvePool(&edited, byName(a, b), map[string]string{"a": "p", "b": "q", "x": "p"}, nil).Fingerprint(none),
+		"the CephCluster's problem":     base.Fingerprint(ClusterProblem{Reason: ReasonNoCephCluster, Message: "gone"}),
+		"the problem's message alone":   base.Fingerprint(ClusterProblem{Reason: ReasonNoCephCluster, Message: "still gone"}),
+	} {
+		assert.NotEqual(t, fp, other, name)
+	}
+}
