@@ -219,7 +219,8 @@ func (r *DiskInventoryReconciler) publishedDisks(ctx context.Context, configMap 
 
 func (r *DiskInventoryReconciler) claimOwners(ctx context.Context) (map[string]string, error) {
 	var pools cephv1alpha1.DiskPoolList
-	if err := r.Client.List(ctx, &pools); err != nil {
+	// ClaimOwners only reads the pools: no copies, at every publish.
+	if err := r.Client.List(ctx, &pools, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("list DiskPools: %w", err)
 	}
 	return ClaimOwners(pools.Items), nil
