@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"time"
 
 	cephv1 "github.com/rook/rook/pkg/apis/ceph.rook.io/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -60,16 +59,10 @@ type clusterFacts struct {
 	nodes   int
 }
 
-// clusterSnapshot is what one device-list job computed: each pool's
-// resolution, and the problem every pool waiting on the CephCluster shares
-// (none, it is missing, or it refused the device list). It lives until the
-// next job, so it holds no more than the status job reads.
+// clusterSnapshot is what one device-list job handed on: the report of
+// each pool whose status it found to differ, for the status job.
 type clusterSnapshot struct {
-	pools   map[string]PoolResolution
-	problem ClusterProblem
-	// devices is what the CephCluster listed, kept only when it refused
-	// the device list (PoolResolution.WaitsOn).
-	devices map[DeviceID]bool
+	reports map[string]PoolReport
 }
 
 // cephCluster is the CephCluster as read, and the devices it lists.
@@ -224,15 +217,4 @@ func listedDevices(nodes []any) map[DeviceID]bool {
 		}
 	}
 	return devices
-}
-
-// poolStatus is the status a pool's resolution implies in snapshot s: the
-// CephCluster's problem is the pool's when the pool waits on it.
-func (v *ClusterView) poolStatus(prev cephv1alpha1.DiskPoolStatus, res PoolResolution, s *clusterSnapshot, now time.Time) cephv1alpha1.DiskPoolStatus {
-	var problem ClusterProblem
-	if res.WaitsOn(s.problem, s.devices) {
-		problem = s.problem
-	}
-	ref := &cephv1alpha1.ObjectReference{Namespace: v.Cluster.Namespace, Name: v.Cluster.Name}
-	return res.DiskPoolStatus(prev, ref, problem, now)
 }

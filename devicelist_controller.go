@@ -118,12 +118,7 @@ func (r *DeviceListReconciler) Reconcile(ctx context.Context, _ reconcile.Reques
 			problem = ClusterProblem{Reason: ReasonCephClusterRefused, Message: patchErr.Error()}
 		}
 	}
-	snapshot := &clusterSnapshot{pools: union.Pools, problem: problem}
-	if problem.Reason == ReasonCephClusterRefused {
-		snapshot.devices = cluster.devices // what the pools waiting on the refusal lack
-	}
-	r.View.publishSnapshot(snapshot)
-	if err := r.handOnChangedPools(ctx, snapshot); err != nil {
+	if err := r.handOnChangedPools(ctx, union, problem, cluster.devices); err != nil {
 		return reconcile.Result{}, err
 	}
 	return reconcile.Result{}, patchErr
@@ -136,39 +131,51 @@ func noCephClusterMessage(cluster types.NamespacedName) string {
 }
 
 // handOnChangedPools sends the status job every live pool whose stored
-// status differs from what the snapshot implies: its own edit, a disk's
+// status differs from what the union implies: its own edit, a disk's
 // change, a contested disk changing hands when the older pool goes away,
-// or the CephCluster's problem. An unchanged pool costs one comparison.
-func (r *DeviceListReconciler) handOnChangedPools(ctx context.Context, s *clusterSnapshot) error {
+// or the CephCluster's problem (inCluster is what the CephCluster listed,
+// for PoolResolution.WaitsOn). A pool whose stored status and resolution
+// are those last found to agree costs one fingerprint.
+func (r *DeviceListReconciler) handOnChangedPools(ctx context.Context, union DiskUnion, problem ClusterProblem, inCluster map[DeviceID]bool) error {
 	var pools cephv1alpha1.DiskPoolList
 	if err := r.Client.List(ctx, &pools, client.UnsafeDisableDeepCopy); err != nil {
 		return fmt.Errorf("list DiskPools: %w", err)
 	}
 	for name := range r.checked {
-		if _, live := s.pools[name]; !live {
+		if _, live := union.Pools[name]; !live {
 			delete(r.checked, name) // the pool is gone or going
 		}
 	}
+	ref := &cephv1alpha1.ObjectReference{Namespace: r.View.Cluster.Namespace, Name: r.View.Cluster.Name}
+	snapshot := &clusterSnapshot{reports: map[string]PoolReport{}}
+	var changed []string
 	for i := range pools.Items {
 		pool := &pools.Items[i]
-		res, ok := s.pools[pool.Name]
+		res, ok := union.Pools[pool.Name]
 		if !ok || !pool.DeletionTimestamp.IsZero() {
 			continue
 		}
-		var problem ClusterProblem
-		if res.WaitsOn(s.problem, s.devices) {
-			problem = s.problem
+		var waitsOn ClusterProblem
+		if res.WaitsOn(problem, inCluster) {
+			waitsOn = problem
 		}
-		check := poolCheck{resourceVersion: pool.ResourceVersion, fingerprint: res.Fingerprint(problem)}
+		check := poolCheck{resourceVersion: pool.ResourceVersion, fingerprint: res.Fingerprint(waitsOn)}
 		if r.checked[pool.Name] == check {
 			continue // neither its status nor what decides it changed
 		}
-		if equality.Semantic.DeepEqual(pool.Status, r.View.poolStatus(pool.Status, res, s, r.Now())) {
+		report := res.Report(waitsOn)
+		if equality.Semantic.DeepEqual(pool.Status, report.DiskPoolStatus(pool.Status, ref, r.Now())) {
 			r.checked[pool.Name] = check
 			continue
 		}
+		snapshot.reports[pool.Name] = report
+		changed = append(changed, pool.Name)
+	}
+	// Published before the pools are handed on: the status job reads it.
+	r.View.publishSnapshot(snapshot)
+	for _, name := range changed {
 		select {
-		case r.PoolStatus <- event.GenericEvent{Object: &cephv1alpha1.DiskPool{ObjectMeta: metav1.ObjectMeta{Name: pool.Name}}}:
+		case r.PoolStatus <- event.GenericEvent{Object: &cephv1alpha1.DiskPool{ObjectMeta: metav1.ObjectMeta{Name: name}}}:
 		case <-ctx.Done():
 			return ctx.Err()
 		}

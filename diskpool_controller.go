@@ -51,13 +51,14 @@ func (r *DiskPoolStatusReconciler) Reconcile(ctx context.Context, req reconcile.
 	if err := r.Client.Get(ctx, client.ObjectKey{Name: req.Name}, &pool); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
-	res, ok := snapshot.pools[pool.Name]
-	if !pool.DeletionTimestamp.IsZero() || !ok || res.Generation != pool.Generation {
-		// Being deleted, or edited since the snapshot: the device-list
-		// job runs again for the edit and hands the pool on again.
+	report, ok := snapshot.reports[pool.Name]
+	if !pool.DeletionTimestamp.IsZero() || !ok || report.Generation != pool.Generation {
+		// Being deleted, edited since the snapshot, or found to agree by a
+		// later job: the device-list job hands the pool on again if need be.
 		return reconcile.Result{}, nil
 	}
-	want := r.View.poolStatus(pool.Status, res, snapshot, r.Now())
+	ref := &cephv1alpha1.ObjectReference{Namespace: r.View.Cluster.Namespace, Name: r.View.Cluster.Name}
+	want := report.DiskPoolStatus(pool.Status, ref, r.Now())
 	if equality.Semantic.DeepEqual(pool.Status, want) {
 		return reconcile.Result{}, nil
 	}

@@ -152,19 +152,44 @@ const (
 	ReasonCephClusterRefused = "CephClusterRefused"
 )
 
-// DiskPoolStatus is the status a pool should have for this resolution,
-// feeding cluster, which has problem (if any). Conditions from prev are
-// kept; the Ready condition keeps its lastTransitionTime unless its status
-// changes (then it becomes now), so an unchanged resolution yields an
-// unchanged status and costs no write (compare with
-// equality.Semantic.DeepEqual, which compares quantities by value).
-func (r PoolResolution) DiskPoolStatus(prev cephv1alpha1.DiskPoolStatus, cluster *cephv1alpha1.ObjectReference, problem ClusterProblem, now time.Time) cephv1alpha1.DiskPoolStatus {
+// PoolReport is what a pool's status says of its resolution, rendered
+// once: it holds no Disk, so what keeps it (the ClusterView's snapshot)
+// keeps no cached object alive after the cache has replaced it.
+type PoolReport struct {
+	Generation  int64
+	Phase       cephv1alpha1.DiskPoolPhase
+	Selected    int32
+	RawCapacity resource.Quantity
+	Message     string
+	// Problem is the CephCluster's problem when the pool waits on it
+	// (WaitsOn), else none.
+	Problem ClusterProblem
+}
+
+// Report renders the resolution, with the problem it waits on (if any).
+func (r PoolResolution) Report(problem ClusterProblem) PoolReport {
+	return PoolReport{
+		Generation:  r.Generation,
+		Phase:       r.Phase(),
+		Selected:    int32(len(r.Selected)),
+		RawCapacity: r.RawCapacity.DeepCopy(),
+		Message:     BoundMessage(r.Message()),
+		Problem:     problem,
+	}
+}
+
+// DiskPoolStatus is the status a pool should have for this report, feeding
+// cluster. Conditions from prev are kept; the Ready condition keeps its
+// lastTransitionTime unless its status changes (then it becomes now), so an
+// unchanged report yields an unchanged status and costs no write (compare
+// with equality.Semantic.DeepEqual, which compares quantities by value).
+func (r PoolReport) DiskPoolStatus(prev cephv1alpha1.DiskPoolStatus, cluster *cephv1alpha1.ObjectReference, now time.Time) cephv1alpha1.DiskPoolStatus {
 	capacity := r.RawCapacity.DeepCopy()
 	next := cephv1alpha1.DiskPoolStatus{
-		Phase:              r.Phase(),
-		SelectedDiskCount:  int32(len(r.Selected)),
+		Phase:              r.Phase,
+		SelectedDiskCount:  r.Selected,
 		RawCapacity:        &capacity,
-		Message:            BoundMessage(r.Message()),
+		Message:            r.Message,
 		ObservedGeneration: r.Generation,
 		CephCluster:        cluster,
 		Conditions:         append([]metav1.Condition(nil), prev.Conditions...),
@@ -173,15 +198,15 @@ func (r PoolResolution) DiskPoolStatus(prev cephv1alpha1.DiskPoolStatus, cluster
 		Type:               cephv1alpha1.ConditionReady,
 		Status:             metav1.ConditionTrue,
 		Reason:             ReasonDisksSelected,
-		Message:            plural(len(r.Selected), "disk") + " selected",
+		Message:            plural(int(r.Selected), "disk") + " selected",
 		ObservedGeneration: r.Generation,
 		LastTransitionTime: metav1.NewTime(now),
 	}
 	switch {
-	case problem.Reason != "":
+	case r.Problem.Reason != "":
 		// The disks resolve but go nowhere: the pool must not say Ready.
-		next.Phase, next.Message = cephv1alpha1.DiskPoolDegraded, BoundMessage(problem.Message)
-		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, problem.Reason, next.Message
+		next.Phase, next.Message = cephv1alpha1.DiskPoolDegraded, BoundMessage(r.Problem.Message)
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, r.Problem.Reason, next.Message
 	case next.Phase != cephv1alpha1.DiskPoolReady:
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, ReasonNoUsableDisks, next.Message
 	}

@@ -168,7 +168,7 @@ func TestDiskPoolStatus(t *testing.T) {
 	cluster := &cephv1alpha1.ObjectReference{Namespace: "rook-ceph", Name: "rook-ceph"}
 	none := ClusterProblem{}
 
-	first := ready.DiskPoolStatus(cephv1alpha1.DiskPoolStatus{}, cluster, none, t0)
+	first := ready.Report(none).DiskPoolStatus(cephv1alpha1.DiskPoolStatus{}, cluster, t0)
 	t.Run("reports the resolution at the generation it describes, and the CephCluster it feeds", func(t *testing.T) {
 		assert.Equal(t, cephv1alpha1.DiskPoolReady, first.Phase)
 		assert.Equal(t, int32(1), first.SelectedDiskCount)
@@ -182,11 +182,11 @@ func TestDiskPoolStatus(t *testing.T) {
 		assert.Equal(t, "1 disk selected", cond.Message)
 	})
 	t.Run("an unchanged resolution keeps the transition time, so nothing needs writing", func(t *testing.T) {
-		again := ready.DiskPoolStatus(first, cluster, none, t1)
+		again := ready.Report(none).DiskPoolStatus(first, cluster, t1)
 		assert.True(t, equality.Semantic.DeepEqual(first, again), "want %+v, got %+v", first, again)
 	})
 	t.Run("a pool that loses its disks turns Ready false with the reason and a new transition time", func(t *testing.T) {
-		next := degraded.DiskPoolStatus(first, cluster, none, t1)
+		next := degraded.Report(none).DiskPoolStatus(first, cluster, t1)
 		assert.Equal(t, cephv1alpha1.DiskPoolDegraded, next.Phase)
 		cond := meta.FindStatusCondition(next.Conditions, cephv1alpha1.ConditionReady)
 		require.NotNil(t, cond)
@@ -198,7 +198,7 @@ func TestDiskPoolStatus(t *testing.T) {
 	})
 	t.Run("disks that resolve but go nowhere are Degraded with the CephCluster's problem", func(t *testing.T) {
 		problem := ClusterProblem{Reason: ReasonCephClusterRefused, Message: "admission webhook denied the request"}
-		next := ready.DiskPoolStatus(first, cluster, problem, t1)
+		next := ready.Report(problem).DiskPoolStatus(first, cluster, t1)
 		assert.Equal(t, cephv1alpha1.DiskPoolDegraded, next.Phase)
 		assert.Equal(t, problem.Message, next.Message)
 		assert.Equal(t, int32(1), next.SelectedDiskCount, "what resolved is still said")
