@@ -7,6 +7,8 @@ import (
 	"strconv"
 
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/fundament-oss/ceph-rook/pluginruntime/helpers/helm/helmexec"
 )
 
 // RookChartVersion is the Rook operator chart the plugin installs. It is a
@@ -29,6 +31,7 @@ const (
 	EnvS3Region             = "FUNP_S3_REGION"
 	EnvChartRepository      = "FUNP_CHART_REPOSITORY"
 	EnvDevInsecureCharts    = "FUNP_DEV_INSECURE_CHART_REPOSITORY"
+	EnvChartDigest          = "FUNP_CHART_DIGEST"
 	EnvKubeAPIQPS           = "FUNP_KUBE_API_QPS"
 	EnvKubeAPIBurst         = "FUNP_KUBE_API_BURST"
 	EnvLeaderElection       = "FUNP_LEADER_ELECTION"
@@ -39,7 +42,7 @@ const (
 var ConfigKeys = []string{
 	EnvOperatorNamespace, EnvClusterNamespace, EnvCephImage, EnvMonCount, EnvMgrCount,
 	EnvAllowMultiplePerNode, EnvDevLoopDevices, EnvMetrics, EnvCephFSMounter, EnvS3Region, EnvChartRepository,
-	EnvDevInsecureCharts, EnvKubeAPIQPS, EnvKubeAPIBurst, EnvLeaderElection,
+	EnvDevInsecureCharts, EnvChartDigest, EnvKubeAPIQPS, EnvKubeAPIBurst, EnvLeaderElection,
 }
 
 // Defaults for keys that are unset or empty, and the bounds Rook's
@@ -48,11 +51,18 @@ const (
 	defaultNamespace       = "rook-ceph"
 	defaultCephImage       = "quay.io/ceph/ceph:v19.2.3" // Rook v1.18's example image
 	defaultChartRepository = "https://charts.rook.io/release"
-	defaultS3Region        = "nl-1"
-	defaultMonCount        = 3
-	defaultMgrCount        = 2
-	maxMonCount            = 9
-	maxMgrCount            = 5
+	// publishedChartDigest would pin the archive of RookChartVersion that
+	// defaultChartRepository publishes (its index.yaml's digest). It is
+	// empty because that index could not be read where this was written
+	// (no network; docs/security.md, "The supply chain"): until it is
+	// filled in, an install from the default repository is verified only
+	// when FUNP_CHART_DIGEST is set, and the install log says so.
+	publishedChartDigest = ""
+	defaultS3Region      = "nl-1"
+	defaultMonCount      = 3
+	defaultMgrCount      = 2
+	maxMonCount          = 9
+	maxMgrCount          = 5
 	// The API client's rate limit. client-go's 5 QPS (controller-runtime's
 	// 20) would take a quarter of an hour to publish a 10,000-disk
 	// inventory at two writes a disk. What bounds the load on the API
@@ -106,6 +116,9 @@ type Config struct {
 	S3Region string
 	// ChartRepository is the Helm repository the Rook chart is installed from.
 	ChartRepository string
+	// ChartDigest pins the chart archive ("sha256:<hex>"): the install
+	// refuses any other archive. Empty: not verified.
+	ChartDigest string
 	// KubeAPIQPS and KubeAPIBurst rate-limit the plugin's API client.
 	KubeAPIQPS, KubeAPIBurst int
 	// LeaderElection makes one of several plugin instances (a rolling
@@ -131,6 +144,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		CephFSMounter:        r.oneOf(EnvCephFSMounter, MounterKernel, MounterKernel, MounterFuse),
 		S3Region:             r.str(EnvS3Region, defaultS3Region),
 		ChartRepository:      r.chartRepository(),
+		ChartDigest:          r.chartDigest(),
 		KubeAPIQPS:           r.count(EnvKubeAPIQPS, defaultKubeAPIQPS, 1, maxKubeAPIQPS),
 		KubeAPIBurst:         r.count(EnvKubeAPIBurst, defaultKubeAPIBurst, 1, maxKubeAPIQPS),
 		LeaderElection:       r.booleanDefault(EnvLeaderElection, true),
@@ -235,6 +249,22 @@ func (r *envReader) chartRepository() string {
 	v := r.url(EnvChartRepository, defaultChartRepository)
 	if u, err := url.Parse(v); err == nil && u.Scheme == "http" && !r.boolean(EnvDevInsecureCharts) {
 		r.fail(EnvChartRepository, v, "must be https (set "+EnvDevInsecureCharts+"=true for a development repository served over http)")
+	}
+	return v
+}
+
+// chartDigest is FUNP_CHART_DIGEST, the sha256 of the chart archive the
+// repository must serve. Unset, the published archive's digest is pinned
+// for the default repository; any other repository has no default (its
+// archive is its own).
+func (r *envReader) chartDigest() string {
+	def := ""
+	if r.str(EnvChartRepository, defaultChartRepository) == defaultChartRepository {
+		def = publishedChartDigest
+	}
+	v := r.str(EnvChartDigest, def)
+	if v != "" && !helmexec.ValidDigest(v) {
+		r.fail(EnvChartDigest, v, "must be sha256: and 64 lower-case hex digits, as in a chart repository's index.yaml")
 	}
 	return v
 }

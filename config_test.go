@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -34,6 +35,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 		CephFSMounter:     "kernel",
 		S3Region:          "nl-1",
 		ChartRepository:   "https://charts.rook.io/release",
+		ChartDigest:       publishedChartDigest,
 		KubeAPIQPS:        1000,
 		KubeAPIBurst:      2000,
 		LeaderElection:    true,
@@ -54,6 +56,7 @@ func TestLoadConfigReadsEveryKey(t *testing.T) {
 		"FUNP_S3_REGION":                     "eu-west-1",
 		"FUNP_CHART_REPOSITORY":              "http://charts.local/rook",
 		"FUNP_DEV_INSECURE_CHART_REPOSITORY": "true",
+		"FUNP_CHART_DIGEST":                  "sha256:" + strings.Repeat("ab", 32),
 		"FUNP_KUBE_API_QPS":                  "50",
 		"FUNP_KUBE_API_BURST":                "75",
 		"FUNP_LEADER_ELECTION":               "false",
@@ -70,6 +73,7 @@ func TestLoadConfigReadsEveryKey(t *testing.T) {
 		CephFSMounter:        "fuse",
 		S3Region:             "eu-west-1",
 		ChartRepository:      "http://charts.local/rook",
+		ChartDigest:          "sha256:" + strings.Repeat("ab", 32),
 		KubeAPIQPS:           50,
 		KubeAPIBurst:         75,
 	}, cfg)
@@ -115,6 +119,8 @@ func TestLoadConfigRejects(t *testing.T) {
 		{name: "a zero API rate limit", vars: map[string]string{"FUNP_KUBE_API_QPS": "0"}, want: `FUNP_KUBE_API_QPS="0": must be a whole number from 1 to 10000`},
 		{name: "leader election that is not a boolean", vars: map[string]string{"FUNP_LEADER_ELECTION": "maybe"}, want: `FUNP_LEADER_ELECTION="maybe": must be true or false`},
 		{name: "a chart repository over plain http", vars: map[string]string{"FUNP_CHART_REPOSITORY": "http://charts.rook.io/release"}, want: `FUNP_CHART_REPOSITORY="http://charts.rook.io/release": must be https (set FUNP_DEV_INSECURE_CHART_REPOSITORY=true for a development repository served over http)`},
+		{name: "a chart digest without its algorithm", vars: map[string]string{"FUNP_CHART_DIGEST": strings.Repeat("ab", 32)}, want: `FUNP_CHART_DIGEST="` + strings.Repeat("ab", 32) + `": must be sha256: and 64 lower-case hex digits`},
+		{name: "a truncated chart digest", vars: map[string]string{"FUNP_CHART_DIGEST": "sha256:abab"}, want: `FUNP_CHART_DIGEST="sha256:abab": must be sha256:`},
 		{name: "a chart repository that is not a URL", vars: map[string]string{"FUNP_CHART_REPOSITORY": "charts.rook.io/release"}, want: `FUNP_CHART_REPOSITORY="charts.rook.io/release": must be an http(s) URL`},
 	}
 	for _, tc := range cases {

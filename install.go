@@ -32,7 +32,9 @@ type chartRelease struct {
 	Name, Namespace string
 	RepoURL, Chart  string
 	Version         string
-	Values          map[string]any
+	// Digest pins the chart archive (Config.ChartDigest); empty: not checked.
+	Digest string
+	Values map[string]any
 	// Exclusive: no other operation on the release runs meanwhile (see
 	// Exclusive of pluginruntime/helpers/helm.Release).
 	Exclusive bool
@@ -74,7 +76,7 @@ func (e *execInstaller) EnsureRelease(ctx context.Context, r chartRelease) error
 	res, err := e.runner.InstallOrUpgrade(ctx, e.config, helmexec.Request{
 		Name:      r.Name,
 		Namespace: r.Namespace,
-		Chart:     helmexec.Chart{RepoURL: r.RepoURL, Name: r.Chart, Version: r.Version},
+		Chart:     helmexec.Chart{RepoURL: r.RepoURL, Name: r.Chart, Version: r.Version, Digest: r.Digest},
 		Values:    r.Values,
 		Exclusive: r.Exclusive,
 	})
@@ -97,9 +99,14 @@ func install(ctx context.Context, c client.Client, charts chartInstaller, cfg Co
 		RepoURL:   cfg.ChartRepository,
 		Chart:     RookChartName,
 		Version:   RookChartVersion,
+		Digest:    cfg.ChartDigest,
 		Values:    RookValues(cfg),
 		// install runs under the install lock, or as the only instance.
 		Exclusive: true,
+	}
+	if release.Digest == "" {
+		log.Warn("the Rook chart archive is not verified: no digest is pinned for this repository; set "+EnvChartDigest,
+			"repository", cfg.ChartRepository, "chart", RookChartName, "version", RookChartVersion)
 	}
 	if err := charts.EnsureRelease(ctx, release); err != nil {
 		return fmt.Errorf("install the %s chart %s from %s: %w", RookChartName, RookChartVersion, cfg.ChartRepository, err)

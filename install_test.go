@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -25,6 +26,7 @@ import (
 	"github.com/fundament-oss/ceph-rook/internal/testenv"
 	"github.com/fundament-oss/ceph-rook/pluginruntime"
 	"github.com/fundament-oss/ceph-rook/pluginruntime/definition"
+	"github.com/fundament-oss/ceph-rook/pluginruntime/pluginerrors"
 )
 
 // bareControlPlane is an API server without Rook's CRDs: the chart installs
@@ -69,7 +71,7 @@ type startedPlugin struct {
 	done   chan error
 }
 
-func startPlugin(t *testing.T, cp *testenv.Env, repoURL string) *startedPlugin {
+func startPlugin(t *testing.T, cp *testenv.Env, repo *chartrepo.Server) *startedPlugin {
 	t.Helper()
 	writes := &writeCounter{}
 	p := &Plugin{
@@ -77,9 +79,11 @@ func startPlugin(t *testing.T, cp *testenv.Env, repoURL string) *startedPlugin {
 		getenv: func(key string) string {
 			switch key {
 			case EnvChartRepository:
-				return repoURL
+				return repo.URL
 			case EnvDevInsecureCharts:
 				return "true" // the test's repository is served over http
+			case EnvChartDigest:
+				return repo.Digest
 			}
 			return ""
 		},
@@ -136,7 +140,7 @@ func TestInstallFromTheRookChartIsIdempotent(t *testing.T) {
 	t.Setenv("XDG_CONFIG_HOME", "")
 	t.Setenv("XDG_DATA_HOME", "")
 
-	first := startPlugin(t, cp, repo.URL)
+	first := startPlugin(t, cp, repo)
 	assert.True(t, first.host.ready, "ReportReady once the manager runs")
 	statuses := first.host.statuses
 	require.NotEmpty(t, statuses)
@@ -167,7 +171,7 @@ func TestInstallFromTheRookChartIsIdempotent(t *testing.T) {
 	cluster.Spec.Storage.Nodes = []cephv1.Node{{Name: "by-hand", Selection: cephv1.Selection{Devices: []cephv1.Device{{Name: "/dev/disk/by-id/wwn-0xhand"}}}}}
 	require.NoError(t, cp.Client.Update(ctx, &cluster))
 
-	second := startPlugin(t, cp, repo.URL)
+	second := startPlugin(t, cp, repo)
 	time.Sleep(2 * time.Second) // every controller has reconciled what it found
 	// The helm helper talks to the API server from its own process, so its
 	// requests bypass this transport wrapper, which counts the plugin's own
@@ -184,6 +188,30 @@ func TestInstallFromTheRookChartIsIdempotent(t *testing.T) {
 	assert.Equal(t, "/dev/disk/by-id/wwn-0xhand", cluster.Spec.Storage.Nodes[0].Devices[0].Name,
 		"a pre-existing CephCluster's spec.storage survives")
 	second.stop(t)
+}
+
+// TestInstallRefusesAChartThatIsNotThePinnedOne: the configured digest
+// reaches the helper, which refuses a swapped archive permanently (a retry
+// would download the same bytes) before Helm writes anything.
+func TestInstallRefusesAChartThatIsNotThePinnedOne(t *testing.T) {
+	repo, err := chartrepo.Serve("127.0.0.1:0", cachedir.RookChartArchive())
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = repo.Close() })
+	useHelmHelper(t)
+	charts, err := newExecInstaller(rest.CopyConfig(env.Config), discardLog)
+	require.NoError(t, err)
+	cfg := testConfigFor(t, "digest-rook")
+	cfg.ChartRepository = repo.URL
+	cfg.ChartDigest = "sha256:" + strings.Repeat("0", 64)
+
+	err = install(context.Background(), env.Client, charts, cfg, discardLog)
+
+	require.Error(t, err)
+	assert.True(t, pluginerrors.IsPermanent(err), "permanent: %v", err)
+	assert.Contains(t, err.Error(), "the archive's digest is "+repo.Digest+", not the pinned "+cfg.ChartDigest)
+	var secrets corev1.SecretList
+	require.NoError(t, env.Client.List(context.Background(), &secrets, client.InNamespace(cfg.OperatorNamespace), client.MatchingLabels{"owner": "helm"}))
+	assert.Empty(t, secrets.Items, "no release was recorded")
 }
 
 // helmRevisions counts the release's revisions (Helm keeps one Secret each).

@@ -105,7 +105,7 @@ func runCrashes(t *testing.T, run crashRun) {
 	leaderElection := !slices.Contains(run.env, "FUNP_LEADER_ELECTION=false")
 	lastHolder := ""
 	for i := range run.kills {
-		p := startPluginProcess(t, binary, cp, repo.URL, logFile, env...)
+		p := startPluginProcess(t, binary, cp, repo, logFile, env...)
 		// Wait until it serves, so the moment of the kill is known; the
 		// first kills come early, during the install.
 		err := testenv.Eventually(ctx, time.Minute, func(ctx context.Context) error {
@@ -157,7 +157,7 @@ func runCrashes(t *testing.T, run crashRun) {
 	}
 	assert.Contains(t, killedIn, string(pluginruntime.PhaseInstalling), "some kill landed during the install")
 
-	final := startPluginProcess(t, binary, cp, repo.URL, logFile, env...)
+	final := startPluginProcess(t, binary, cp, repo, logFile, env...)
 	require.NoError(t, <-requested, "pools and consumers were created")
 	waitState(t, ctx, cp.Client, crashConfig, want, 5*time.Minute)
 	err = testenv.Eventually(ctx, 2*time.Minute, func(ctx context.Context) error {

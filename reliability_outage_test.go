@@ -103,6 +103,7 @@ func runOutage(t *testing.T, run outageRun) {
 		EnvClusterNamespace:  outageConfig.ClusterNamespace,
 		EnvChartRepository:   repo.URL,
 		EnvDevInsecureCharts: "true",
+		EnvChartDigest:       repo.Digest,
 	}
 	for k, v := range run.env {
 		vars[k] = v

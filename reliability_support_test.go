@@ -42,6 +42,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
+	"github.com/fundament-oss/ceph-rook/internal/chartrepo"
 	"github.com/fundament-oss/ceph-rook/internal/pluginproc"
 	"github.com/fundament-oss/ceph-rook/internal/simulate"
 	"github.com/fundament-oss/ceph-rook/internal/testenv"
@@ -907,14 +908,14 @@ func pluginBinary(t *testing.T) string {
 
 // startPluginProcess runs the binary with the platform's variables and
 // extra FUNP_ settings, logging to logFile; it is killed when the test ends.
-func startPluginProcess(t *testing.T, binary string, cp *testenv.Env, repoURL string, logFile io.Writer, extra ...string) *pluginproc.Process {
+func startPluginProcess(t *testing.T, binary string, cp *testenv.Env, repo *chartrepo.Server, logFile io.Writer, extra ...string) *pluginproc.Process {
 	t.Helper()
 	p, err := pluginproc.Start(pluginproc.Options{
 		Binary:     binary,
 		Addr:       freeAddr(t),
 		Kubeconfig: cp.Kubeconfig,
 		ID:         "reliability",
-		Env:        append([]string{"FUNP_CHART_REPOSITORY=" + repoURL, "FUNP_DEV_INSECURE_CHART_REPOSITORY=true", "FUNP_ALLOW_MULTIPLE_PER_NODE=true"}, extra...),
+		Env:        append([]string{"FUNP_CHART_REPOSITORY=" + repo.URL, "FUNP_DEV_INSECURE_CHART_REPOSITORY=true", "FUNP_CHART_DIGEST=" + repo.Digest, "FUNP_ALLOW_MULTIPLE_PER_NODE=true"}, extra...),
 		Output:     logFile,
 	})
 	require.NoError(t, err)

@@ -135,7 +135,7 @@ func Run(ctx context.Context, binary string, sc Scenario, log io.Writer) (res Re
 	}
 	defer pluginLog.Close()
 
-	plugin, err = startPluginProcess(binary, kubeconfig, repo.URL, sc.PluginEnv, sc.Profiles != "", pluginLog)
+	plugin, err = startPluginProcess(binary, kubeconfig, repo, sc.PluginEnv, sc.Profiles != "", pluginLog)
 	if err != nil {
 		return res, err
 	}
@@ -232,7 +232,7 @@ func Run(ctx context.Context, binary string, sc Scenario, log io.Writer) (res Re
 		return res, err
 	}
 	before = proxy.snapshot()
-	plugin, err = startPluginProcess(binary, kubeconfig, repo.URL, sc.PluginEnv, sc.Profiles != "", pluginLog)
+	plugin, err = startPluginProcess(binary, kubeconfig, repo, sc.PluginEnv, sc.Profiles != "", pluginLog)
 	if err != nil {
 		return res, err
 	}

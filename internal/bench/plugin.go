@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fundament-oss/ceph-rook/internal/chartrepo"
 	"github.com/fundament-oss/ceph-rook/internal/pluginproc"
 )
 
@@ -47,7 +48,7 @@ func freeAddr() (string, error) {
 	return l.Addr().String(), nil
 }
 
-func startPluginProcess(binary, kubeconfig, chartRepo string, env []string, profiled bool, log io.Writer) (*pluginProcess, error) {
+func startPluginProcess(binary, kubeconfig string, chartRepo *chartrepo.Server, env []string, profiled bool, log io.Writer) (*pluginProcess, error) {
 	addr, err := freeAddr()
 	if err != nil {
 		return nil, err
@@ -69,7 +70,7 @@ func startPluginProcess(binary, kubeconfig, chartRepo string, env []string, prof
 		PprofAddr:   pprofAddr,
 		Kubeconfig:  kubeconfig,
 		ID:          "bench",
-		Env:         append([]string{"FUNP_CHART_REPOSITORY=" + chartRepo, "FUNP_DEV_INSECURE_CHART_REPOSITORY=true", "FUNP_LOG_LEVEL=error"}, env...),
+		Env:         append([]string{"FUNP_CHART_REPOSITORY=" + chartRepo.URL, "FUNP_DEV_INSECURE_CHART_REPOSITORY=true", "FUNP_CHART_DIGEST=" + chartRepo.Digest, "FUNP_LOG_LEVEL=error"}, env...),
 		Output:      log,
 	})
 	if err != nil {

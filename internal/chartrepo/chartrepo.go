@@ -12,33 +12,43 @@ import (
 	"path/filepath"
 
 	"helm.sh/helm/v3/pkg/repo"
+
+	"github.com/fundament-oss/ceph-rook/pluginruntime/helpers/helm/helmexec"
 )
 
 // Server is a running chart repository.
 type Server struct {
-	URL      string
+	URL string
+	// Digest is the served archive's digest, for the plugin to pin
+	// (FUNP_CHART_DIGEST), so every local install checks it as production
+	// checks the published one.
+	Digest   string
 	dir      string
 	listener net.Listener
 	server   *http.Server
 }
 
-// Serve copies the archives into a fresh folder, indexes it and serves it
+// Serve copies the archive into a fresh folder, indexes it and serves it
 // on addr ("127.0.0.1:0" for any free port).
-func Serve(addr string, archives ...string) (*Server, error) {
+func Serve(addr, archive string) (*Server, error) {
 	dir, err := os.MkdirTemp("", "chartrepo-")
 	if err != nil {
 		return nil, err
 	}
-	for _, archive := range archives {
-		data, err := os.ReadFile(archive)
-		if err != nil {
-			os.RemoveAll(dir)
-			return nil, fmt.Errorf("chart archive: %w", err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, filepath.Base(archive)), data, 0o644); err != nil {
-			os.RemoveAll(dir)
-			return nil, err
-		}
+	data, err := os.ReadFile(archive)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("chart archive: %w", err)
+	}
+	served := filepath.Join(dir, filepath.Base(archive))
+	if err := os.WriteFile(served, data, 0o644); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	digest, err := helmexec.ArchiveDigest(served)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
 	}
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -55,7 +65,7 @@ func Serve(addr string, archives ...string) (*Server, error) {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("index charts: %w", err)
 	}
-	s := &Server{URL: url, dir: dir, listener: l, server: &http.Server{Handler: http.FileServer(http.Dir(dir))}}
+	s := &Server{URL: url, Digest: digest, dir: dir, listener: l, server: &http.Server{Handler: http.FileServer(http.Dir(dir))}}
 	go func() { _ = s.server.Serve(l) }()
 	return s, nil
 }

@@ -132,7 +132,7 @@ func Run(ctx context.Context, o Options) (err error) {
 		Addr:       o.PluginAddr,
 		Kubeconfig: kubeconfig,
 		ID:         "local",
-		Env:        []string{"FUNP_CHART_REPOSITORY=" + repo.URL, "FUNP_DEV_INSECURE_CHART_REPOSITORY=true", "FUNP_ALLOW_MULTIPLE_PER_NODE=true"},
+		Env:        []string{"FUNP_CHART_REPOSITORY=" + repo.URL, "FUNP_DEV_INSECURE_CHART_REPOSITORY=true", "FUNP_CHART_DIGEST=" + repo.Digest, "FUNP_ALLOW_MULTIPLE_PER_NODE=true"},
 		Output:     logFile,
 	})
 	if err != nil {

@@ -94,6 +94,13 @@ func TestRenderedPodRunsAsTheImagesUser(t *testing.T) {
 			assert.Equal(t, PluginUser, gid, "%s: USER's group", path)
 		}
 	})
+	t.Run("every Dockerfile's base images are pinned by digest", func(t *testing.T) {
+		for _, path := range []string{"Dockerfile", filepath.Join("cmd", "plugin-controller", "Dockerfile")} {
+			for _, image := range dockerfileBases(t, filepath.Join(testenv.RepoRoot(), path)) {
+				assert.Regexp(t, `^[^@\s]+:[^@\s]+@sha256:[0-9a-f]{64}$`, image, "%s: a base image by tag and digest, so a re-pushed tag cannot change the build", path)
+			}
+		}
+	})
 	t.Run("a read-only root with a writable /tmp for the Helm helper", func(t *testing.T) {
 		assert.True(t, *c.SecurityContext.ReadOnlyRootFilesystem)
 		require.Equal(t, []corev1.VolumeMount{{Name: TmpVolumeName, MountPath: "/tmp"}}, c.VolumeMounts)
@@ -112,6 +119,22 @@ func TestRenderedPodRunsAsTheImagesUser(t *testing.T) {
 		require.NotNil(t, spec.TerminationGracePeriodSeconds)
 		assert.Greater(t, time.Duration(*spec.TerminationGracePeriodSeconds)*time.Second, pluginruntime.DefaultShutdownTimeout)
 	})
+}
+
+// dockerfileBases lists the image of every FROM in a Dockerfile.
+func dockerfileBases(t *testing.T, path string) []string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var images []string
+	for _, line := range strings.Split(string(data), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) >= 2 && strings.EqualFold(fields[0], "FROM") {
+			images = append(images, fields[1])
+		}
+	}
+	require.NotEmpty(t, images, "%s: no FROM", path)
+	return images
 }
 
 // dockerfileUser reads the USER of a Dockerfile's final stage and fails

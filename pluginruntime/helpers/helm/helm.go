@@ -41,6 +41,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/fundament-oss/ceph-rook/pluginruntime/helpers/helm/helmexec"
 	"github.com/fundament-oss/ceph-rook/pluginruntime/pluginerrors"
 )
 
@@ -57,6 +58,12 @@ type Chart struct {
 	// Version pins the chart version; empty means the latest, which makes
 	// installs unrepeatable, so pin it.
 	Version string
+	// Digest pins the chart archive itself ("sha256:<64 hex>", as in a
+	// repository's index.yaml): the downloaded archive is checked before
+	// it is loaded, and a mismatch is a permanent error. A version names
+	// what the repository calls that version; only the digest says the
+	// bytes are the ones reviewed. Empty means not checked.
+	Digest string
 }
 
 // Release is the desired state of one release.
@@ -328,6 +335,11 @@ func (c *Client) loadChart(ref Chart) (*chart.Chart, error) {
 	path, err := opts.LocateChart(ref.Name, c.settings)
 	if err != nil {
 		return nil, fmt.Errorf("locate chart %s %s in %s: %w", ref.Name, ref.Version, ref.RepoURL, err)
+	}
+	if ref.Digest != "" {
+		if err := helmexec.VerifyDigest(path, ref.Digest); err != nil {
+			return nil, pluginerrors.NewPermanent(fmt.Errorf("chart %s %s from %s: %w", ref.Name, ref.Version, ref.RepoURL, err))
+		}
 	}
 	ch, err := loader.Load(path)
 	if err != nil {

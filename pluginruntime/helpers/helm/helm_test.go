@@ -3,9 +3,12 @@ package helm_test
 import (
 	"bytes"
 	"context"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -30,6 +33,7 @@ import (
 
 	"github.com/fundament-oss/ceph-rook/internal/testenv"
 	"github.com/fundament-oss/ceph-rook/pluginruntime/helpers/helm"
+	"github.com/fundament-oss/ceph-rook/pluginruntime/helpers/helm/helmexec"
 	"github.com/fundament-oss/ceph-rook/pluginruntime/pluginerrors"
 )
 
@@ -192,6 +196,66 @@ func TestInstallOrUpgradeErrors(t *testing.T) {
 			assert.Contains(t, err.Error(), tc.wantErr)
 		})
 	}
+}
+
+// TestInstallVerifiesTheChartDigest pins the archive: the pinned one
+// installs; any other (a repository that swapped it, a malformed pin) is a
+// permanent error before anything is written.
+func TestInstallVerifiesTheChartDigest(t *testing.T) {
+	ctx := context.Background()
+	repoURL := serveChartRepo(t)
+	c := newClient(t)
+	pinned := servedDigest(t, repoURL+"/demo-0.1.0.tgz")
+	other := servedDigest(t, repoURL+"/demo-0.2.0.tgz")
+	release := func(ns, digest string) helm.Release {
+		return helm.Release{Name: "demo", Namespace: ns, Chart: helm.Chart{RepoURL: repoURL, Name: "demo", Version: "0.1.0", Digest: digest}}
+	}
+
+	t.Run("the pinned archive installs", func(t *testing.T) {
+		ns := "digest-" + rand.String(5)
+		res, err := c.InstallOrUpgrade(ctx, release(ns, pinned))
+		require.NoError(t, err)
+		assert.Equal(t, helm.Installed, res.Action)
+		assert.Equal(t, "hello", configMap(t, ns, "demo-settings").Data["greeting"])
+	})
+	refusals := []struct {
+		name, digest, want string
+	}{
+		{"an archive that is not the pinned one", other, "the archive's digest is " + pinned + ", not the pinned " + other},
+		{"a malformed pin", "sha256:" + strings.ToUpper(pinned[len("sha256:"):]), "is not sha256:<64 lower-case hex digits>"},
+	}
+	for _, tc := range refusals {
+		t.Run(tc.name+" is refused, permanently, before anything is written", func(t *testing.T) {
+			ns := "digest-" + rand.String(5)
+			_, err := c.InstallOrUpgrade(ctx, release(ns, tc.digest))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+			assert.Contains(t, err.Error(), "chart demo 0.1.0 from "+repoURL)
+			assert.True(t, pluginerrors.IsPermanent(err), "a retry would download the same archive")
+			_, err = c.Status(ctx, "demo", ns)
+			assert.ErrorIs(t, err, helm.ErrReleaseNotFound, "no release was recorded")
+			var namespace corev1.Namespace
+			assert.True(t, apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKey{Name: ns}, &namespace)), "not even the namespace was created")
+		})
+	}
+}
+
+// servedDigest is the digest of the archive the repository serves at url.
+func servedDigest(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	path := filepath.Join(t.TempDir(), "archive.tgz")
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	_, err = io.Copy(f, resp.Body)
+	require.NoError(t, f.Close())
+	require.NoError(t, err)
+	digest, err := helmexec.ArchiveDigest(path)
+	require.NoError(t, err)
+	return digest
 }
 
 // TestInstallWaitsForRBAC starts an install as a user without permissions

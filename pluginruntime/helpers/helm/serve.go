@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/fundament-oss/ceph-rook/pluginruntime/helpers/helm/helmexec"
+	"github.com/fundament-oss/ceph-rook/pluginruntime/pluginerrors"
 )
 
 // ServeRequest is the body of a helm helper binary (see package helmexec):
@@ -36,7 +37,7 @@ func (c *Client) ServeRequest(ctx context.Context, in io.Reader, out io.Writer) 
 	res, err := c.InstallOrUpgrade(ctx, Release{
 		Name:      req.Name,
 		Namespace: req.Namespace,
-		Chart:     Chart{RepoURL: req.Chart.RepoURL, Name: req.Chart.Name, Version: req.Chart.Version},
+		Chart:     Chart{RepoURL: req.Chart.RepoURL, Name: req.Chart.Name, Version: req.Chart.Version, Digest: req.Chart.Digest},
 		Values:    req.Values,
 		Wait:      req.Wait,
 		Timeout:   req.Timeout,
@@ -52,7 +53,7 @@ func (c *Client) ServeRequest(ctx context.Context, in io.Reader, out io.Writer) 
 // err; a helper uses it when it fails before ServeRequest (a bad
 // kubeconfig).
 func WriteFailure(out io.Writer, err error) error {
-	_ = writeResponse(out, helmexec.Response{Error: err.Error()})
+	_ = writeResponse(out, helmexec.Response{Error: err.Error(), Permanent: pluginerrors.IsPermanent(err)})
 	return err
 }
 

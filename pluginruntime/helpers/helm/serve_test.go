@@ -56,6 +56,21 @@ func TestServeRequest(t *testing.T) {
 		assert.Equal(t, err.Error(), res.Error)
 		assert.Contains(t, res.Error, "9.9.9")
 	})
+	t.Run("a refused digest is answered as permanent, so the plugin does not retry it", func(t *testing.T) {
+		swapped := req
+		swapped.Namespace = "serve-" + rand.String(5)
+		swapped.Chart.Digest = "sha256:" + strings.Repeat("0", 64)
+		res, err := serve(t, encode(swapped))
+		require.Error(t, err)
+		assert.True(t, res.Permanent)
+		assert.Contains(t, res.Error, "not the pinned sha256:000")
+	})
+	t.Run("an ordinary failure is not permanent", func(t *testing.T) {
+		missing := req
+		missing.Chart.Version = "9.9.9"
+		res, _ := serve(t, encode(missing))
+		assert.False(t, res.Permanent)
+	})
 	t.Run("a request with an unknown field is refused, not half understood", func(t *testing.T) {
 		res, err := serve(t, `{"name":"demo","namespace":"x","chart":{"name":"demo"},"valuez":{}}`)
 		require.Error(t, err)

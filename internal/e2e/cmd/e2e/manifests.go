@@ -8,6 +8,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/fundament-oss/ceph-rook/internal/chartrepo"
 	"github.com/fundament-oss/ceph-rook/internal/testenv"
 )
 
@@ -42,12 +43,12 @@ var pluginConfig = map[string]string{
 // platformManifests are the platform's side: the PluginInstallation CRD,
 // the plugin controller (definitions from a ConfigMap laid out as the
 // registry) and the installation of ceph-rook.
-func platformManifests(definition []byte, version, hash, chartRepo string) (string, error) {
+func platformManifests(definition []byte, version, hash string, chartRepo *chartrepo.Server) (string, error) {
 	crd, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "internal", "plugincontroller", "crds", "plugins.fundament.io_plugininstallations.yaml"))
 	if err != nil {
 		return "", err
 	}
-	config := map[string]string{"CHART_REPOSITORY": chartRepo, "DEV_INSECURE_CHART_REPOSITORY": "true"}
+	config := map[string]string{"CHART_REPOSITORY": chartRepo.URL, "DEV_INSECURE_CHART_REPOSITORY": "true", "CHART_DIGEST": chartRepo.Digest}
 	for k, v := range pluginConfig {
 		config[k] = v
 	}

@@ -246,7 +246,7 @@ func (r *run) platform() error {
 		return err
 	}
 	r.step("Rook's chart served at %s", r.repoSrv.URL)
-	manifests, err := platformManifests(raw, version, definition.Hash(raw), r.repoSrv.URL)
+	manifests, err := platformManifests(raw, version, definition.Hash(raw), r.repoSrv)
 	if err != nil {
 		return err
 	}

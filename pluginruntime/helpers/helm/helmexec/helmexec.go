@@ -39,6 +39,8 @@ import (
 	"time"
 
 	"k8s.io/client-go/rest"
+
+	"github.com/fundament-oss/ceph-rook/pluginruntime/pluginerrors"
 )
 
 // Chart names a chart in a chart repository (see helm.Chart).
@@ -46,6 +48,7 @@ type Chart struct {
 	RepoURL string `json:"repoURL"`
 	Name    string `json:"name"`
 	Version string `json:"version,omitempty"`
+	Digest  string `json:"digest,omitempty"`
 }
 
 // Request is one InstallOrUpgrade call (see helm.Release for the fields'
@@ -69,6 +72,9 @@ type Response struct {
 	Action   string `json:"action,omitempty"`
 	Revision int    `json:"revision,omitempty"`
 	Error    string `json:"error,omitempty"`
+	// Permanent says retrying cannot help (pluginerrors.Permanent): the
+	// Runner's error is then permanent too.
+	Permanent bool `json:"permanent,omitempty"`
 }
 
 // Flags of the helper binary, which a Runner passes.
@@ -170,6 +176,8 @@ func (r Runner) InstallOrUpgrade(ctx context.Context, config *rest.Config, req R
 	switch {
 	case ctx.Err() != nil && err != nil:
 		return Response{}, fmt.Errorf("%s stopped: %w", name, ctx.Err())
+	case decodeErr == nil && res.Error != "" && res.Permanent:
+		return res, pluginerrors.NewPermanent(fmt.Errorf("%s: %s", name, res.Error))
 	case decodeErr == nil && res.Error != "":
 		return res, fmt.Errorf("%s: %s", name, res.Error)
 	case err != nil:

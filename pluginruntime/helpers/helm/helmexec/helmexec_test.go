@@ -23,6 +23,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/fundament-oss/ceph-rook/pluginruntime/helpers/helm/helmexec"
+	"github.com/fundament-oss/ceph-rook/pluginruntime/pluginerrors"
 )
 
 // The test binary doubles as a fake helper: with fakeMode set it behaves
@@ -77,6 +78,9 @@ func fakeHelper(mode, dir string) int {
 	case "fail":
 		fmt.Fprintln(os.Stderr, `{"level":"ERROR","msg":"helm release failed"}`)
 		fmt.Println(`{"error":"locate chart rook-ceph v9.9.9 in http://charts.example: chart not found"}`)
+		return 1
+	case "fail-permanent":
+		fmt.Println(`{"error":"chart rook-ceph v1.18.0: the archive's digest is sha256:1, not the pinned sha256:2","permanent":true}`)
 		return 1
 	case "crash":
 		fmt.Fprint(os.Stderr, "starting\npanic: boom\n\ngoroutine 1 [running]:\nmain.main()\n")
@@ -163,14 +167,21 @@ func TestRunnerSendsTheRequestAndReturnsTheAnswer(t *testing.T) {
 
 func TestRunnerFailures(t *testing.T) {
 	tests := []struct {
-		name string
-		mode string
-		want []string
+		name      string
+		mode      string
+		want      []string
+		permanent bool
 	}{
 		{
 			name: "the helper's error message is the error",
 			mode: "fail",
 			want: []string{filepath.Base(os.Args[0]) + ": locate chart rook-ceph v9.9.9 in http://charts.example: chart not found"},
+		},
+		{
+			name:      "a failure the helper calls permanent stays permanent across the process boundary",
+			mode:      "fail-permanent",
+			want:      []string{"not the pinned sha256:2"},
+			permanent: true,
 		},
 		{
 			name: "a helper that dies without answering is reported with the end of its stderr",
@@ -193,6 +204,7 @@ func TestRunnerFailures(t *testing.T) {
 			for _, want := range tc.want {
 				assert.Contains(t, err.Error(), want)
 			}
+			assert.Equal(t, tc.permanent, pluginerrors.IsPermanent(err), "permanent")
 		})
 	}
 }
