@@ -42,11 +42,12 @@ func watchedKinds(cfg Config) []client.Object {
 	cluster := &unstructured.Unstructured{}
 	cluster.SetGroupVersionKind(cephClusterGVK)
 	kinds := []client.Object{
-		&corev1.ConfigMap{},       // discovery: the disk inventory's input
-		&cephv1alpha1.Disk{},      // the pools' input
-		&cephv1alpha1.DiskPool{},  // the inventory's claims, the union
-		cluster,                   // the union's target, the plugin's health
-		&storagev1.StorageClass{}, // derived by every consumer
+		&corev1.ConfigMap{},            // discovery: the disk inventory's input
+		&cephv1alpha1.Disk{},           // the pools' input
+		&cephv1alpha1.DiskPool{},       // the inventory's claims, the union
+		&cephv1alpha1.DiskRetirement{}, // the retirements
+		cluster,                        // the union's target, the plugin's health
+		&storagev1.StorageClass{},      // derived by every consumer
 	}
 	for _, kind := range consumerKinds {
 		kinds = append(kinds, kind.NewObject(), kind.NewRookObject())

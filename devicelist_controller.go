@@ -342,7 +342,8 @@ func (r *DeviceListReconciler) storageNodesChangedByOthers() predicate.Predicate
 
 // resolutionMayChange passes Disk events that can change how a pool
 // resolves: creation, and changes of the fields resolution and the
-// CephCluster entry read. claimedBy, reason and lastSeenTime do not.
+// CephCluster entry read, and of the retired mark. claimedBy, reason and
+// lastSeenTime do not.
 func resolutionMayChange() predicate.Predicate {
 	return predicate.Funcs{
 		UpdateFunc: func(e event.UpdateEvent) bool {
@@ -352,6 +353,7 @@ func resolutionMayChange() predicate.Predicate {
 				return true
 			}
 			return resolutionFields(oldD.Status) != resolutionFields(newD.Status) ||
+				oldD.Annotations[cephv1alpha1.RetiredAnnotation] != newD.Annotations[cephv1alpha1.RetiredAnnotation] ||
 				!equality.Semantic.DeepEqual(oldD.Status.Size, newD.Status.Size)
 		},
 		DeleteFunc: func(event.DeleteEvent) bool { return true },

@@ -304,6 +304,10 @@ func setupReconcilers(mgr manager.Manager, cfg Config, host pluginruntime.Host) 
 			return fmt.Errorf("%s controller: %w", kind.Kind(), err)
 		}
 	}
+	retirements := &DiskRetirementReconciler{Client: c, Live: mgr.GetAPIReader(), View: view, Config: cfg, Recorder: recorder}
+	if err := retirements.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("disk retirement controller: %w", err)
+	}
 	if cfg.DevLoopDevices {
 		loops := &LoopDiscoveryReconciler{Client: c, Namespace: cfg.OperatorNamespace}
 		if err := loops.SetupWithManager(mgr); err != nil {

@@ -41,6 +41,10 @@ type PoolResolution struct {
 	// Unusable are owned disks that are neither available nor already in
 	// the CephCluster.
 	Unusable []UnusableDisk
+	// Retired are owned disks a DiskRetirement took out of Ceph
+	// (RetiredAnnotation): they stay out of the CephCluster until the
+	// annotation is removed, although the pool still lists them.
+	Retired []string
 	// Undescribed are the Unusable disks discovery has not described yet:
 	// a Disk is created, then its status written, and in between its name
 	// says nothing about its device.
@@ -67,6 +71,8 @@ func ResolvePool(pool *cephv1alpha1.DiskPool, disks map[string]*cephv1alpha1.Dis
 			res.Missing = append(res.Missing, name)
 		case owners[name] != pool.Name:
 			res.Contested = append(res.Contested, ContestedDisk{Disk: name, Owner: owners[name]})
+		case disk.Annotations[cephv1alpha1.RetiredAnnotation] != "":
+			res.Retired = append(res.Retired, name)
 		case disk.Status.State == cephv1alpha1.DiskAvailable || inCluster[DeviceIDOf(disk)]:
 			res.Selected = append(res.Selected, disk)
 			if disk.Status.Size != nil {
@@ -113,6 +119,9 @@ func (r PoolResolution) Message() string {
 	}
 	for _, u := range r.Unusable {
 		parts = append(parts, fmt.Sprintf("disk %s unusable: %s", u.Disk, u.Reason))
+	}
+	for _, name := range r.Retired {
+		parts = append(parts, fmt.Sprintf("disk %s retired (its OSD was removed; wipe it and remove its %s annotation to give it back)", name, cephv1alpha1.RetiredAnnotation))
 	}
 	msg := summarizeClauses(parts)
 	if len(r.Selected) == 0 {
@@ -309,6 +318,7 @@ func (r PoolResolution) Fingerprint(problem ClusterProblem) uint64 {
 	for _, u := range r.Unusable {
 		field(u.Disk, u.Reason)
 	}
+	field(r.Retired...)
 	return h.Sum64()
 }
 

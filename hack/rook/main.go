@@ -8,11 +8,14 @@
 //     (its library subchart vendored, the unreachable ceph-csi-operator
 //     dependency dropped, the version stamped as Rook's release build does),
 //     installed by the plugin's real install path from a local chart
-//     repository.
+//     repository;
+//   - osd-purge.yaml: Rook's OSD removal Job (deploy/examples), the shape
+//     the plugin's retirement Job is tested against.
 //
 // The module github.com/rook/rook is on the proxy but not in the checksum
 // database, so its known h1: sum is checked here instead. Nothing happens
-// when both artefacts are already cached.
+// when every artefact is already cached, and a cached chart archive is
+// kept (its digest is what local installs pin).
 package main
 
 import (
@@ -47,7 +50,9 @@ func main() {
 }
 
 func run(force bool) error {
-	if !force && exists(cachedir.RookCRDs()) && exists(cachedir.RookChartArchive()) {
+	examples := []string{cachedir.RookCRDs(), cachedir.RookOSDPurgeJob()}
+	chartCached := !force && exists(cachedir.RookChartArchive())
+	if chartCached && exists(examples...) {
 		return nil
 	}
 	moduleDir, err := downloadRook()
@@ -57,8 +62,13 @@ func run(force bool) error {
 	if err := os.MkdirAll(cachedir.RookDir(), 0o755); err != nil {
 		return err
 	}
-	if err := copyFile(filepath.Join(moduleDir, "deploy", "examples", "crds.yaml"), cachedir.RookCRDs()); err != nil {
-		return fmt.Errorf("cache crds.yaml: %w", err)
+	for _, cached := range examples {
+		if err := copyFile(filepath.Join(moduleDir, "deploy", "examples", filepath.Base(cached)), cached); err != nil {
+			return fmt.Errorf("cache %s: %w", filepath.Base(cached), err)
+		}
+	}
+	if chartCached {
+		return nil
 	}
 	return packageChart(moduleDir)
 }
@@ -158,9 +168,13 @@ func disableCSIOperator(ch *chart.Chart) error {
 	return errors.New("rook-ceph chart has no values.yaml")
 }
 
-func exists(path string) bool {
-	_, err := os.Stat(path)
-	return err == nil
+func exists(paths ...string) bool {
+	for _, path := range paths {
+		if _, err := os.Stat(path); err != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // copyFile writes dst atomically, so an interrupted run leaves no half file.

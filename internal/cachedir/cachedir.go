@@ -50,6 +50,12 @@ func RookChartArchive() string {
 	return filepath.Join(RookDir(), "rook-ceph-"+RookVersion+".tgz")
 }
 
+// RookOSDPurgeJob is Rook's deploy/examples/osd-purge.yaml, the OSD
+// removal Job a DiskRetirement runs in that shape.
+func RookOSDPurgeJob() string {
+	return filepath.Join(RookDir(), "osd-purge.yaml")
+}
+
 // RookCRDs is Rook's deploy/examples/crds.yaml.
 func RookCRDs() string {
 	return filepath.Join(RookDir(), "crds.yaml")

@@ -1,0 +1,259 @@
+package main
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+
+	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
+)
+
+// Disk retirement: the pure decisions. The controller
+// (retirement_controller.go) gathers the facts and carries out the step.
+
+// What Rook v1.18.0 publishes about an OSD on its Deployment
+// (pkg/operator/ceph/cluster/osd: labels.go OsdIdLabelKey, envs.go,
+// spec.go; osd.go getOSDInfo reads them back the same way).
+const (
+	rookOSDAppLabel   = "rook-ceph-osd" // label app
+	rookOSDIDLabel    = "ceph-osd-id"
+	envOSDNodeName    = "ROOK_NODE_NAME"
+	envOSDUUID        = "ROOK_OSD_UUID"
+	envOSDBlockPath   = "ROOK_BLOCK_PATH"
+	envOSDLVPath      = "ROOK_LV_PATH"
+	envOSDPVCBacked   = "ROOK_PVC_BACKED_OSD"
+	rookOSDDeployment = "rook-ceph-osd-" // + id: Rook's name, which its removal deletes
+)
+
+// OSD is one OSD as its Rook Deployment describes it.
+type OSD struct {
+	ID         int32
+	Deployment string
+	Node       string
+	UUID       string
+	// BlockPath is the device the OSD runs on: for a raw-mode OSD the
+	// kernel path `ceph-volume raw list` reported at prepare time
+	// (pkg/daemon/ceph/osd/volume.go), for an LVM one the logical volume.
+	BlockPath string
+	// Replicas is the Deployment's spec.replicas; Running its
+	// status.replicas (pods that exist, stopping ones included).
+	Replicas, Running int32
+}
+
+// ParseOSDDeployment reads an OSD Deployment as Rook's getOSDInfo does: the
+// ID from the ceph-osd-id label, the node, UUID and block path from the
+// first container's environment (ROOK_BLOCK_PATH, or ROOK_LV_PATH for an
+// LVM OSD). Rook's own reader fails on a missing UUID or block path, and
+// so does this one; OSDs on PVCs are not the plugin's (it lists host
+// devices only) and are refused.
+func ParseOSDDeployment(d *appsv1.Deployment) (OSD, error) {
+	raw, ok := d.Labels[rookOSDIDLabel]
+	if !ok {
+		return OSD{}, fmt.Errorf("deployment %s has no %s label", d.Name, rookOSDIDLabel)
+	}
+	id, err := strconv.ParseInt(raw, 10, 32)
+	if err != nil || id < 0 {
+		return OSD{}, fmt.Errorf("deployment %s: label %s=%q is not an OSD ID", d.Name, rookOSDIDLabel, raw)
+	}
+	if len(d.Spec.Template.Spec.Containers) == 0 {
+		return OSD{}, fmt.Errorf("deployment %s has no containers", d.Name)
+	}
+	osd := OSD{ID: int32(id), Deployment: d.Name, Running: d.Status.Replicas, Replicas: 1}
+	if d.Spec.Replicas != nil {
+		osd.Replicas = *d.Spec.Replicas
+	}
+	for _, env := range d.Spec.Template.Spec.Containers[0].Env {
+		switch env.Name {
+		case envOSDNodeName:
+			osd.Node = env.Value
+		case envOSDUUID:
+			osd.UUID = env.Value
+		case envOSDBlockPath, envOSDLVPath:
+			osd.BlockPath = env.Value
+		case envOSDPVCBacked:
+			return OSD{}, fmt.Errorf("deployment %s: osd.%d is on a PVC, not a host device", d.Name, id)
+		}
+	}
+	if osd.UUID == "" || osd.BlockPath == "" || osd.Node == "" {
+		return OSD{}, fmt.Errorf("deployment %s: osd.%d names no node, UUID or block path (%s, %s, %s)", d.Name, id, envOSDNodeName, envOSDUUID, envOSDBlockPath)
+	}
+	return osd, nil
+}
+
+// OSDLookup is what the OSD Deployments say about one disk.
+type OSDLookup struct {
+	// OSD is the disk's OSD; nil when the device carries none.
+	OSD *OSD
+	// Refusal, when set, is why the plugin cannot tell: two OSDs claim the
+	// device, or an OSD on the same node runs on a path that names no Disk
+	// (an LVM volume, a renamed device) and may be this disk's.
+	Refusal string
+}
+
+// FindOSD finds the OSD on disk among osds. nodePaths are every path (kernel
+// and stable) of every Disk on the disk's node, so that an OSD whose path
+// belongs to another Disk is known not to be this one's. unreadable names
+// OSD Deployments ParseOSDDeployment refused: any of them may be this
+// disk's, so their presence refuses a "no OSD" answer.
+func FindOSD(disk *cephv1alpha1.Disk, osds []OSD, nodePaths map[string]bool, unreadable []string) OSDLookup {
+	node := disk.Status.NodeName
+	var matches []OSD
+	var unattributed []string
+	for _, o := range osds {
+		if o.Node != node {
+			continue
+		}
+		switch {
+		case o.BlockPath == disk.Status.Path || (disk.Status.StablePath != "" && o.BlockPath == disk.Status.StablePath):
+			matches = append(matches, o)
+		case !nodePaths[o.BlockPath]:
+			unattributed = append(unattributed, fmt.Sprintf("osd.%d on %s", o.ID, o.BlockPath))
+		}
+	}
+	switch {
+	case len(matches) == 1:
+		return OSDLookup{OSD: &matches[0]}
+	case len(matches) > 1:
+		ids := make([]string, len(matches))
+		for i, m := range matches {
+			ids[i] = "osd." + strconv.Itoa(int(m.ID))
+		}
+		return OSDLookup{Refusal: fmt.Sprintf("%s all run on %s of node %s; remove the stale ones in Ceph first", strings.Join(ids, " and "), disk.Status.Path, node)}
+	case len(unattributed) > 0:
+		sort.Strings(unattributed)
+		return OSDLookup{Refusal: fmt.Sprintf("no OSD runs on %s, but %s of node %s name no Disk and may be this one's; retire it by hand", disk.Status.Path, strings.Join(unattributed, ", "), node)}
+	case len(unreadable) > 0:
+		return OSDLookup{Refusal: fmt.Sprintf("no OSD runs on %s, but Rook's OSD Deployments %s cannot be read and may be this one's", disk.Status.Path, strings.Join(unreadable, ", "))}
+	}
+	return OSDLookup{}
+}
+
+// Preflight check names.
+const (
+	CheckHosts    = "Hosts"
+	CheckCapacity = "Capacity"
+	CheckHealth   = "Health"
+)
+
+// nearfullRatio is the share of raw capacity Ceph warns at
+// (mon_osd_nearfull_ratio, 0.85 by default; Ceph's "Storage Capacity"
+// documentation): the data left after a retirement must stay below it,
+// or Ceph would be near full the moment the disk is gone.
+const nearfullRatio = 0.85
+
+// ConsumerNeed is the replication one consumer uses now.
+type ConsumerNeed struct {
+	Consumer string // "BlockStorage app-data"
+	Size     int32
+	Domain   string
+}
+
+// PreflightInput is what the retirement is checked against.
+type PreflightInput struct {
+	// HostsAfter and OSDsAfter count the nodes and devices of the shared
+	// OSD set once the disk is gone (its replacement, when it joined,
+	// included).
+	HostsAfter, OSDsAfter int
+	Consumers             []ConsumerNeed
+	// Health is the CephCluster's status.ceph.health; empty when unknown.
+	Health string
+	// UsedBytes and TotalBytes are status.ceph.capacity; TotalBytes 0 when
+	// Ceph has not reported capacity.
+	UsedBytes, TotalBytes int64
+	// DiskBytes is the retired disk's size. A replacement that joined is
+	// in TotalBytes already: Ceph counts it once it is an OSD.
+	DiskBytes int64
+}
+
+// Preflight checks a retirement before anything is touched: enough hosts
+// (or, for consumers whose copies sit on OSDs, enough OSDs) remain for
+// every consumer's replica count; the data Ceph holds fits below the
+// nearfull ratio of what remains; Ceph is not in HEALTH_ERR. Every check is
+// reported, passed or not.
+func Preflight(in PreflightInput) []cephv1alpha1.PreflightCheck {
+	return []cephv1alpha1.PreflightCheck{hostsCheck(in), capacityCheck(in), healthCheck(in)}
+}
+
+func hostsCheck(in PreflightInput) cephv1alpha1.PreflightCheck {
+	var short []string
+	for _, c := range in.Consumers {
+		have, unit := in.HostsAfter, "hosts"
+		if c.Domain == FailureDomainOSD {
+			have, unit = in.OSDsAfter, "OSDs"
+		}
+		if int(c.Size) > have {
+			short = append(short, fmt.Sprintf("%s keeps %d copies on different %s", c.Consumer, c.Size, unit))
+		}
+	}
+	after := fmt.Sprintf("%s and %s would remain", plural(in.HostsAfter, "host"), plural(in.OSDsAfter, "OSD"))
+	if len(short) > 0 {
+		return cephv1alpha1.PreflightCheck{Name: CheckHosts, Message: fmt.Sprintf("%s: too few for %s; add a disk on another node first (a replacement does)", after, summarizeClauses(short))}
+	}
+	return cephv1alpha1.PreflightCheck{Name: CheckHosts, Passed: true, Message: after + ": enough for every consumer's copies"}
+}
+
+func capacityCheck(in PreflightInput) cephv1alpha1.PreflightCheck {
+	if in.TotalBytes <= 0 {
+		return cephv1alpha1.PreflightCheck{Name: CheckCapacity, Message: "Ceph has not reported its capacity yet (CephCluster status.ceph.capacity); try again once it has"}
+	}
+	remaining := in.TotalBytes - in.DiskBytes
+	limit := int64(float64(remaining) * nearfullRatio)
+	msg := fmt.Sprintf("%s used of %s that would remain (%s before Ceph's nearfull ratio of %.0f%%)",
+		humanBytes(in.UsedBytes), humanBytes(remaining), humanBytes(limit), nearfullRatio*100)
+	if remaining <= 0 || in.UsedBytes > limit {
+		return cephv1alpha1.PreflightCheck{Name: CheckCapacity, Message: msg + ": the data would not fit; add capacity first"}
+	}
+	return cephv1alpha1.PreflightCheck{Name: CheckCapacity, Passed: true, Message: msg}
+}
+
+func healthCheck(in PreflightInput) cephv1alpha1.PreflightCheck {
+	switch in.Health {
+	case "":
+		return cephv1alpha1.PreflightCheck{Name: CheckHealth, Message: "Ceph has not reported its health yet (CephCluster status.ceph.health)"}
+	case "HEALTH_ERR":
+		return cephv1alpha1.PreflightCheck{Name: CheckHealth, Message: "Ceph reports HEALTH_ERR: repair the cluster before taking a disk out of it"}
+	}
+	return cephv1alpha1.PreflightCheck{Name: CheckHealth, Passed: true, Message: "Ceph reports " + in.Health}
+}
+
+// PreflightPassed reports whether every check passed, and the failed ones'
+// messages joined.
+func PreflightPassed(checks []cephv1alpha1.PreflightCheck) (bool, string) {
+	var failed []string
+	for _, c := range checks {
+		if !c.Passed {
+			failed = append(failed, c.Name+": "+c.Message)
+		}
+	}
+	return len(failed) == 0, strings.Join(failed, "; ")
+}
+
+// humanBytes prints a byte count in binary units, as a person reads it.
+func humanBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return strconv.FormatInt(n, 10) + " B"
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit && exp < 5; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// WipeInstructions is what the operator must do by hand before the disk is
+// used again: Rook's removal does not wipe it, and a device that still
+// carries an OSD's data is skipped by Rook's prepare (or taken for the old
+// OSD). The steps are those of Rook's "Zapping Devices"
+// (Documentation/Storage-Configuration/ceph-teardown.md), for this device.
+func WipeInstructions(node, device string) string {
+	return fmt.Sprintf("The disk still holds the removed OSD's data. Before using it again, on node %s: "+
+		"sgdisk --zap-all %[2]s; dd if=/dev/zero of=%[2]s bs=1K count=200 oflag=direct,dsync seek=0 "+
+		"(and at 1 GB, 10 GB, 100 GB, 1000 GB, as Rook's teardown guide shows), or blkdiscard %[2]s on an SSD; partprobe %[2]s. "+
+		"Then remove the %[3]s annotation from its Disk and take it out of its DiskPool's spec.disks (or leave it there to give it to Ceph again).",
+		node, device, cephv1alpha1.RetiredAnnotation)
+}
