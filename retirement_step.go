@@ -42,8 +42,8 @@ type JobState struct {
 type RetirementFacts struct {
 	// Name is the DiskRetirement's, DiskName its spec.disk.
 	Name, DiskName string
-	Status   cephv1alpha1.DiskRetirementStatus
-	Deleting bool
+	Status         cephv1alpha1.DiskRetirementStatus
+	Deleting       bool
 	// Disk is the retired Disk; nil when there is none of that name.
 	Disk *cephv1alpha1.Disk
 	// Listed says the disk's device is in the CephCluster's list.

@@ -34,7 +34,7 @@ func TestParseOSDDeployment(t *testing.T) {
 	assert.Equal(t, "/dev/ceph-1/osd-block-2", osd.BlockPath, "an LVM OSD's path is ROOK_LV_PATH, as getOSDInfo reads it")
 
 	refusals := map[string]func(){
-		"no ceph-osd-id label": func() { delete(good.Labels, "ceph-osd-id") },
+		"no ceph-osd-id label":  func() { delete(good.Labels, "ceph-osd-id") },
 		"an ID that is not one": func() { good.Labels["ceph-osd-id"] = "seven" },
 		"a negative ID":         func() { good.Labels["ceph-osd-id"] = "-1" },
 		"no UUID": func() {
