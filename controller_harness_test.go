@@ -114,7 +114,7 @@ func (h *harness) startWith(host pluginruntime.Host, wrap func(http.RoundTripper
 
 func cleanupClusterScoped(t *testing.T) {
 	ctx := context.Background()
-	for _, obj := range []client.Object{&cephv1alpha1.BlockStorage{}, &cephv1alpha1.FileStorage{}, &cephv1alpha1.ObjectStorage{}, &cephv1alpha1.DiskPool{}, &cephv1alpha1.Disk{}} {
+	for _, obj := range []client.Object{&cephv1alpha1.DiskRetirement{}, &cephv1alpha1.BlockStorage{}, &cephv1alpha1.FileStorage{}, &cephv1alpha1.ObjectStorage{}, &cephv1alpha1.DiskPool{}, &cephv1alpha1.Disk{}} {
 		if err := env.Client.DeleteAllOf(ctx, obj); err != nil {
 			t.Logf("cleanup %T: %v", obj, err)
 		}

@@ -58,7 +58,7 @@ func (r *DiskRetirementReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 	if err := r.Client.Get(ctx, req.NamespacedName, &ret); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if ret.DeletionTimestamp.IsZero() && !controllerutil.ContainsFinalizer(&ret, retirementFinalizer) {
+	if ret.DeletionTimestamp.IsZero() && retirementActive(ret.Status.Phase) && !controllerutil.ContainsFinalizer(&ret, retirementFinalizer) {
 		patch := client.MergeFrom(ret.DeepCopy())
 		controllerutil.AddFinalizer(&ret, retirementFinalizer)
 		if err := r.Client.Patch(ctx, &ret, patch); err != nil {
@@ -82,14 +82,9 @@ func (r *DiskRetirementReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 	return ctrl.Result{RequeueAfter: retirementPoll}, nil
 }
 
-// retirementDone: a terminal phase with nothing left to give back or let go.
+// retirementDone: a terminal phase with nothing left to give back.
 func retirementDone(s RetirementStep) bool {
-	switch s.Status.Phase {
-	case cephv1alpha1.RetirementRetired, cephv1alpha1.RetirementRefused,
-		cephv1alpha1.RetirementFailed, cephv1alpha1.RetirementCancelled:
-		return s.Action == ActNone && !s.Status.OSDStopped
-	}
-	return false
+	return !retirementActive(s.Status.Phase) && !s.Status.OSDStopped && (s.Action == ActNone || s.Action == ActRelease)
 }
 
 // gather reads every fact NextRetirementStep decides on.

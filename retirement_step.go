@@ -25,7 +25,8 @@ const (
 	// ActMarkRetired puts RetiredAnnotation on the Disk, which takes its
 	// device out of the CephCluster's list.
 	ActMarkRetired RetirementAction = "MarkRetired"
-	// ActRelease removes the retirement's finalizer, so a deletion ends.
+	// ActRelease removes the retirement's finalizer: it holds nothing any
+	// more, and deleting it is immediate.
 	ActRelease RetirementAction = "Release"
 )
 
@@ -99,8 +100,8 @@ func step(f RetirementFacts, phase cephv1alpha1.DiskRetirementPhase, action Reti
 	return RetirementStep{Status: s, Action: action}
 }
 
-// finished: a terminal retirement gives back a stopped OSD, then lets a
-// deletion through.
+// finished: a terminal retirement gives back a stopped OSD, then holds
+// nothing: its finalizer goes, so deleting it is immediate.
 func finished(f RetirementFacts) RetirementStep {
 	s := RetirementStep{Status: f.Status}
 	switch {
@@ -108,7 +109,7 @@ func finished(f RetirementFacts) RetirementStep {
 		s.Action = ActScaleUp
 	case f.Status.OSDStopped:
 		s.Status.OSDStopped = false // scaled back (or removed): nothing left to give back
-	case f.Deleting:
+	default:
 		s.Action = ActRelease
 	}
 	return s
@@ -116,11 +117,11 @@ func finished(f RetirementFacts) RetirementStep {
 
 func untouched(f RetirementFacts) RetirementStep {
 	refuse := func(format string, args ...any) RetirementStep {
-		return step(f, cephv1alpha1.RetirementRefused, ActNone, format, args...)
+		return step(f, cephv1alpha1.RetirementRefused, ActRelease, format, args...)
 	}
 	switch {
 	case f.Deleting:
-		return step(f, cephv1alpha1.RetirementCancelled, ActNone, "cancelled before anything was touched")
+		return step(f, cephv1alpha1.RetirementCancelled, ActRelease, "cancelled before anything was touched")
 	case f.Disk == nil:
 		return refuse("there is no Disk %s", f.DiskName)
 	case f.Disk.Annotations[cephv1alpha1.RetiredAnnotation] != "":
@@ -136,7 +137,7 @@ func untouched(f RetirementFacts) RetirementStep {
 		return s
 	}
 	if f.Lookup.Refusal != "" {
-		return step(base, cephv1alpha1.RetirementRefused, ActNone, "%s", f.Lookup.Refusal)
+		return step(base, cephv1alpha1.RetirementRefused, ActRelease, "%s", f.Lookup.Refusal)
 	}
 	if f.Lookup.OSD == nil {
 		return step(base, cephv1alpha1.RetirementRemoving, ActMarkRetired,
@@ -146,11 +147,11 @@ func untouched(f RetirementFacts) RetirementStep {
 	base.Status.OSDID = &osd.ID
 	base.Status.Preflight = f.Preflight
 	if ok, why := PreflightPassed(f.Preflight); !ok {
-		return step(base, cephv1alpha1.RetirementRefused, ActNone, "refused, nothing was touched: %s", why)
+		return step(base, cephv1alpha1.RetirementRefused, ActRelease, "refused, nothing was touched: %s", why)
 	}
 	base.Status.JobName = RemovalJobName(osd.ID)
 	if f.Job.Exists && f.Job.Retirement != f.Name {
-		return step(base, cephv1alpha1.RetirementRefused, ActNone, "Job %s of DiskRetirement %s already removes osd.%d", base.Status.JobName, f.Job.Retirement, osd.ID)
+		return step(base, cephv1alpha1.RetirementRefused, ActRelease, "Job %s of DiskRetirement %s already removes osd.%d", base.Status.JobName, f.Job.Retirement, osd.ID)
 	}
 	base.Status.OSDStopped = true
 	return step(base, cephv1alpha1.RetirementStoppingOSD, ActScaleDown, "preflight passed; stopping osd.%d (Deployment %s), since Rook removes only an OSD that is down", osd.ID, osd.Deployment)
@@ -165,13 +166,13 @@ func replacementStep(f RetirementFacts) (RetirementStep, bool) {
 	r := f.Replacement
 	switch {
 	case r == nil:
-		return step(f, cephv1alpha1.RetirementRefused, ActNone, "there is no Disk %s to replace it with", f.ReplacementName), true
+		return step(f, cephv1alpha1.RetirementRefused, ActRelease, "there is no Disk %s to replace it with", f.ReplacementName), true
 	case !f.ReplacementInPool && (r.Status.State != cephv1alpha1.DiskAvailable || r.Status.ClaimedBy != ""):
 		why := string(r.Status.State)
 		if r.Status.ClaimedBy != "" {
 			why = "claimed by DiskPool " + r.Status.ClaimedBy
 		}
-		return step(f, cephv1alpha1.RetirementRefused, ActNone, "replacement Disk %s is not available (%s)", r.Name, why), true
+		return step(f, cephv1alpha1.RetirementRefused, ActRelease, "replacement Disk %s is not available (%s)", r.Name, why), true
 	case !f.ReplacementInPool:
 		return step(f, cephv1alpha1.RetirementWaitingForReplacement, ActAddReplacement, "adding Disk %s to DiskPool %s", r.Name, f.Status.Pool), true
 	case !f.ReplacementJoined:
@@ -212,8 +213,9 @@ func removing(f RetirementFacts) RetirementStep {
 	case f.Listed:
 		return step(f, cephv1alpha1.RetirementRemoving, ActNone, "waiting for %s to leave the CephCluster's device list", f.Status.Device)
 	}
-	done := step(f, cephv1alpha1.RetirementRetired, ActNone, "retired: %s", retiredWhat(f))
+	done := step(f, cephv1alpha1.RetirementRetired, ActRelease, "retired: %s", retiredWhat(f))
 	done.Status.ManualSteps = WipeInstructions(f.Status.Node, f.Status.Device)
+	done.Status.OSDStopped = false // removed: nothing to give back
 	return done
 }
 

@@ -44,25 +44,25 @@ func TestNextRetirementStep(t *testing.T) {
 		// Before anything is touched.
 		{"preflight passes: stop the OSD first", fresh(), cephv1alpha1.RetirementStoppingOSD, ActScaleDown, "preflight passed; stopping osd.3"},
 		{"a failed check refuses, touching nothing", func() RetirementFacts { f := fresh(); f.Preflight = refusedChecks; return f }(),
-			cephv1alpha1.RetirementRefused, ActNone, "refused, nothing was touched: Hosts: 1 host would remain"},
-		{"no such Disk", func() RetirementFacts { f := fresh(); f.Disk = nil; return f }(), cephv1alpha1.RetirementRefused, ActNone, "there is no Disk a-sdb"},
-		{"a disk no pool gives to Ceph", func() RetirementFacts { f := fresh(); f.Listed = false; return f }(), cephv1alpha1.RetirementRefused, ActNone, "is not in the CephCluster"},
-		{"an already retired disk", func() RetirementFacts { f := fresh(); retiredDisk(&f); return f }(), cephv1alpha1.RetirementRefused, ActNone, "already retired (osd.3)"},
+			cephv1alpha1.RetirementRefused, ActRelease, "refused, nothing was touched: Hosts: 1 host would remain"},
+		{"no such Disk", func() RetirementFacts { f := fresh(); f.Disk = nil; return f }(), cephv1alpha1.RetirementRefused, ActRelease, "there is no Disk a-sdb"},
+		{"a disk no pool gives to Ceph", func() RetirementFacts { f := fresh(); f.Listed = false; return f }(), cephv1alpha1.RetirementRefused, ActRelease, "is not in the CephCluster"},
+		{"an already retired disk", func() RetirementFacts { f := fresh(); retiredDisk(&f); return f }(), cephv1alpha1.RetirementRefused, ActRelease, "already retired (osd.3)"},
 		{"an older retirement of the same disk keeps it", func() RetirementFacts { f := fresh(); f.OtherRetirement = "first"; return f }(),
-			cephv1alpha1.RetirementRefused, ActNone, "DiskRetirement first already retires Disk a-sdb"},
+			cephv1alpha1.RetirementRefused, ActRelease, "DiskRetirement first already retires Disk a-sdb"},
 		{"an OSD the plugin cannot attribute", func() RetirementFacts {
 			f := fresh()
 			f.Lookup = OSDLookup{Refusal: "no OSD runs on /dev/sdb, but osd.6 ..."}
 			return f
-		}(), cephv1alpha1.RetirementRefused, ActNone, "osd.6"},
+		}(), cephv1alpha1.RetirementRefused, ActRelease, "osd.6"},
 		{"a Job of another retirement for the same OSD", func() RetirementFacts {
 			f := fresh()
 			f.Job = JobState{Exists: true, Retirement: "other"}
 			return f
-		}(), cephv1alpha1.RetirementRefused, ActNone, "Job ceph-rook-remove-osd-3 of DiskRetirement other already removes osd.3"},
+		}(), cephv1alpha1.RetirementRefused, ActRelease, "Job ceph-rook-remove-osd-3 of DiskRetirement other already removes osd.3"},
 		{"no OSD on the device: out without a Job", func() RetirementFacts { f := fresh(); f.Lookup = OSDLookup{}; f.Deployment = nil; return f }(),
 			cephv1alpha1.RetirementRemoving, ActMarkRetired, "without a Job"},
-		{"deleted before anything happened", func() RetirementFacts { f := fresh(); f.Deleting = true; return f }(), cephv1alpha1.RetirementCancelled, ActNone, "before anything was touched"},
+		{"deleted before anything happened", func() RetirementFacts { f := fresh(); f.Deleting = true; return f }(), cephv1alpha1.RetirementCancelled, ActRelease, "before anything was touched"},
 
 		// Replacement first.
 		{"the replacement is added to the pool", func() RetirementFacts {
@@ -85,12 +85,12 @@ func TestNextRetirementStep(t *testing.T) {
 			f.ReplacementName, f.Replacement = "b-sdc", availableDisk("b-sdc")
 			f.Replacement.Status.ClaimedBy = "other-pool"
 			return f
-		}(), cephv1alpha1.RetirementRefused, ActNone, "claimed by DiskPool other-pool"},
+		}(), cephv1alpha1.RetirementRefused, ActRelease, "claimed by DiskPool other-pool"},
 		{"a replacement that does not exist is refused", func() RetirementFacts {
 			f := fresh()
 			f.ReplacementName = "b-sdc"
 			return f
-		}(), cephv1alpha1.RetirementRefused, ActNone, "no Disk b-sdc to replace it with"},
+		}(), cephv1alpha1.RetirementRefused, ActRelease, "no Disk b-sdc to replace it with"},
 
 		// Stopping the OSD.
 		{"scale down again after a crash", at(cephv1alpha1.RetirementStoppingOSD, func(*RetirementFacts) {}), cephv1alpha1.RetirementStoppingOSD, ActScaleDown, "stopping osd.3"},
@@ -120,7 +120,7 @@ func TestNextRetirementStep(t *testing.T) {
 		{"out of the list: retired", at(cephv1alpha1.RetirementRemoving, func(f *RetirementFacts) {
 			f.Deployment, f.Job, f.Listed = nil, JobState{Exists: true, Succeeded: true}, false
 			retiredDisk(f)
-		}), cephv1alpha1.RetirementRetired, ActNone, "osd.3 is removed from Ceph and /dev/disk/by-id/wwn-0xb of node node-a is out of the CephCluster"},
+		}), cephv1alpha1.RetirementRetired, ActRelease, "osd.3 is removed from Ceph and /dev/disk/by-id/wwn-0xb of node node-a is out of the CephCluster"},
 
 		// Finished.
 		{"a failed retirement starts the OSD again", at(cephv1alpha1.RetirementFailed, func(f *RetirementFacts) { f.Deployment = &stopped }), cephv1alpha1.RetirementFailed, ActScaleUp, ""},
@@ -130,7 +130,7 @@ func TestNextRetirementStep(t *testing.T) {
 		}), cephv1alpha1.RetirementCancelled, ActRelease, ""},
 		{"an OSD someone else scaled down is not the plugin's to start", at(cephv1alpha1.RetirementRefused, func(f *RetirementFacts) {
 			f.Deployment, f.Status.OSDStopped = &stopped, false
-		}), cephv1alpha1.RetirementRefused, ActNone, ""},
+		}), cephv1alpha1.RetirementRefused, ActRelease, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

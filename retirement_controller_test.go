@@ -1,0 +1,618 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
+	"github.com/fundament-oss/ceph-rook/internal/simulate"
+	"github.com/fundament-oss/ceph-rook/internal/testenv"
+)
+
+// rookPlayer plays Rook's part of a retirement against the real API
+// server, as Rook's source does it (internal/simulate): an OSD Deployment
+// for every device the CephCluster newly lists (Rook prepares devices when
+// the CephCluster changes, not again and again), the deployment controller's
+// status, and `ceph osd remove` for every removal Job. Jobs run only while
+// removing is true, and fail when failJobs is set.
+type rookPlayer struct {
+	h        *harness
+	removing atomic.Bool
+	failJobs atomic.Bool
+	// holdPods keeps stopped OSDs' pods running (a slow shutdown).
+	holdPods atomic.Bool
+
+	mu   sync.Mutex
+	jobs map[string]bool // every Job name Rook ran
+	// prepared are the devices Rook made an OSD on.
+	prepared map[DeviceID]bool
+	// minListed is the fewest devices the CephCluster listed at any look.
+	minListed int
+	// unlistedBeforeJob names a device that left the list before its Job
+	// succeeded: what must never happen.
+	unlistedBeforeJob []string
+}
+
+func playRook(h *harness) *rookPlayer {
+	p := &rookPlayer{h: h, jobs: map[string]bool{}, prepared: map[DeviceID]bool{}, minListed: -1}
+	p.removing.Store(true)
+	h.createRookOperator()
+	ctx, cancel := context.WithCancel(h.ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ctx.Err() == nil {
+			if err := p.step(ctx); err != nil && ctx.Err() == nil {
+				h.t.Logf("rook player: %v", err)
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	}()
+	h.t.Cleanup(func() { cancel(); <-done })
+	return p
+}
+
+// createRookOperator is the operator Deployment, whose image the removal
+// Job runs.
+func (h *harness) createRookOperator() {
+	d := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: rookOperatorDeployment, Namespace: h.cfg.OperatorNamespace},
+		Spec: appsv1.DeploymentSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "rook-ceph-operator"}},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "rook-ceph-operator"}},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "rook-ceph-operator", Image: "docker.io/rook/ceph:v1.18.0"}}},
+			},
+		},
+	}
+	require.NoError(h.t, h.c.Create(h.ctx, d))
+}
+
+func (p *rookPlayer) step(ctx context.Context) error {
+	h := p.h
+	ns := h.cfg.ClusterNamespace
+	var disks cephv1alpha1.DiskList
+	if err := h.c.List(ctx, &disks); err != nil {
+		return err
+	}
+	kernelPath := map[DeviceID]string{}
+	for i := range disks.Items {
+		kernelPath[DeviceIDOf(&disks.Items[i])] = disks.Items[i].Status.Path
+	}
+	var osds appsv1.DeploymentList
+	if err := h.c.List(ctx, &osds, client.InNamespace(ns), client.MatchingLabels{"app": rookOSDAppLabel}); err != nil {
+		return err
+	}
+	withOSD := map[DeviceID]bool{}
+	used := map[int]bool{}
+	for i := range osds.Items {
+		d := &osds.Items[i]
+		osd, err := ParseOSDDeployment(d)
+		if err != nil {
+			return err
+		}
+		used[int(osd.ID)] = true
+		withOSD[DeviceID{Node: osd.Node, Device: osd.BlockPath}] = true
+		if !(p.holdPods.Load() && d.Spec.Replicas != nil && *d.Spec.Replicas == 0) {
+			if err := simulate.SyncDeploymentStatus(ctx, h.c, d); err != nil {
+				return err
+			}
+		}
+	}
+	listed := h.clusterDevices()
+	count := 0
+	for node, devices := range listed {
+		for _, dev := range devices {
+			count++
+			path := kernelPath[DeviceID{Node: node, Device: dev}]
+			id := DeviceID{Node: node, Device: path}
+			if path == "" || withOSD[id] || p.prepared[id] {
+				continue
+			}
+			p.prepared[id] = true
+			// Rook prepares a listed device and starts an OSD on it with
+			// the lowest free ID, as Ceph hands them out.
+			osdID := 0
+			for used[osdID] {
+				osdID++
+			}
+			used[osdID] = true
+			if err := simulate.CreateOSD(ctx, h.c, simulate.OSDDeployment(ns, osdID, node, path)); err != nil && !apierrors.IsAlreadyExists(err) {
+				return err
+			}
+		}
+	}
+	p.mu.Lock()
+	if p.minListed < 0 || count < p.minListed {
+		p.minListed = count
+	}
+	p.mu.Unlock()
+	return p.runJobs(ctx, listed)
+}
+
+func (p *rookPlayer) runJobs(ctx context.Context, listed map[string][]string) error {
+	h := p.h
+	var jobs batchv1.JobList
+	if err := h.c.List(ctx, &jobs, client.InNamespace(h.cfg.ClusterNamespace), client.MatchingLabels{"app": purgeAppLabel}); err != nil {
+		return err
+	}
+	for i := range jobs.Items {
+		job := &jobs.Items[i]
+		if jobFinished(job) {
+			continue
+		}
+		p.checkStillListed(ctx, job, listed)
+		if !p.removing.Load() {
+			continue
+		}
+		id := job.Spec.Template.Spec.Containers[0].Args[len(job.Spec.Template.Spec.Containers[0].Args)-1]
+		var osdID int
+		if _, err := fmt.Sscan(id, &osdID); err != nil {
+			return err
+		}
+		p.mu.Lock()
+		p.jobs[job.Name] = true
+		p.mu.Unlock()
+		if err := simulate.RunRemovalJob(ctx, h.c, job, osdID, !p.failJobs.Load()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkStillListed records a retired device that left the CephCluster
+// while its Job had not finished.
+func (p *rookPlayer) checkStillListed(ctx context.Context, job *batchv1.Job, listed map[string][]string) {
+	var ret cephv1alpha1.DiskRetirement
+	if err := p.h.c.Get(ctx, client.ObjectKey{Name: job.Labels[RetirementLabel]}, &ret); err != nil || ret.Status.Device == "" {
+		return
+	}
+	for _, dev := range listed[ret.Status.Node] {
+		if dev == ret.Status.Device {
+			return
+		}
+	}
+	p.mu.Lock()
+	p.unlistedBeforeJob = append(p.unlistedBeforeJob, ret.Status.Device)
+	p.mu.Unlock()
+}
+
+func jobFinished(job *batchv1.Job) bool {
+	s := removalJobState(job)
+	return s.Succeeded || s.Failed
+}
+
+// setCephStatus writes the CephCluster's health and capacity, as Rook's
+// status reporter does.
+func (h *harness) setCephStatus(health string, usedBytes, totalBytes int64) {
+	h.t.Helper()
+	cc := &unstructured.Unstructured{}
+	cc.SetGroupVersionKind(cephClusterGVK)
+	require.NoError(h.t, h.c.Get(h.ctx, client.ObjectKey{Namespace: h.cfg.ClusterNamespace, Name: CephClusterName}, cc))
+	patch := client.MergeFrom(cc.DeepCopy())
+	require.NoError(h.t, unstructured.SetNestedMap(cc.Object, map[string]any{
+		"health":   health,
+		"capacity": map[string]any{"bytesUsed": usedBytes, "bytesTotal": totalBytes, "bytesAvailable": totalBytes - usedBytes},
+	}, "status", "ceph"))
+	// A merge patch: the plugin writes the CephCluster's spec meanwhile.
+	require.NoError(h.t, h.c.Status().Patch(h.ctx, cc, patch))
+}
+
+const tib = int64(1) << 40
+
+// retirementCluster is three nodes of two disks each (an HDD, an SSD), the
+// HDDs in pool "main" and given to Ceph with an OSD each; the SSDs are
+// available. It returns the Disks by node then kernel path.
+func retirementCluster(t *testing.T) (*harness, *rookPlayer, map[string]map[string]cephv1alpha1.Disk) {
+	h := newHarness(t)
+	h.start()
+	disks := map[string]map[string]cephv1alpha1.Disk{}
+	var pool []string
+	for i := 1; i <= 3; i++ {
+		node := fmt.Sprintf("ret-%d", i)
+		h.publishDiscovery(node, hdd("sdb", fmt.Sprintf("0x5%03db", i)), ssd("sdd", fmt.Sprintf("0x5%03dd", i)))
+		disks[node] = h.waitDisks(node, 2)
+		pool = append(pool, disks[node]["/dev/sdb"].Name)
+	}
+	h.createPool("main", pool...)
+	p := playRook(h)
+	h.setCephStatus("HEALTH_OK", tib, 12*tib)
+	h.eventually("every HDD is an OSD", func() error {
+		var osds appsv1.DeploymentList
+		require.NoError(t, h.c.List(h.ctx, &osds, client.InNamespace(h.cfg.ClusterNamespace), client.MatchingLabels{"app": rookOSDAppLabel}))
+		if len(osds.Items) != 3 {
+			return fmt.Errorf("%d OSDs", len(osds.Items))
+		}
+		return nil
+	})
+	return h, p, disks
+}
+
+func (h *harness) retire(name, disk, replacement string) *cephv1alpha1.DiskRetirement {
+	h.t.Helper()
+	r := &cephv1alpha1.DiskRetirement{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: cephv1alpha1.DiskRetirementSpec{Disk: disk, Replacement: replacement}}
+	require.NoError(h.t, h.c.Create(h.ctx, r))
+	h.t.Cleanup(func() {
+		_ = env.Client.Delete(context.Background(), r)
+		var left cephv1alpha1.DiskRetirement
+		if env.Client.Get(context.Background(), client.ObjectKeyFromObject(r), &left) == nil && len(left.Finalizers) > 0 {
+			left.Finalizers = nil
+			_ = env.Client.Update(context.Background(), &left)
+		}
+	})
+	return r
+}
+
+// waitRetirement waits for the retirement's phase and returns it.
+func (h *harness) waitRetirement(name string, want cephv1alpha1.DiskRetirementPhase) *cephv1alpha1.DiskRetirement {
+	h.t.Helper()
+	var r cephv1alpha1.DiskRetirement
+	h.eventually("DiskRetirement "+name+" "+string(want), func() error {
+		if err := h.c.Get(h.ctx, client.ObjectKey{Name: name}, &r); err != nil {
+			return err
+		}
+		if r.Status.Phase != want {
+			return fmt.Errorf("phase %q: %s", r.Status.Phase, r.Status.Message)
+		}
+		return nil
+	})
+	return &r
+}
+
+func (h *harness) osdDeployment(id int32) (*appsv1.Deployment, error) {
+	var d appsv1.Deployment
+	err := h.c.Get(h.ctx, client.ObjectKey{Namespace: h.cfg.ClusterNamespace, Name: fmt.Sprintf("rook-ceph-osd-%d", id)}, &d)
+	return &d, err
+}
+
+func (h *harness) listed(node, device string) bool {
+	for _, d := range h.clusterDevices()[node] {
+		if d == device {
+			return true
+		}
+	}
+	return false
+}
+
+func (h *harness) removalJobs() []batchv1.Job {
+	var jobs batchv1.JobList
+	require.NoError(h.t, h.c.List(h.ctx, &jobs, client.InNamespace(h.cfg.ClusterNamespace)))
+	return jobs.Items
+}
+
+func TestRetiringADiskRemovesItsOSDThenItsDevice(t *testing.T) {
+	h, rook, disks := retirementCluster(t)
+	// Two copies on different hosts: the two nodes left still hold them.
+	h.createBlockStorage("db", new(int32(2)))
+	disk := disks["ret-1"]["/dev/sdb"]
+	device := StorageDeviceName(disk.Status)
+
+	h.retire("retire-sdb", disk.Name, "")
+	r := h.waitRetirement("retire-sdb", cephv1alpha1.RetirementRetired)
+
+	require.NotNil(t, r.Status.OSDID)
+	assert.Equal(t, "main", r.Status.Pool)
+	assert.Equal(t, "ret-1", r.Status.Node)
+	assert.Equal(t, device, r.Status.Device)
+	assert.Len(t, r.Status.Preflight, 3)
+	for _, c := range r.Status.Preflight {
+		assert.True(t, c.Passed, "%s: %s", c.Name, c.Message)
+	}
+	assert.Contains(t, r.Status.Message, fmt.Sprintf("osd.%d is removed from Ceph", *r.Status.OSDID))
+	assert.Contains(t, r.Status.ManualSteps, "sgdisk --zap-all "+device)
+	assert.Contains(t, r.Status.ManualSteps, "on node ret-1")
+	assert.False(t, r.Status.OSDStopped)
+	assert.Empty(t, r.Finalizers, "a finished retirement holds nothing")
+
+	jobs := h.removalJobs()
+	require.Len(t, jobs, 1, "one Job")
+	assert.Equal(t, RemovalJobName(*r.Status.OSDID), jobs[0].Name)
+	assert.Equal(t, "docker.io/rook/ceph:v1.18.0", jobs[0].Spec.Template.Spec.Containers[0].Image, "the operator's own image")
+	_, err := h.osdDeployment(*r.Status.OSDID)
+	assert.True(t, apierrors.IsNotFound(err), "Rook's Job deleted the OSD's Deployment")
+	assert.False(t, h.listed("ret-1", device), "the device is out of the CephCluster")
+	assert.True(t, h.listed("ret-2", StorageDeviceName(disks["ret-2"]["/dev/sdb"].Status)), "the others stay")
+	var marked cephv1alpha1.Disk
+	require.NoError(t, h.c.Get(h.ctx, client.ObjectKeyFromObject(&disk), &marked))
+	assert.Equal(t, fmt.Sprintf("osd.%d", *r.Status.OSDID), marked.Annotations[cephv1alpha1.RetiredAnnotation])
+	rook.mu.Lock()
+	assert.Empty(t, rook.unlistedBeforeJob, "a device leaves the list only after its Job succeeded")
+	rook.mu.Unlock()
+
+	var pool cephv1alpha1.DiskPool
+	require.NoError(t, h.c.Get(h.ctx, client.ObjectKey{Name: "main"}, &pool))
+	assert.Contains(t, pool.Spec.Disks, disk.Name, "the pool's spec is the operator's: the plugin does not edit it")
+	h.eventually("the pool says the disk is retired", func() error {
+		require.NoError(t, h.c.Get(h.ctx, client.ObjectKey{Name: "main"}, &pool))
+		if !strings.Contains(pool.Status.Message, disk.Name+" retired") {
+			return fmt.Errorf("pool message %q", pool.Status.Message)
+		}
+		return nil
+	})
+	h.eventually("Events for each phase", func() error {
+		for _, reason := range []string{"StoppingOSD", "Removing", "Retired"} {
+			if err := (eventsv1List{}).find(h, "retire-sdb", reason); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+
+	t.Run("deleting the finished retirement does not bring the device back", func(t *testing.T) {
+		require.NoError(t, h.c.Delete(h.ctx, r))
+		h.eventually("the retirement is gone", func() error {
+			err := h.c.Get(h.ctx, client.ObjectKeyFromObject(r), r)
+			if apierrors.IsNotFound(err) {
+				return nil
+			}
+			return errors.Join(err, errNotYet)
+		})
+		time.Sleep(time.Second)
+		assert.False(t, h.listed("ret-1", device))
+	})
+}
+
+func TestAPreflightRefusalTouchesNothing(t *testing.T) {
+	const gi = int64(1) << 30
+	tests := []struct {
+		name    string
+		prepare func(h *harness)
+		want    string
+	}{
+		{"too few hosts left for a consumer's copies", func(h *harness) { h.createBlockStorage("db", new(int32(3))) },
+			"Hosts: 2 hosts and 2 OSDs would remain: too few for BlockStorage db keeps 3 copies on different hosts"},
+		{"not enough room for the data", func(h *harness) { h.setCephStatus("HEALTH_OK", 9000*gi, 12*tib) },
+			"Capacity: 8.8 TiB used of 8.4 TiB that would remain"},
+		{"Ceph in HEALTH_ERR", func(h *harness) { h.setCephStatus("HEALTH_ERR", tib, 12*tib) },
+			"Health: Ceph reports HEALTH_ERR"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h, _, disks := retirementCluster(t)
+			tc.prepare(h)
+			disk := disks["ret-1"]["/dev/sdb"]
+			devicesBefore := h.clusterDevices()
+
+			h.retire("refused", disk.Name, "")
+			r := h.waitRetirement("refused", cephv1alpha1.RetirementRefused)
+
+			assert.Contains(t, r.Status.Message, "refused, nothing was touched")
+			assert.Contains(t, r.Status.Message, tc.want)
+			assert.False(t, r.Status.OSDStopped)
+			d, err := h.osdDeployment(*r.Status.OSDID)
+			require.NoError(t, err)
+			assert.Equal(t, int32(1), *d.Spec.Replicas, "the OSD runs on")
+			assert.Empty(t, h.removalJobs(), "no Job")
+			assert.Equal(t, devicesBefore, h.clusterDevices())
+		})
+	}
+}
+
+func TestAFailedRemovalJobStopsWithTheDeviceListed(t *testing.T) {
+	h, rook, disks := retirementCluster(t)
+	rook.failJobs.Store(true)
+	disk := disks["ret-2"]["/dev/sdb"]
+
+	h.retire("fails", disk.Name, "")
+	r := h.waitRetirement("fails", cephv1alpha1.RetirementFailed)
+
+	assert.Contains(t, r.Status.Message, "failed (BackoffLimitExceeded")
+	assert.Contains(t, r.Status.Message, "its device stays in the CephCluster")
+	h.eventually("the OSD is started again", func() error {
+		d, err := h.osdDeployment(*r.Status.OSDID)
+		if err != nil {
+			return err
+		}
+		if *d.Spec.Replicas != 1 {
+			return fmt.Errorf("replicas %d", *d.Spec.Replicas)
+		}
+		return h.c.Get(h.ctx, client.ObjectKeyFromObject(r), r)
+	})
+	h.eventually("the retirement no longer says it stopped the OSD", func() error {
+		require.NoError(t, h.c.Get(h.ctx, client.ObjectKeyFromObject(r), r))
+		if r.Status.OSDStopped {
+			return errNotYet
+		}
+		return nil
+	})
+	assert.True(t, h.listed("ret-2", StorageDeviceName(disk.Status)))
+	var after cephv1alpha1.Disk
+	require.NoError(t, h.c.Get(h.ctx, client.ObjectKeyFromObject(&disk), &after))
+	assert.Empty(t, after.Annotations[cephv1alpha1.RetiredAnnotation])
+}
+
+func TestRetiringADiskWithoutAnOSDNeedsNoJob(t *testing.T) {
+	h := newHarness(t)
+	h.start()
+	h.publishDiscovery("bare-1", hdd("sdb", "0x5bare1"))
+	disk := h.waitDisks("bare-1", 1)["/dev/sdb"]
+	h.createPool("bare", disk.Name)
+	h.createRookOperator()
+	device := StorageDeviceName(disk.Status)
+	h.eventually("the device is listed", func() error {
+		if !h.listed("bare-1", device) {
+			return errNotYet
+		}
+		return nil
+	})
+
+	h.retire("no-osd", disk.Name, "")
+	r := h.waitRetirement("no-osd", cephv1alpha1.RetirementRetired)
+
+	assert.Nil(t, r.Status.OSDID)
+	assert.Contains(t, r.Status.Message, "it carried no OSD")
+	assert.Empty(t, h.removalJobs())
+	assert.False(t, h.listed("bare-1", device))
+}
+
+func TestCancellingARetirement(t *testing.T) {
+	t.Run("before anything is touched", func(t *testing.T) {
+		h, _, disks := retirementCluster(t)
+		h.createBlockStorage("db", new(int32(3)))
+		// The replacement never becomes an OSD while Rook is stopped, so the
+		// retirement waits; a deletion then cancels it.
+		h.retire("cancel-early", disks["ret-1"]["/dev/sdb"].Name, "no-such-disk-yet")
+		r := h.waitRetirement("cancel-early", cephv1alpha1.RetirementRefused)
+		assert.Contains(t, r.Status.Message, "no Disk no-such-disk-yet")
+		require.NoError(t, h.c.Delete(h.ctx, r))
+		h.waitGone(r)
+	})
+	t.Run("while its OSD stops, which is started again", func(t *testing.T) {
+		h, rook, disks := retirementCluster(t)
+		rook.holdPods.Store(true)
+		h.retire("cancel-stopping", disks["ret-1"]["/dev/sdb"].Name, "")
+		r := h.waitRetirement("cancel-stopping", cephv1alpha1.RetirementStoppingOSD)
+		h.eventually("waits for the pod", func() error {
+			require.NoError(t, h.c.Get(h.ctx, client.ObjectKeyFromObject(r), r))
+			if !strings.Contains(r.Status.Message, "waiting for osd.") {
+				return fmt.Errorf("message %q", r.Status.Message)
+			}
+			return nil
+		})
+		require.NoError(t, h.c.Delete(h.ctx, r))
+		h.waitGone(r)
+		d, err := h.osdDeployment(*r.Status.OSDID)
+		require.NoError(t, err)
+		assert.Equal(t, int32(1), *d.Spec.Replicas, "the OSD is started again before the retirement goes")
+		assert.Empty(t, h.removalJobs())
+	})
+	t.Run("not once Rook's Job runs", func(t *testing.T) {
+		h, rook, disks := retirementCluster(t)
+		rook.removing.Store(false)
+		disk := disks["ret-3"]["/dev/sdb"]
+		h.retire("cancel-late", disk.Name, "")
+		r := h.waitRetirement("cancel-late", cephv1alpha1.RetirementRemoving)
+		h.eventually("the Job exists", func() error {
+			if len(h.removalJobs()) != 1 {
+				return errNotYet
+			}
+			return nil
+		})
+		require.NoError(t, h.c.Delete(h.ctx, r))
+		time.Sleep(time.Second)
+		require.NoError(t, h.c.Get(h.ctx, client.ObjectKeyFromObject(r), r), "held until the Job finishes")
+		assert.Contains(t, r.Status.Message, "this cannot be cancelled")
+		rook.removing.Store(true)
+		h.waitGone(r)
+		assert.False(t, h.listed("ret-3", StorageDeviceName(disk.Status)), "it finished: the device is out")
+	})
+}
+
+// createBlockStorage is a BlockStorage asking for replicas (nil: automatic).
+func (h *harness) createBlockStorage(name string, replicas *int32) {
+	h.t.Helper()
+	h.createConsumer(&cephv1alpha1.BlockStorage{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: cephv1alpha1.BlockStorageSpec{Replicas: replicas}})
+}
+
+func (h *harness) waitGone(obj client.Object) {
+	h.t.Helper()
+	h.eventually(obj.GetName()+" is gone", func() error {
+		err := h.c.Get(h.ctx, client.ObjectKeyFromObject(obj), obj)
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return errors.Join(err, errNotYet)
+	})
+}
+
+func TestReplacingADiskAddsTheReplacementFirst(t *testing.T) {
+	h, rook, disks := retirementCluster(t)
+	old, repl := disks["ret-1"]["/dev/sdb"], disks["ret-1"]["/dev/sdd"]
+
+	h.retire("replace", old.Name, repl.Name)
+	r := h.waitRetirement("replace", cephv1alpha1.RetirementRetired)
+
+	var pool cephv1alpha1.DiskPool
+	require.NoError(t, h.c.Get(h.ctx, client.ObjectKey{Name: "main"}, &pool))
+	assert.Contains(t, pool.Spec.Disks, repl.Name, "the replacement joined the pool")
+	assert.True(t, h.listed("ret-1", StorageDeviceName(repl.Status)))
+	assert.False(t, h.listed("ret-1", StorageDeviceName(old.Status)))
+	rook.mu.Lock()
+	assert.Equal(t, 3, rook.minListed, "capacity never dipped: the replacement joined before the old disk left")
+	rook.mu.Unlock()
+	assert.Contains(t, r.Status.Message, "removed from Ceph")
+}
+
+// TestARetirementResumesAfterACrashAtEveryStep stops the plugin right after
+// each status write of the retirement, before the action that write
+// announced, and starts a new one: the retirement ends as without a
+// crash, with one Job.
+func TestARetirementResumesAfterACrashAtEveryStep(t *testing.T) {
+	crashes := 0
+	for crashAfter := 1; crashAfter <= 12; crashAfter++ {
+		crashed := false
+		t.Run(fmt.Sprintf("after status write %d", crashAfter), func(t *testing.T) {
+			h, rook, disks := retirementCluster(t)
+			h.stop()
+			h.cfg.LeaderElection = false
+			var writes atomic.Int32
+			var dead atomic.Bool
+			crash := func(rt http.RoundTripper) http.RoundTripper {
+				return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
+					if dead.Load() {
+						return nil, errors.New("the plugin crashed")
+					}
+					resp, err := rt.RoundTrip(req)
+					if req.Method == http.MethodPatch && strings.Contains(req.URL.Path, "/diskretirements/") && strings.HasSuffix(req.URL.Path, "/status") {
+						if writes.Add(1) == int32(crashAfter) {
+							dead.Store(true)
+						}
+					}
+					return resp, err
+				})
+			}
+			h.startWith(h.host, crash)
+			disk := disks["ret-2"]["/dev/sdb"]
+			h.retire("crashy", disk.Name, "")
+			err := testenv.Eventually(h.ctx, 20*time.Second, func(context.Context) error {
+				var r cephv1alpha1.DiskRetirement
+				require.NoError(t, h.c.Get(h.ctx, client.ObjectKey{Name: "crashy"}, &r))
+				if dead.Load() || r.Status.Phase == cephv1alpha1.RetirementRetired {
+					return nil
+				}
+				return errNotYet
+			})
+			require.NoError(t, err)
+			if !dead.Load() {
+				return // fewer status writes than crashAfter: every step was covered
+			}
+			crashed = true
+			h.stop()
+			h.start()
+			r := h.waitRetirement("crashy", cephv1alpha1.RetirementRetired)
+			assert.Len(t, h.removalJobs(), 1, "one Job")
+			rook.mu.Lock()
+			assert.Len(t, rook.jobs, 1, "Rook ran one removal")
+			assert.Empty(t, rook.unlistedBeforeJob)
+			rook.mu.Unlock()
+			assert.False(t, h.listed("ret-2", StorageDeviceName(disk.Status)))
+			_, err = h.osdDeployment(*r.Status.OSDID)
+			assert.True(t, apierrors.IsNotFound(err))
+		})
+		if !crashed {
+			break
+		}
+		crashes++
+	}
+	assert.GreaterOrEqual(t, crashes, 5, "a crash after every status write: pending, stopping, waiting, removing, marked, retired")
+}
