@@ -27,22 +27,16 @@ import (
 )
 
 // rookPlayer plays Rook's part of a retirement against the real API
-// server, as Rook's source does it (internal/simulate): an OSD Deployment
-// for every device the CephCluster newly lists (Rook prepares devices when
-// the CephCluster changes, not again and again), the deployment controller's
-// status, and `ceph osd remove` for every removal Job. Jobs run only while
-// removing is true, and fail when failJobs is set.
+// server with the simulation `just run` uses (simulate.OSDs, which does
+// what Rook's source does), and watches the invariants: the fewest devices
+// the CephCluster listed, and any retired device that left the list before
+// its Job succeeded.
 type rookPlayer struct {
-	h        *harness
-	removing atomic.Bool
-	failJobs atomic.Bool
-	// holdPods keeps stopped OSDs' pods running (a slow shutdown).
-	holdPods atomic.Bool
+	h    *harness
+	osds *simulate.OSDs
 
 	mu   sync.Mutex
 	jobs map[string]bool // every Job name Rook ran
-	// prepared are the devices Rook made an OSD on.
-	prepared map[DeviceID]bool
 	// minListed is the fewest devices the CephCluster listed at any look.
 	minListed int
 	// unlistedBeforeJob names a device that left the list before its Job
@@ -51,8 +45,12 @@ type rookPlayer struct {
 }
 
 func playRook(h *harness) *rookPlayer {
-	p := &rookPlayer{h: h, jobs: map[string]bool{}, prepared: map[DeviceID]bool{}, minListed: -1}
-	p.removing.Store(true)
+	p := &rookPlayer{h: h, jobs: map[string]bool{}, minListed: -1}
+	p.osds = &simulate.OSDs{Client: h.c, Namespace: h.cfg.ClusterNamespace, Ran: func(job *batchv1.Job) {
+		p.mu.Lock()
+		p.jobs[job.Name] = true
+		p.mu.Unlock()
+	}}
 	h.createRookOperator()
 	ctx, cancel := context.WithCancel(h.ctx)
 	done := make(chan struct{})
@@ -89,106 +87,36 @@ func (h *harness) createRookOperator() {
 }
 
 func (p *rookPlayer) step(ctx context.Context) error {
-	h := p.h
-	ns := h.cfg.ClusterNamespace
-	var disks cephv1alpha1.DiskList
-	if err := h.c.List(ctx, &disks); err != nil {
+	listed, err := simulate.ListedDevices(ctx, p.h.c, p.h.cfg.ClusterNamespace)
+	if err != nil {
 		return err
-	}
-	kernelPath := map[DeviceID]string{}
-	for i := range disks.Items {
-		kernelPath[DeviceIDOf(&disks.Items[i])] = disks.Items[i].Status.Path
-	}
-	var osds appsv1.DeploymentList
-	if err := h.c.List(ctx, &osds, client.InNamespace(ns), client.MatchingLabels{"app": rookOSDAppLabel}); err != nil {
-		return err
-	}
-	withOSD := map[DeviceID]bool{}
-	used := map[int]bool{}
-	for i := range osds.Items {
-		d := &osds.Items[i]
-		osd, err := ParseOSDDeployment(d)
-		if err != nil {
-			return err
-		}
-		used[int(osd.ID)] = true
-		withOSD[DeviceID{Node: osd.Node, Device: osd.BlockPath}] = true
-		if !(p.holdPods.Load() && d.Spec.Replicas != nil && *d.Spec.Replicas == 0) {
-			if err := simulate.SyncDeploymentStatus(ctx, h.c, d); err != nil {
-				return err
-			}
-		}
-	}
-	listed := h.clusterDevices()
-	count := 0
-	for node, devices := range listed {
-		for _, dev := range devices {
-			count++
-			path := kernelPath[DeviceID{Node: node, Device: dev}]
-			id := DeviceID{Node: node, Device: path}
-			if path == "" || withOSD[id] || p.prepared[id] {
-				continue
-			}
-			p.prepared[id] = true
-			// Rook prepares a listed device and starts an OSD on it with
-			// the lowest free ID, as Ceph hands them out.
-			osdID := 0
-			for used[osdID] {
-				osdID++
-			}
-			used[osdID] = true
-			if err := simulate.CreateOSD(ctx, h.c, simulate.OSDDeployment(ns, osdID, node, path)); err != nil && !apierrors.IsAlreadyExists(err) {
-				return err
-			}
-		}
 	}
 	p.mu.Lock()
-	if p.minListed < 0 || count < p.minListed {
-		p.minListed = count
+	if p.minListed < 0 || len(listed) < p.minListed {
+		p.minListed = len(listed)
 	}
 	p.mu.Unlock()
-	return p.runJobs(ctx, listed)
-}
-
-func (p *rookPlayer) runJobs(ctx context.Context, listed map[string][]string) error {
-	h := p.h
 	var jobs batchv1.JobList
-	if err := h.c.List(ctx, &jobs, client.InNamespace(h.cfg.ClusterNamespace), client.MatchingLabels{"app": purgeAppLabel}); err != nil {
+	if err := p.h.c.List(ctx, &jobs, client.InNamespace(p.h.cfg.ClusterNamespace), client.MatchingLabels{"app": purgeAppLabel}); err != nil {
 		return err
 	}
 	for i := range jobs.Items {
-		job := &jobs.Items[i]
-		if jobFinished(job) {
-			continue
-		}
-		p.checkStillListed(ctx, job, listed)
-		if !p.removing.Load() {
-			continue
-		}
-		id := job.Spec.Template.Spec.Containers[0].Args[len(job.Spec.Template.Spec.Containers[0].Args)-1]
-		var osdID int
-		if _, err := fmt.Sscan(id, &osdID); err != nil {
-			return err
-		}
-		p.mu.Lock()
-		p.jobs[job.Name] = true
-		p.mu.Unlock()
-		if err := simulate.RunRemovalJob(ctx, h.c, job, osdID, !p.failJobs.Load()); err != nil {
-			return err
+		if s := removalJobState(&jobs.Items[i]); !s.Succeeded && !s.Failed {
+			p.checkStillListed(ctx, &jobs.Items[i], listed)
 		}
 	}
-	return nil
+	return p.osds.Step(ctx)
 }
 
 // checkStillListed records a retired device that left the CephCluster
 // while its Job had not finished.
-func (p *rookPlayer) checkStillListed(ctx context.Context, job *batchv1.Job, listed map[string][]string) {
+func (p *rookPlayer) checkStillListed(ctx context.Context, job *batchv1.Job, listed []simulate.ListedDevice) {
 	var ret cephv1alpha1.DiskRetirement
 	if err := p.h.c.Get(ctx, client.ObjectKey{Name: job.Labels[RetirementLabel]}, &ret); err != nil || ret.Status.Device == "" {
 		return
 	}
-	for _, dev := range listed[ret.Status.Node] {
-		if dev == ret.Status.Device {
+	for _, dev := range listed {
+		if dev == (simulate.ListedDevice{Node: ret.Status.Node, Device: ret.Status.Device}) {
 			return
 		}
 	}
@@ -197,10 +125,6 @@ func (p *rookPlayer) checkStillListed(ctx context.Context, job *batchv1.Job, lis
 	p.mu.Unlock()
 }
 
-func jobFinished(job *batchv1.Job) bool {
-	s := removalJobState(job)
-	return s.Succeeded || s.Failed
-}
 
 // setCephStatus writes the CephCluster's health and capacity, as Rook's
 // status reporter does.
@@ -245,6 +169,9 @@ func retirementCluster(t *testing.T) (*harness, *rookPlayer, map[string]map[stri
 		}
 		return nil
 	})
+	p.mu.Lock()
+	p.minListed = -1 // from here on: the cluster is set up
+	p.mu.Unlock()
 	return h, p, disks
 }
 
@@ -322,7 +249,13 @@ func TestRetiringADiskRemovesItsOSDThenItsDevice(t *testing.T) {
 	assert.Contains(t, r.Status.ManualSteps, "sgdisk --zap-all "+device)
 	assert.Contains(t, r.Status.ManualSteps, "on node ret-1")
 	assert.False(t, r.Status.OSDStopped)
-	assert.Empty(t, r.Finalizers, "a finished retirement holds nothing")
+	h.eventually("a finished retirement holds nothing (its finalizer goes)", func() error {
+		require.NoError(t, h.c.Get(h.ctx, client.ObjectKeyFromObject(r), r))
+		if len(r.Finalizers) > 0 {
+			return fmt.Errorf("finalizers %v", r.Finalizers)
+		}
+		return nil
+	})
 
 	jobs := h.removalJobs()
 	require.Len(t, jobs, 1, "one Job")
@@ -410,7 +343,7 @@ func TestAPreflightRefusalTouchesNothing(t *testing.T) {
 
 func TestAFailedRemovalJobStopsWithTheDeviceListed(t *testing.T) {
 	h, rook, disks := retirementCluster(t)
-	rook.failJobs.Store(true)
+	rook.osds.FailJobs.Store(true)
 	disk := disks["ret-2"]["/dev/sdb"]
 
 	h.retire("fails", disk.Name, "")
@@ -479,7 +412,7 @@ func TestCancellingARetirement(t *testing.T) {
 	})
 	t.Run("while its OSD stops, which is started again", func(t *testing.T) {
 		h, rook, disks := retirementCluster(t)
-		rook.holdPods.Store(true)
+		rook.osds.HoldStoppedPods.Store(true)
 		h.retire("cancel-stopping", disks["ret-1"]["/dev/sdb"].Name, "")
 		r := h.waitRetirement("cancel-stopping", cephv1alpha1.RetirementStoppingOSD)
 		h.eventually("waits for the pod", func() error {
@@ -498,7 +431,7 @@ func TestCancellingARetirement(t *testing.T) {
 	})
 	t.Run("not once Rook's Job runs", func(t *testing.T) {
 		h, rook, disks := retirementCluster(t)
-		rook.removing.Store(false)
+		rook.osds.Paused.Store(true)
 		disk := disks["ret-3"]["/dev/sdb"]
 		h.retire("cancel-late", disk.Name, "")
 		r := h.waitRetirement("cancel-late", cephv1alpha1.RetirementRemoving)
@@ -512,7 +445,7 @@ func TestCancellingARetirement(t *testing.T) {
 		time.Sleep(time.Second)
 		require.NoError(t, h.c.Get(h.ctx, client.ObjectKeyFromObject(r), r), "held until the Job finishes")
 		assert.Contains(t, r.Status.Message, "this cannot be cancelled")
-		rook.removing.Store(true)
+		rook.osds.Paused.Store(false)
 		h.waitGone(r)
 		assert.False(t, h.listed("ret-3", StorageDeviceName(disk.Status)), "it finished: the device is out")
 	})

@@ -210,6 +210,9 @@ func simulateRook(ctx context.Context, c client.Client, discovery *simulate.Disc
 		DeviceSize: func(node, device string) uint64 {
 			return simulate.DeviceSizes(discovery.Nodes())(node, device)
 		},
+		// OSD Deployments and removal Jobs, so that a DiskRetirement can be
+		// tried here.
+		OSDs: &simulate.OSDs{Client: c, Namespace: Namespace},
 	}
 	for {
 		err := operator.Run(ctx)

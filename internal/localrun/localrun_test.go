@@ -112,6 +112,44 @@ func TestRunEndToEnd(t *testing.T) {
 		assert.Equal(t, int64(6), selected, "every disk test-resources.yaml names exists and is usable")
 	})
 
+	t.Run("a DiskRetirement runs to its end against the simulated Rook", func(t *testing.T) {
+		pools := list(t, c, "DiskPool")
+		require.Len(t, pools, 1)
+		pooled, _, _ := unstructured.NestedStringSlice(pools[0].Object, "spec", "disks")
+		byNode := map[string][]string{}
+		for _, d := range list(t, c, "Disk") {
+			node, _, _ := unstructured.NestedString(d.Object, "status", "nodeName")
+			for _, name := range pooled {
+				if name == d.GetName() {
+					byNode[node] = append(byNode[node], name)
+				}
+			}
+		}
+		var disk string
+		for _, names := range byNode {
+			if len(names) > 1 { // its node keeps a disk: every consumer keeps its hosts
+				disk = names[0]
+			}
+		}
+		require.NotEmpty(t, disk, "a node with two pooled disks: %v", byNode)
+		retirement := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "ceph.fundament.io/v1alpha1", "kind": "DiskRetirement",
+			"metadata": map[string]any{"name": "try-it"},
+			"spec":     map[string]any{"disk": disk},
+		}}
+		require.NoError(t, c.Create(ctx, retirement))
+		eventually(t, 2*time.Minute, func() error {
+			items := list(t, c, "DiskRetirement")
+			require.Len(t, items, 1)
+			phase, _, _ := unstructured.NestedString(items[0].Object, "status", "phase")
+			if phase != "Retired" {
+				msg, _, _ := unstructured.NestedString(items[0].Object, "status", "message")
+				return fmt.Errorf("DiskRetirement is %q: %s", phase, msg)
+			}
+			return nil
+		})
+	})
+
 	t.Run("the console host serves the pages", func(t *testing.T) {
 		var cfg struct {
 			PageBase   string

@@ -29,6 +29,9 @@ type Operator struct {
 	DeviceSize func(node, device string) uint64
 	// Interval is how often the simulation looks (default 1s).
 	Interval time.Duration
+	// OSDs, when set, also plays Rook's OSDs: their Deployments and the
+	// removal Jobs a DiskRetirement runs.
+	OSDs *OSDs
 }
 
 var derivedKinds = []string{"CephBlockPool", "CephFilesystem", "CephObjectStore"}
@@ -71,7 +74,13 @@ func (o *Operator) Step(ctx context.Context, now time.Time) error {
 			}
 		}
 	}
-	return o.stepCluster(ctx, now)
+	if err := o.stepCluster(ctx, now); err != nil {
+		return err
+	}
+	if o.OSDs != nil {
+		return o.OSDs.Step(ctx)
+	}
+	return nil
 }
 
 func (o *Operator) stepCluster(ctx context.Context, now time.Time) error {

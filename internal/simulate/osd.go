@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -11,7 +12,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
 )
 
 // OSDDeployment is the Deployment Rook v1.18.0 runs a host OSD in, with
@@ -117,4 +122,160 @@ func FinishJob(ctx context.Context, c client.Client, job *batchv1.Job, succeeded
 		job.Status.Conditions = []batchv1.JobCondition{cond(batchv1.JobFailureTarget, "BackoffLimitExceeded"), cond(batchv1.JobFailed, "BackoffLimitExceeded")}
 	}
 	return c.Status().Patch(ctx, job, patch)
+}
+
+// OSDs plays Rook's OSD side in the cluster namespace: an OSD Deployment
+// for every device the CephCluster newly lists (Rook prepares devices when
+// the CephCluster changes, not on every pass; the OSD takes the lowest free
+// ID, as Ceph hands them out), the deployment controller's status for
+// them, and `ceph osd remove` for every removal Job (label
+// app=rook-ceph-purge-osd). Its switches let a test hold Rook back.
+type OSDs struct {
+	Client    client.Client
+	Namespace string
+	// Paused stops running removal Jobs; FailJobs makes them fail;
+	// HoldStoppedPods keeps a stopped OSD's pod running (a slow shutdown).
+	Paused, FailJobs, HoldStoppedPods atomic.Bool
+	// Ran is called with each removal Job run, before it is finished.
+	Ran func(job *batchv1.Job)
+
+	prepared map[string]bool // node + "\x00" + kernel path
+}
+
+// Step does one pass.
+func (o *OSDs) Step(ctx context.Context) error {
+	if o.prepared == nil {
+		o.prepared = map[string]bool{}
+	}
+	var deployments appsv1.DeploymentList
+	if err := o.Client.List(ctx, &deployments, client.InNamespace(o.Namespace), client.MatchingLabels{"app": "rook-ceph-osd"}); err != nil {
+		return err
+	}
+	used := map[int]bool{}
+	for i := range deployments.Items {
+		d := &deployments.Items[i]
+		id, _ := strconv.Atoi(d.Labels["ceph-osd-id"])
+		used[id] = true
+		o.prepared[d.Spec.Template.Spec.NodeSelector[corev1.LabelHostname]+"\x00"+envValue(d, "ROOK_BLOCK_PATH")] = true
+		if o.HoldStoppedPods.Load() && d.Spec.Replicas != nil && *d.Spec.Replicas == 0 {
+			continue
+		}
+		if err := SyncDeploymentStatus(ctx, o.Client, d); err != nil {
+			return err
+		}
+	}
+	if err := o.prepareListed(ctx, used); err != nil {
+		return err
+	}
+	return o.runJobs(ctx)
+}
+
+// prepareListed starts an OSD on every listed device not prepared before.
+func (o *OSDs) prepareListed(ctx context.Context, used map[int]bool) error {
+	var disks cephv1alpha1.DiskList
+	if err := o.Client.List(ctx, &disks); err != nil {
+		return err
+	}
+	kernelPath := map[string]string{}
+	for _, d := range disks.Items {
+		for _, name := range []string{d.Status.StablePath, d.Status.Path} {
+			if name != "" {
+				kernelPath[d.Status.NodeName+"\x00"+name] = d.Status.Path
+			}
+		}
+	}
+	listed, err := ListedDevices(ctx, o.Client, o.Namespace)
+	if err != nil {
+		return err
+	}
+	for _, dev := range listed {
+		path := kernelPath[dev.Node+"\x00"+dev.Device]
+		key := dev.Node + "\x00" + path
+		if path == "" || o.prepared[key] {
+			continue
+		}
+		o.prepared[key] = true
+		id := 0
+		for used[id] {
+			id++
+		}
+		used[id] = true
+		if err := CreateOSD(ctx, o.Client, OSDDeployment(o.Namespace, id, dev.Node, path)); err != nil && !apierrors.IsAlreadyExists(err) {
+			return err
+		}
+	}
+	return nil
+}
+
+func (o *OSDs) runJobs(ctx context.Context) error {
+	var jobs batchv1.JobList
+	if err := o.Client.List(ctx, &jobs, client.InNamespace(o.Namespace), client.MatchingLabels{"app": "rook-ceph-purge-osd"}); err != nil {
+		return err
+	}
+	for i := range jobs.Items {
+		job := &jobs.Items[i]
+		if jobFinished(job) || o.Paused.Load() {
+			continue
+		}
+		args := job.Spec.Template.Spec.Containers[0].Args
+		id, err := strconv.Atoi(args[len(args)-1])
+		if err != nil {
+			return fmt.Errorf("job %s: --osd-ids %q", job.Name, args[len(args)-1])
+		}
+		if o.Ran != nil {
+			o.Ran(job)
+		}
+		if err := RunRemovalJob(ctx, o.Client, job, id, !o.FailJobs.Load()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func jobFinished(job *batchv1.Job) bool {
+	for _, c := range job.Status.Conditions {
+		if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
+
+func envValue(d *appsv1.Deployment, name string) string {
+	for _, c := range d.Spec.Template.Spec.Containers {
+		for _, e := range c.Env {
+			if e.Name == name {
+				return e.Value
+			}
+		}
+	}
+	return ""
+}
+
+// ListedDevice is one device of the CephCluster's spec.storage.nodes.
+type ListedDevice struct{ Node, Device string }
+
+// ListedDevices reads the CephCluster's device list.
+func ListedDevices(ctx context.Context, c client.Client, namespace string) ([]ListedDevice, error) {
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(schema.GroupVersionKind{Group: "ceph.rook.io", Version: "v1", Kind: "CephClusterList"})
+	if err := c.List(ctx, list, client.InNamespace(namespace)); err != nil {
+		return nil, err
+	}
+	var out []ListedDevice
+	for _, cluster := range list.Items {
+		nodes, _, _ := unstructured.NestedSlice(cluster.Object, "spec", "storage", "nodes")
+		for _, n := range nodes {
+			node, _ := n.(map[string]any)
+			name, _ := node["name"].(string)
+			devices, _ := node["devices"].([]any)
+			for _, d := range devices {
+				dev, _ := d.(map[string]any)
+				if devName, _ := dev["name"].(string); devName != "" {
+					out = append(out, ListedDevice{Node: name, Device: devName})
+				}
+			}
+		}
+	}
+	return out, nil
 }
