@@ -125,7 +125,6 @@ func (p *rookPlayer) checkStillListed(ctx context.Context, job *batchv1.Job, lis
 	p.mu.Unlock()
 }
 
-
 // setCephStatus writes the CephCluster's health and capacity, as Rook's
 // status reporter does.
 func (h *harness) setCephStatus(health string, usedBytes, totalBytes int64) {
