@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	cephv1 "github.com/rook/rook/pkg/apis/ceph.rook.io/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -378,10 +379,19 @@ func (r *DiskRetirementReconciler) addReplacement(ctx context.Context, poolName,
 	return r.Client.Patch(ctx, &pool, patch)
 }
 
+// scaleOSD stops (replicas 0) or starts (1) an OSD's Deployment. A stopped
+// one carries Rook's do-not-reconcile label meanwhile: Rook's OSD update
+// re-applies every OSD Deployment with one replica on each CephCluster
+// reconcile, except those labelled so (pkg/operator/ceph/cluster/osd
+// update.go, controller.GetDaemonsToSkipReconcile).
 func (r *DiskRetirementReconciler) scaleOSD(ctx context.Context, id int32, replicas int32) error {
 	d := &appsv1.Deployment{}
 	d.Namespace, d.Name = r.Config.ClusterNamespace, fmt.Sprintf("%s%d", rookOSDDeployment, id)
-	body := fmt.Appendf(nil, `{"spec":{"replicas":%d}}`, replicas)
+	label := "null"
+	if replicas == 0 {
+		label = `"retiring"`
+	}
+	body := fmt.Appendf(nil, `{"metadata":{"labels":{%q:%s}},"spec":{"replicas":%d}}`, cephv1.SkipReconcileLabelKey, label, replicas)
 	return client.IgnoreNotFound(r.Client.Patch(ctx, d, client.RawPatch(client.Merge.Type(), body)))
 }
 

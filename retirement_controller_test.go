@@ -421,11 +421,16 @@ func TestCancellingARetirement(t *testing.T) {
 			}
 			return nil
 		})
+		stoppedOSD, err := h.osdDeployment(*r.Status.OSDID)
+		require.NoError(t, err)
+		assert.Equal(t, int32(0), *stoppedOSD.Spec.Replicas)
+		assert.Contains(t, stoppedOSD.Labels, "ceph.rook.io/do-not-reconcile", "Rook's operator does not start it again meanwhile")
 		require.NoError(t, h.c.Delete(h.ctx, r))
 		h.waitGone(r)
 		d, err := h.osdDeployment(*r.Status.OSDID)
 		require.NoError(t, err)
 		assert.Equal(t, int32(1), *d.Spec.Replicas, "the OSD is started again before the retirement goes")
+		assert.NotContains(t, d.Labels, "ceph.rook.io/do-not-reconcile", "and Rook reconciles it again")
 		assert.Empty(t, h.removalJobs())
 	})
 	t.Run("not once Rook's Job runs", func(t *testing.T) {
