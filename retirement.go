@@ -163,9 +163,10 @@ type PreflightInput struct {
 	// UsedBytes and TotalBytes are status.ceph.capacity; TotalBytes 0 when
 	// Ceph has not reported capacity.
 	UsedBytes, TotalBytes int64
-	// DiskBytes is the retired disk's size. A replacement that joined is
-	// in TotalBytes already: Ceph counts it once it is an OSD.
-	DiskBytes int64
+	// DiskBytes is the retired disk's size. JoiningBytes is a replacement's
+	// that is not an OSD yet (a suspended retirement's preview); one that
+	// joined is in TotalBytes already, since Ceph counts it.
+	DiskBytes, JoiningBytes int64
 }
 
 // Preflight checks a retirement before anything is touched: enough hosts
@@ -199,7 +200,7 @@ func capacityCheck(in PreflightInput) cephv1alpha1.PreflightCheck {
 	if in.TotalBytes <= 0 {
 		return cephv1alpha1.PreflightCheck{Name: CheckCapacity, Message: "Ceph has not reported its capacity yet (CephCluster status.ceph.capacity); try again once it has"}
 	}
-	remaining := in.TotalBytes - in.DiskBytes
+	remaining := in.TotalBytes - in.DiskBytes + in.JoiningBytes
 	limit := int64(float64(remaining) * nearfullRatio)
 	msg := fmt.Sprintf("%s used of %s that would remain (%s before Ceph's nearfull ratio of %.0f%%)",
 		humanBytes(in.UsedBytes), humanBytes(remaining), humanBytes(limit), nearfullRatio*100)

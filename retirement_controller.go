@@ -92,7 +92,7 @@ func retirementDone(s RetirementStep) bool {
 func (r *DiskRetirementReconciler) gather(ctx context.Context, ret *cephv1alpha1.DiskRetirement) (RetirementFacts, error) {
 	f := RetirementFacts{
 		Name: ret.Name, DiskName: ret.Spec.Disk, ReplacementName: ret.Spec.Replacement,
-		Status: ret.Status, Deleting: !ret.DeletionTimestamp.IsZero(),
+		Status: ret.Status, Deleting: !ret.DeletionTimestamp.IsZero(), Suspend: ret.Spec.Suspend,
 	}
 	disk, err := r.disk(ctx, ret.Spec.Disk)
 	if err != nil {
@@ -137,11 +137,13 @@ func (r *DiskRetirementReconciler) gather(ctx context.Context, ret *cephv1alpha1
 			return f, fmt.Errorf("read Job %s: %w", RemovalJobName(*id), err)
 		}
 	}
-	if f.Status.Phase == "" || f.Status.Phase == cephv1alpha1.RetirementPending || f.Status.Phase == cephv1alpha1.RetirementWaitingForReplacement {
-		if f.Lookup.OSD != nil {
-			if f.Preflight, err = r.preflight(ctx, disk, cluster); err != nil {
-				return f, err
-			}
+	if untouchedPhase(f.Status.Phase) && f.Lookup.OSD != nil {
+		joining := f.Replacement
+		if f.ReplacementJoined {
+			joining = nil // already in the union and in Ceph's capacity
+		}
+		if f.Preflight, err = r.preflight(ctx, disk, joining, cluster); err != nil {
+			return f, err
 		}
 	}
 	return f, nil
@@ -267,9 +269,19 @@ func (r *DiskRetirementReconciler) gatherReplacement(ctx context.Context, f *Ret
 	return nil
 }
 
+// untouchedPhase: nothing of the cluster's was touched yet.
+func untouchedPhase(p cephv1alpha1.DiskRetirementPhase) bool {
+	switch p {
+	case "", cephv1alpha1.RetirementPending, cephv1alpha1.RetirementSuspended, cephv1alpha1.RetirementWaitingForReplacement:
+		return true
+	}
+	return false
+}
+
 // preflight gathers the checks' input: the shared OSD set without the
-// disk, every consumer's replication now, and what Ceph reports.
-func (r *DiskRetirementReconciler) preflight(ctx context.Context, disk *cephv1alpha1.Disk, cluster cephCluster) ([]cephv1alpha1.PreflightCheck, error) {
+// disk (with joining, a replacement that is not an OSD yet, counted as
+// one), every consumer's replication now, and what Ceph reports.
+func (r *DiskRetirementReconciler) preflight(ctx context.Context, disk, joining *cephv1alpha1.Disk, cluster cephCluster) ([]cephv1alpha1.PreflightCheck, error) {
 	union, err := r.View.ComputeUnion(ctx, cluster.devices)
 	if err != nil {
 		return nil, err
@@ -281,6 +293,13 @@ func (r *DiskRetirementReconciler) preflight(ctx context.Context, disk *cephv1al
 		if id := DeviceIDOf(d); id != gone {
 			hosts[id.Node] = true
 			in.OSDsAfter++
+		}
+	}
+	if joining != nil {
+		hosts[joining.Status.NodeName] = true
+		in.OSDsAfter++
+		if joining.Status.Size != nil {
+			in.JoiningBytes = joining.Status.Size.Value()
 		}
 	}
 	in.HostsAfter = len(hosts)

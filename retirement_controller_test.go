@@ -553,3 +553,65 @@ func TestARetirementResumesAfterACrashAtEveryStep(t *testing.T) {
 	}
 	assert.GreaterOrEqual(t, crashes, 5, "a crash after every status write: pending, stopping, waiting, removing, marked, retired")
 }
+
+// TestDiskRetirementSpecRules: the API server keeps a retirement's request
+// fixed, and lets suspend go one way only.
+func TestDiskRetirementSpecRules(t *testing.T) {
+	ctx := context.Background()
+	r := &cephv1alpha1.DiskRetirement{ObjectMeta: metav1.ObjectMeta{Name: "rules"}, Spec: cephv1alpha1.DiskRetirementSpec{Disk: "a", Replacement: "b", Suspend: true}}
+	require.NoError(t, env.Client.Create(ctx, r))
+	t.Cleanup(func() { _ = env.Client.Delete(ctx, r) })
+
+	refused := func(change func(*cephv1alpha1.DiskRetirement), want string) {
+		t.Helper()
+		var cur cephv1alpha1.DiskRetirement
+		require.NoError(t, env.Client.Get(ctx, client.ObjectKeyFromObject(r), &cur))
+		change(&cur)
+		err := env.Client.Update(ctx, &cur)
+		require.Error(t, err)
+		assert.True(t, apierrors.IsInvalid(err), "%v", err)
+		assert.Contains(t, err.Error(), want)
+	}
+	refused(func(r *cephv1alpha1.DiskRetirement) { r.Spec.Disk = "c" }, "disk and replacement cannot change")
+	refused(func(r *cephv1alpha1.DiskRetirement) { r.Spec.Replacement = "" }, "disk and replacement cannot change")
+
+	var cur cephv1alpha1.DiskRetirement
+	require.NoError(t, env.Client.Get(ctx, client.ObjectKeyFromObject(r), &cur))
+	cur.Spec.Suspend = false
+	require.NoError(t, env.Client.Update(ctx, &cur), "confirming is allowed")
+	refused(func(r *cephv1alpha1.DiskRetirement) { r.Spec.Suspend = true }, "cannot be suspended again")
+
+	self := &cephv1alpha1.DiskRetirement{ObjectMeta: metav1.ObjectMeta{Name: "self"}, Spec: cephv1alpha1.DiskRetirementSpec{Disk: "a", Replacement: "a"}}
+	err := env.Client.Create(ctx, self)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "a disk cannot replace itself")
+}
+
+func TestASuspendedRetirementShowsItsChecksAndWaitsForConfirmation(t *testing.T) {
+	h, _, disks := retirementCluster(t)
+	old, repl := disks["ret-1"]["/dev/sdb"], disks["ret-1"]["/dev/sdd"]
+	r := &cephv1alpha1.DiskRetirement{ObjectMeta: metav1.ObjectMeta{Name: "preview"}, Spec: cephv1alpha1.DiskRetirementSpec{Disk: old.Name, Replacement: repl.Name, Suspend: true}}
+	require.NoError(t, h.c.Create(h.ctx, r))
+	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), r) })
+
+	r = h.waitRetirement("preview", cephv1alpha1.RetirementSuspended)
+	require.Len(t, r.Status.Preflight, 3)
+	for _, c := range r.Status.Preflight {
+		assert.True(t, c.Passed, "%s: %s", c.Name, c.Message)
+	}
+	assert.Contains(t, r.Status.Preflight[0].Message, "3 hosts and 3 OSDs would remain", "the replacement counts as joined")
+	time.Sleep(time.Second)
+	var pool cephv1alpha1.DiskPool
+	require.NoError(t, h.c.Get(h.ctx, client.ObjectKey{Name: "main"}, &pool))
+	assert.NotContains(t, pool.Spec.Disks, repl.Name, "nothing is touched while suspended")
+	d, err := h.osdDeployment(*r.Status.OSDID)
+	require.NoError(t, err)
+	assert.Equal(t, int32(1), *d.Spec.Replicas)
+
+	patch := client.MergeFrom(r.DeepCopy())
+	r.Spec.Suspend = false
+	require.NoError(t, h.c.Patch(h.ctx, r, patch))
+	h.waitRetirement("preview", cephv1alpha1.RetirementRetired)
+	assert.True(t, h.listed("ret-1", StorageDeviceName(repl.Status)))
+	assert.False(t, h.listed("ret-1", StorageDeviceName(old.Status)))
+}

@@ -45,6 +45,8 @@ type RetirementFacts struct {
 	Name, DiskName string
 	Status         cephv1alpha1.DiskRetirementStatus
 	Deleting       bool
+	// Suspend is spec.suspend: stop after the checks.
+	Suspend bool
 	// Disk is the retired Disk; nil when there is none of that name.
 	Disk *cephv1alpha1.Disk
 	// Listed says the disk's device is in the CephCluster's list.
@@ -140,6 +142,9 @@ func untouched(f RetirementFacts) RetirementStep {
 		return step(base, cephv1alpha1.RetirementRefused, ActRelease, "%s", f.Lookup.Refusal)
 	}
 	if f.Lookup.OSD == nil {
+		if f.Suspend {
+			return step(base, cephv1alpha1.RetirementSuspended, ActNone, "no OSD runs on %s: it would leave the CephCluster without a Job; set spec.suspend to false to proceed", base.Status.Device)
+		}
 		return step(base, cephv1alpha1.RetirementRemoving, ActMarkRetired,
 			"no OSD runs on %s (it never became one, or Rook removed it): taking it out of the CephCluster without a Job", base.Status.Device)
 	}
@@ -153,12 +158,16 @@ func untouched(f RetirementFacts) RetirementStep {
 	if f.Job.Exists && f.Job.Retirement != f.Name {
 		return step(base, cephv1alpha1.RetirementRefused, ActRelease, "Job %s of DiskRetirement %s already removes osd.%d", base.Status.JobName, f.Job.Retirement, osd.ID)
 	}
+	if f.Suspend {
+		return step(base, cephv1alpha1.RetirementSuspended, ActNone, "preflight passed for osd.%d; nothing is touched until spec.suspend is set to false", osd.ID)
+	}
 	base.Status.OSDStopped = true
 	return step(base, cephv1alpha1.RetirementStoppingOSD, ActScaleDown, "preflight passed; stopping osd.%d (Deployment %s), since Rook removes only an OSD that is down", osd.ID, osd.Deployment)
 }
 
 // replacementStep adds the replacement to the pool and waits until it is
-// an OSD; waiting is false once it is (or when there is none).
+// an OSD; waiting is false once it is (or when there is none). A suspended
+// retirement only checks it: the preflight counts it as joined.
 func replacementStep(f RetirementFacts) (RetirementStep, bool) {
 	if f.ReplacementName == "" {
 		return RetirementStep{}, false
@@ -173,6 +182,8 @@ func replacementStep(f RetirementFacts) (RetirementStep, bool) {
 			why = "claimed by DiskPool " + r.Status.ClaimedBy
 		}
 		return step(f, cephv1alpha1.RetirementRefused, ActRelease, "replacement Disk %s is not available (%s)", r.Name, why), true
+	case f.Suspend:
+		return RetirementStep{}, false
 	case !f.ReplacementInPool:
 		return step(f, cephv1alpha1.RetirementWaitingForReplacement, ActAddReplacement, "adding Disk %s to DiskPool %s", r.Name, f.Status.Pool), true
 	case !f.ReplacementJoined:

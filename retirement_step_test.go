@@ -64,6 +64,32 @@ func TestNextRetirementStep(t *testing.T) {
 			cephv1alpha1.RetirementRemoving, ActMarkRetired, "without a Job"},
 		{"deleted before anything happened", func() RetirementFacts { f := fresh(); f.Deleting = true; return f }(), cephv1alpha1.RetirementCancelled, ActRelease, "before anything was touched"},
 
+		// Suspended: checked, then held before anything is touched.
+		{"a suspended retirement stops after its checks", func() RetirementFacts { f := fresh(); f.Suspend = true; return f }(),
+			cephv1alpha1.RetirementSuspended, ActNone, "preflight passed for osd.3; nothing is touched until spec.suspend is set to false"},
+		{"a suspended one is refused like any other", func() RetirementFacts { f := fresh(); f.Suspend, f.Preflight = true, refusedChecks; return f }(),
+			cephv1alpha1.RetirementRefused, ActRelease, "Hosts: 1 host would remain"},
+		{"a suspended replacement is not added to the pool yet", func() RetirementFacts {
+			f := fresh()
+			f.Suspend, f.ReplacementName, f.Replacement = true, "b-sdc", availableDisk("b-sdc")
+			return f
+		}(), cephv1alpha1.RetirementSuspended, ActNone, "preflight passed"},
+		{"a suspended retirement of a disk without an OSD", func() RetirementFacts {
+			f := fresh()
+			f.Suspend, f.Lookup, f.Deployment = true, OSDLookup{}, nil
+			return f
+		}(), cephv1alpha1.RetirementSuspended, ActNone, "without a Job; set spec.suspend to false"},
+		{"confirmed: it proceeds", func() RetirementFacts {
+			f := fresh()
+			f.Status.Phase = cephv1alpha1.RetirementSuspended
+			return f
+		}(), cephv1alpha1.RetirementStoppingOSD, ActScaleDown, "preflight passed"},
+		{"deleted while suspended: cancelled, nothing touched", func() RetirementFacts {
+			f := fresh()
+			f.Status.Phase, f.Suspend, f.Deleting = cephv1alpha1.RetirementSuspended, true, true
+			return f
+		}(), cephv1alpha1.RetirementCancelled, ActRelease, "before anything was touched"},
+
 		// Replacement first.
 		{"the replacement is added to the pool", func() RetirementFacts {
 			f := fresh()

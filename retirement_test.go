@@ -126,6 +126,7 @@ func TestPreflight(t *testing.T) {
 		{name: "data that would pass the nearfull ratio", change: func(in *PreflightInput) { in.UsedBytes = 430 * gi },
 			failed: map[string]string{CheckCapacity: "430.0 GiB used of 500.0 GiB that would remain (425.0 GiB before Ceph's nearfull ratio of 85%): the data would not fit"}},
 		{name: "data just below it", change: func(in *PreflightInput) { in.UsedBytes = 425 * gi }},
+		{name: "a replacement not yet an OSD counts as joined", change: func(in *PreflightInput) { in.UsedBytes, in.JoiningBytes = 430*gi, 100*gi }},
 		{name: "no capacity reported", change: func(in *PreflightInput) { in.TotalBytes = 0 },
 			failed: map[string]string{CheckCapacity: "has not reported its capacity"}},
 		{name: "HEALTH_ERR", change: func(in *PreflightInput) { in.Health = "HEALTH_ERR" },

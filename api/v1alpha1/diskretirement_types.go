@@ -15,7 +15,8 @@ const RetiredAnnotation = "ceph.fundament.io/retired"
 // DiskRetirementSpec names the disk to retire and, optionally, the disk
 // that replaces it. Both are fixed once created: a different request is a
 // different DiskRetirement.
-// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="a DiskRetirement's spec cannot change; delete it (possible until its removal Job starts) and create another"
+// +kubebuilder:validation:XValidation:rule="self.disk == oldSelf.disk && (has(self.replacement) ? self.replacement : '') == (has(oldSelf.replacement) ? oldSelf.replacement : '')",message="a DiskRetirement's disk and replacement cannot change; delete it (possible until its removal Job starts) and create another"
+// +kubebuilder:validation:XValidation:rule="!(has(self.suspend) && self.suspend) || (has(oldSelf.suspend) && oldSelf.suspend)",message="a DiskRetirement cannot be suspended again once it proceeds; delete it to cancel (possible until its removal Job starts)"
 // +kubebuilder:validation:XValidation:rule="!has(self.replacement) || self.replacement != self.disk",message="a disk cannot replace itself"
 type DiskRetirementSpec struct {
 	// Disk is the name of the Disk to retire. It must be in use by a
@@ -30,15 +31,24 @@ type DiskRetirementSpec struct {
 	// +kubebuilder:validation:MaxLength=253
 	// +optional
 	Replacement string `json:"replacement,omitempty"`
+	// Suspend stops the retirement after its checks, before anything is
+	// touched: the preflight is in the status, phase Suspended. Setting it
+	// to false lets the retirement proceed (the console's confirmation);
+	// deleting it cancels. As a Job's spec.suspend, but one-way.
+	// +optional
+	Suspend bool `json:"suspend,omitempty"`
 }
 
 // DiskRetirementPhase is where a retirement is.
-// +kubebuilder:validation:Enum=Pending;WaitingForReplacement;StoppingOSD;Removing;Retired;Refused;Failed;Cancelled
+// +kubebuilder:validation:Enum=Pending;Suspended;WaitingForReplacement;StoppingOSD;Removing;Retired;Refused;Failed;Cancelled
 type DiskRetirementPhase string
 
 const (
 	// RetirementPending: accepted, not yet checked.
 	RetirementPending DiskRetirementPhase = "Pending"
+	// RetirementSuspended: every check passed and spec.suspend holds it
+	// before anything is touched.
+	RetirementSuspended DiskRetirementPhase = "Suspended"
 	// RetirementWaitingForReplacement: the replacement is in the pool and
 	// the retirement waits until it is an OSD.
 	RetirementWaitingForReplacement DiskRetirementPhase = "WaitingForReplacement"
