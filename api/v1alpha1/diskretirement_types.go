@@ -15,7 +15,7 @@ const RetiredAnnotation = "ceph.fundament.io/retired"
 // DiskRetirementSpec names the disk to retire and, optionally, the disk
 // that replaces it. Both are fixed once created: a different request is a
 // different DiskRetirement.
-// +kubebuilder:validation:XValidation:rule="self.disk == oldSelf.disk && (has(self.replacement) ? self.replacement : ”) == (has(oldSelf.replacement) ? oldSelf.replacement : ”)",message="a DiskRetirement's disk and replacement cannot change; delete it (possible until its removal Job starts) and create another"
+// +kubebuilder:validation:XValidation:rule="self.disk == oldSelf.disk && has(self.replacement) == has(oldSelf.replacement) && (!has(self.replacement) || self.replacement == oldSelf.replacement)",message="a DiskRetirement's disk and replacement cannot change; delete it (possible until its removal Job starts) and create another"
 // +kubebuilder:validation:XValidation:rule="!(has(self.suspend) && self.suspend) || (has(oldSelf.suspend) && oldSelf.suspend)",message="a DiskRetirement cannot be suspended again once it proceeds; delete it to cancel (possible until its removal Job starts)"
 // +kubebuilder:validation:XValidation:rule="!has(self.replacement) || self.replacement != self.disk",message="a disk cannot replace itself"
 type DiskRetirementSpec struct {
