@@ -134,6 +134,7 @@ func FindOSD(disk *cephv1alpha1.Disk, osds []OSD, nodePaths map[string]bool, unr
 // Preflight check names.
 const (
 	CheckHosts    = "Hosts"
+	CheckCopies   = "Copies"
 	CheckCapacity = "Capacity"
 	CheckHealth   = "Health"
 )
@@ -171,11 +172,29 @@ type PreflightInput struct {
 
 // Preflight checks a retirement before anything is touched: enough hosts
 // (or, for consumers whose copies sit on OSDs, enough OSDs) remain for
-// every consumer's replica count; the data Ceph holds fits below the
-// nearfull ratio of what remains; Ceph is not in HEALTH_ERR. Every check is
-// reported, passed or not.
+// every consumer's replica count; every consumer keeps a second copy while
+// the OSD is down; the data Ceph holds fits below the nearfull ratio of
+// what remains; Ceph is not in HEALTH_ERR. Every check is reported, passed
+// or not.
 func Preflight(in PreflightInput) []cephv1alpha1.PreflightCheck {
-	return []cephv1alpha1.PreflightCheck{hostsCheck(in), capacityCheck(in), healthCheck(in)}
+	return []cephv1alpha1.PreflightCheck{hostsCheck(in), copiesCheck(in), capacityCheck(in), healthCheck(in)}
+}
+
+// copiesCheck refuses while a consumer keeps one copy: Rook removes only an
+// OSD that is down (remove.go), and a single-copy pool's data on a down
+// OSD has nowhere to be copied from, so Ceph would never call it safe to
+// destroy and Rook's Job would wait forever, the data unavailable.
+func copiesCheck(in PreflightInput) cephv1alpha1.PreflightCheck {
+	var single []string
+	for _, c := range in.Consumers {
+		if c.Size < 2 {
+			single = append(single, c.Consumer)
+		}
+	}
+	if len(single) > 0 {
+		return cephv1alpha1.PreflightCheck{Name: CheckCopies, Message: fmt.Sprintf("%s keeps a single copy: its data on the stopped OSD could not be copied elsewhere and Ceph would never call the OSD safe to destroy; give it two replicas (and the nodes they need) first", summarizeClauses(single))}
+	}
+	return cephv1alpha1.PreflightCheck{Name: CheckCopies, Passed: true, Message: "every consumer keeps a second copy while the OSD is stopped"}
 }
 
 func hostsCheck(in PreflightInput) cephv1alpha1.PreflightCheck {

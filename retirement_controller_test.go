@@ -240,7 +240,7 @@ func TestRetiringADiskRemovesItsOSDThenItsDevice(t *testing.T) {
 	assert.Equal(t, "main", r.Status.Pool)
 	assert.Equal(t, "ret-1", r.Status.Node)
 	assert.Equal(t, device, r.Status.Device)
-	assert.Len(t, r.Status.Preflight, 3)
+	assert.Len(t, r.Status.Preflight, 4)
 	for _, c := range r.Status.Preflight {
 		assert.True(t, c.Passed, "%s: %s", c.Name, c.Message)
 	}
@@ -313,6 +313,8 @@ func TestAPreflightRefusalTouchesNothing(t *testing.T) {
 	}{
 		{"too few hosts left for a consumer's copies", func(h *harness) { h.createBlockStorage("db", new(int32(3))) },
 			"Hosts: 2 hosts and 2 OSDs would remain: too few for BlockStorage db keeps 3 copies on different hosts"},
+		{"a consumer with a single copy", func(h *harness) { h.createBlockStorage("scratch", new(int32(1))) },
+			"Copies: BlockStorage scratch keeps a single copy"},
 		{"not enough room for the data", func(h *harness) { h.setCephStatus("HEALTH_OK", 9000*gi, 12*tib) },
 			"Capacity: 8.8 TiB used of 8.4 TiB that would remain"},
 		{"Ceph in HEALTH_ERR", func(h *harness) { h.setCephStatus("HEALTH_ERR", tib, 12*tib) },
@@ -595,7 +597,7 @@ func TestASuspendedRetirementShowsItsChecksAndWaitsForConfirmation(t *testing.T)
 	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), r) })
 
 	r = h.waitRetirement("preview", cephv1alpha1.RetirementSuspended)
-	require.Len(t, r.Status.Preflight, 3)
+	require.Len(t, r.Status.Preflight, 4)
 	for _, c := range r.Status.Preflight {
 		assert.True(t, c.Passed, "%s: %s", c.Name, c.Message)
 	}

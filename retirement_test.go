@@ -123,6 +123,10 @@ func TestPreflight(t *testing.T) {
 			in.HostsAfter, in.OSDsAfter = 1, 1
 			in.Consumers = []ConsumerNeed{{Consumer: "FileStorage f", Size: 2, Domain: FailureDomainOSD}}
 		}, failed: map[string]string{CheckHosts: "FileStorage f keeps 2 copies on different OSDs"}},
+		{name: "two copies on the OSDs of one node that remain", change: func(in *PreflightInput) {
+			in.HostsAfter, in.OSDsAfter = 1, 2
+			in.Consumers = []ConsumerNeed{{Consumer: "FileStorage f", Size: 2, Domain: FailureDomainOSD}}
+		}},
 		{name: "data that would pass the nearfull ratio", change: func(in *PreflightInput) { in.UsedBytes = 430 * gi },
 			failed: map[string]string{CheckCapacity: "430.0 GiB used of 500.0 GiB that would remain (425.0 GiB before Ceph's nearfull ratio of 85%): the data would not fit"}},
 		{name: "data just below it", change: func(in *PreflightInput) { in.UsedBytes = 425 * gi }},
@@ -132,6 +136,9 @@ func TestPreflight(t *testing.T) {
 		{name: "HEALTH_ERR", change: func(in *PreflightInput) { in.Health = "HEALTH_ERR" },
 			failed: map[string]string{CheckHealth: "HEALTH_ERR"}},
 		{name: "HEALTH_WARN passes", change: func(in *PreflightInput) { in.Health = "HEALTH_WARN" }},
+		{name: "a consumer with a single copy", change: func(in *PreflightInput) {
+			in.Consumers = append(in.Consumers, ConsumerNeed{Consumer: "ObjectStorage media", Size: 1, Domain: FailureDomainOSD})
+		}, failed: map[string]string{CheckCopies: "ObjectStorage media keeps a single copy"}},
 		{name: "unknown health", change: func(in *PreflightInput) { in.Health = "" },
 			failed: map[string]string{CheckHealth: "has not reported its health"}},
 	}
@@ -140,7 +147,7 @@ func TestPreflight(t *testing.T) {
 			in := healthy
 			tc.change(&in)
 			checks := Preflight(in)
-			require.Len(t, checks, 3, "every check is reported")
+			require.Len(t, checks, 4, "every check is reported")
 			for _, c := range checks {
 				want, fails := tc.failed[c.Name]
 				assert.Equal(t, !fails, c.Passed, "%s: %s", c.Name, c.Message)

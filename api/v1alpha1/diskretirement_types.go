@@ -73,7 +73,7 @@ const (
 
 // PreflightCheck is one check made before anything is touched.
 type PreflightCheck struct {
-	// Name identifies the check: Hosts, Capacity or Health.
+	// Name identifies the check: Hosts, Copies, Capacity or Health.
 	Name string `json:"name"`
 	// Passed says whether the retirement may proceed on this check.
 	Passed bool `json:"passed"`
