@@ -17,6 +17,7 @@ export const VERSION = 'v1alpha1';
 export const RESOURCES = {
   disks: { group: 'ceph.fundament.io', version: 'v1alpha1', resource: 'disks' },
   diskpools: { group: 'ceph.fundament.io', version: 'v1alpha1', resource: 'diskpools' },
+  diskretirements: { group: 'ceph.fundament.io', version: 'v1alpha1', resource: 'diskretirements' },
   blockstorages: { group: 'ceph.fundament.io', version: 'v1alpha1', resource: 'blockstorages' },
   filestorages: { group: 'ceph.fundament.io', version: 'v1alpha1', resource: 'filestorages' },
   objectstorages: { group: 'ceph.fundament.io', version: 'v1alpha1', resource: 'objectstorages' },
@@ -132,6 +133,14 @@ const BADGES = {
   Failed: 'danger',
   Lost: 'danger',
   Missing: 'warning',
+  // DiskRetirement phases.
+  Suspended: 'warning',
+  WaitingForReplacement: 'info',
+  StoppingOSD: 'info',
+  Removing: 'info',
+  Retired: 'success',
+  Refused: 'danger',
+  Cancelled: 'neutral',
 };
 const BADGE_SYMBOLS = { success: '●', info: '◌', neutral: '○', warning: '▲', danger: '✖' };
 

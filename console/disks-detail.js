@@ -1,15 +1,20 @@
-// Disk detail: everything discovery knows about one device, and who claims it.
+// Disk detail: everything discovery knows about one device, and who claims
+// it; a disk a pool uses can be retired or replaced from here.
 import {
-  RESOURCES, sdk, mount, heading, hint, deflist, badge, formatBytes, card, link, navigateToDetail, startPage,
+  RESOURCES, sdk, mount, heading, hint, deflist, badge, formatBytes, card, link, navigateToDetail, openSheet,
+  actions, button, startPage,
 } from './_shared.js';
+import { isRetired } from './retirement-pages.js';
 
 startPage(render);
 
 async function render(root, ctx) {
   const disk = await sdk().k8s.get({ ...RESOURCES.disks, name: ctx.resource.name });
   const s = disk.status || {};
+  const retired = isRetired(disk);
   mount(root,
     heading(`Disk ${disk.metadata.name}`, 1),
+    s.claimedBy && !retired ? retireActions(disk.metadata.name) : null,
     card(
       heading('State', 2),
       deflist([
@@ -17,6 +22,7 @@ async function render(root, ctx) {
         ['Reason', s.reason],
         ['Claimed by', s.claimedBy ? link(s.claimedBy, () => navigateToDetail('DiskPool', s.claimedBy)) : 'No disk pool'],
         ['Last seen', s.lastSeenTime],
+        retired ? ['Retired', `Yes (${disk.metadata.annotations['ceph.fundament.io/retired']}): out of the CephCluster until the annotation ceph.fundament.io/retired is removed, after wiping the disk`] : null,
       ])),
     card(
       heading('Device', 2),
@@ -34,4 +40,15 @@ async function render(root, ctx) {
         ['Available to Ceph', s.available === undefined ? '' : (s.available ? 'Yes' : 'No')],
       ]),
       hint('The stable path (/dev/disk/by-id/…) is what goes into the CephCluster: kernel names such as /dev/sdb can change on reboot.')));
+}
+
+// retireActions open the DiskRetirement sheet, which checks before it
+// changes anything and asks for confirmation.
+function retireActions(disk) {
+  return [
+    actions(
+      button('Retire', () => openSheet({ kind: 'DiskRetirement', view: 'create', params: { disk } }), { name: 'retire', secondary: true }),
+      button('Replace', () => openSheet({ kind: 'DiskRetirement', view: 'create', params: { disk, replace: true } }), { name: 'replace', secondary: true })),
+    hint('Retire takes the disk\'s OSD out of Ceph safely; Replace first adds an available disk to the pool. Both check the cluster and ask you to confirm before anything is touched.'),
+  ];
 }

@@ -1,13 +1,16 @@
 // Every sheet the console opens: definition.yaml names sheet.html for each
-// create and edit (and the bucket claim's detail), and this picks the form
+// create and edit (the bucket claim's detail, and the disk retirement's
+// create, which the Disk detail page opens for Retire and Replace), and this picks the form
 // from the kind and view the console opened it with.
 import { mount, errorBox, startPage } from './_shared.js';
 import { consumerForm } from './consumer-pages.js';
 import { diskPoolForm } from './diskpool-forms.js';
 import { bucketCreateForm, bucketDetail } from './bucket-pages.js';
+import { retireSheet } from './retirement-pages.js';
 
 const SHEETS = {
   DiskPool: { create: diskPoolForm, edit: diskPoolForm },
+  DiskRetirement: { create: retireSheet },
   BlockStorage: { create: consumerForm, edit: consumerForm },
   FileStorage: { create: consumerForm, edit: consumerForm },
   ObjectStorage: { create: consumerForm, edit: consumerForm },

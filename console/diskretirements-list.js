@@ -1,0 +1,35 @@
+// DiskRetirement list: every disk being, or having been, taken out of Ceph.
+import {
+  RESOURCES, sdk, mount, heading, hint, table, badge, link, navigateToDetail, byName, startPage,
+} from './_shared.js';
+import { formatOSD } from './retirement-pages.js';
+
+startPage(render);
+
+async function render(root) {
+  const { items } = await sdk().k8s.list(RESOURCES.diskretirements);
+  mount(root,
+    heading('Disk retirements', 1),
+    hint('A disk retirement takes one disk out of Ceph safely: it checks the cluster can lose it, stops its OSD, lets Rook\'s removal Job wait until Ceph says the data is safe, and only then takes the device out of the CephCluster. Start one from a disk\'s page (Retire or Replace).'),
+    table(columns, [...items].sort(byName), { empty: 'No disk retirements.', rowKey: (r) => r.metadata.name }),
+    hint('kubectl delete diskretirement <name> cancels a retirement until its removal Job starts; after that it can no longer be cancelled.'));
+}
+
+const columns = [
+  { label: 'Name', cell: (r) => link(r.metadata.name, () => navigateToDetail('DiskRetirement', r.metadata.name)) },
+  { label: 'Phase', cell: (r) => badge(status(r).phase || 'Pending') },
+  { label: 'Disk', cell: (r) => spec(r).disk },
+  { label: 'Replacement', cell: (r) => spec(r).replacement },
+  { label: 'OSD', cell: (r) => formatOSD(status(r).osdID) },
+  { label: 'Node', cell: (r) => status(r).node },
+  { label: 'Device', cell: (r) => status(r).device },
+  { label: 'Message', cell: (r) => status(r).message },
+];
+
+function status(r) {
+  return r.status || {};
+}
+
+function spec(r) {
+  return r.spec || {};
+}

@@ -1,0 +1,262 @@
+// Retiring a disk from the console: the Retire and Replace sheet the Disk
+// detail page opens, and the pieces the DiskRetirement list and detail pages
+// share with it.
+//
+// The sheet never retires anything on its own say-so. It creates the
+// DiskRetirement with spec.suspend true, so the plugin runs its preflight
+// and stops (phase Suspended) before touching anything; the operator reads
+// the checks and only then confirms, which sets spec.suspend to false. The
+// one delete the console makes is here: cancelling, or closing a refused
+// preview, deletes the suspended DiskRetirement, which nothing acted on yet.
+import {
+  RESOURCES, GROUP, VERSION, sdk, h, mount, heading, hint, text, deflist, table, badge, link, formatBytes,
+  navigateToDetail, closeSheet, actions, button, card, errorBox, field, select,
+} from './_shared.js';
+
+// How often the sheet reads the preview while the plugin checks it, and when
+// it starts saying that the plugin seems slow.
+const POLL_MS = 1000;
+const SLOW_MS = 30000;
+
+// Phases in which the retirement has stopped before touching anything.
+const PREVIEW_PHASES = new Set(['Suspended', 'Refused']);
+
+// CANCELLABLE_PHASES are those a delete still cancels: Rook's removal Job
+// has not started.
+const CANCELLABLE_PHASES = new Set(['', 'Pending', 'Suspended', 'WaitingForReplacement', 'StoppingOSD']);
+const TERMINAL_PHASES = new Set(['Retired', 'Refused', 'Failed', 'Cancelled']);
+
+export const RETIREMENT_STEPS = [
+  'The preflight checks that enough hosts remain for every storage kind\'s replicas, that the data fits in the capacity left below Ceph\'s nearfull ratio, and that Ceph is not in HEALTH_ERR.',
+  'The disk\'s OSD is stopped (its Deployment scaled to zero).',
+  'Rook\'s OSD removal Job marks the OSD out and waits until Ceph says it is safe to destroy, its data copied elsewhere; then it purges the OSD. From the moment the Job starts, the retirement cannot be cancelled.',
+  'The device leaves the CephCluster and the Disk is marked retired.',
+  'The disk must then be wiped by hand before it is used again; the retirement\'s manual steps say how.',
+];
+
+const REPLACEMENT_STEP = 'First the replacement joins the pool and the retirement waits until it is an OSD, so the cluster\'s capacity never dips.';
+
+// retirementName is the generateName prefix for a disk's retirement: the
+// server appends five characters and cuts the prefix to 58, so it is cut
+// here to stay a valid name (no trailing dot or dash before the suffix).
+export function retirementName(disk) {
+  return `${`retire-${disk}`.slice(0, 52).replace(/[-.]+$/, '')}-`;
+}
+
+// retireSheet is the DiskRetirement create sheet. params: {disk, replace}.
+export async function retireSheet(root, ctx) {
+  const params = ctx.params || {};
+  if (!params.disk) {
+    mount(root, errorBox('Open this sheet from a disk\'s detail page: it needs the disk to retire.'));
+    return;
+  }
+  const [disk, { items: disks }] = await Promise.all([
+    sdk().k8s.get({ ...RESOURCES.disks, name: params.disk }),
+    params.replace ? sdk().k8s.list(RESOURCES.disks) : Promise.resolve({ items: [] }),
+  ]);
+  const replace = Boolean(params.replace);
+  const candidates = replacementCandidates(disks, disk);
+  const picker = replace && candidates.length > 0
+    ? select('replacement', candidates.map((d) => [d.metadata.name, describeDisk(d)]), candidates[0].metadata.name)
+    : null;
+  const errorSlot = h('div', { attrs: { 'data-form-error': 'true' } });
+  const check = button('Check first', null, { type: 'submit', name: 'check' });
+  const el = h('form', { class: 'plugin-form' },
+    picker ? field('Replacement disk', picker, 'An available disk no pool claims. It joins this disk\'s pool before anything is removed.') : null,
+    replace && !picker ? errorBox('No disk is available as a replacement: a replacement must be Available and claimed by no pool.') : null,
+    hint('Checking creates a suspended DiskRetirement: the plugin runs its checks and stops before it touches anything. You confirm after reading them.'),
+    errorSlot,
+    actions(replace && !picker ? null : check, button('Cancel', () => closeSheet(), { secondary: true, name: 'cancel' })));
+  el.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    errorSlot.replaceChildren();
+    check.disabled = true;
+    try {
+      const spec = { disk: disk.metadata.name, suspend: true };
+      if (picker) spec.replacement = picker.value;
+      const created = await sdk().k8s.create(RESOURCES.diskretirements, {
+        apiVersion: `${GROUP}/${VERSION}`, kind: 'DiskRetirement', metadata: { generateName: retirementName(disk.metadata.name) }, spec,
+      });
+      await awaitPreview(root, created);
+    } catch (err) {
+      errorSlot.append(errorBox(err));
+      check.disabled = false;
+    }
+  });
+  mount(root,
+    heading(`${replace ? 'Replace' : 'Retire'} disk ${disk.metadata.name}`, 1),
+    diskSummary(disk),
+    whatHappens(replace),
+    el);
+}
+
+// replacementCandidates are the disks that may replace disk: Available, no
+// pool claims them, not retired, and not disk itself.
+export function replacementCandidates(disks, disk) {
+  return disks.filter((d) => {
+    const s = d.status || {};
+    return d.metadata.name !== disk.metadata.name && s.state === 'Available' && !s.claimedBy && !isRetired(d);
+  }).sort((a, b) => describeDisk(a).localeCompare(describeDisk(b), undefined, { numeric: true }));
+}
+
+// isRetired says a DiskRetirement removed this Disk's OSD.
+export function isRetired(disk) {
+  return Boolean(disk.metadata.annotations && disk.metadata.annotations['ceph.fundament.io/retired']);
+}
+
+function describeDisk(d) {
+  const s = d.status || {};
+  return [d.metadata.name, s.size ? formatBytes(s.size) : '', s.type, s.nodeName && s.path ? `${s.path} on ${s.nodeName}` : s.nodeName]
+    .filter(Boolean).join(', ');
+}
+
+function diskSummary(disk) {
+  const s = disk.status || {};
+  return deflist([
+    ['Disk', disk.metadata.name],
+    ['Pool', s.claimedBy],
+    ['Node', s.nodeName],
+    ['Device', s.stablePath || s.path],
+    ['Size', formatBytes(s.size)],
+  ]);
+}
+
+// whatHappens says, in order, what confirming will do.
+export function whatHappens(replace) {
+  return card(
+    heading('What happens when you confirm', 2),
+    h('ol', { class: 'plugin-text', attrs: { 'data-steps': 'true' } },
+      (replace ? [REPLACEMENT_STEP, ...RETIREMENT_STEPS] : RETIREMENT_STEPS).map((step) => h('li', { text: step }))));
+}
+
+// awaitPreview polls the retirement until the plugin has checked it, then
+// shows the preview; Cancel is offered throughout.
+async function awaitPreview(root, created) {
+  const name = created.metadata.name;
+  const started = Date.now();
+  const waiting = h('div', { attrs: { 'data-waiting': 'true' } });
+  const errorSlot = h('div', { attrs: { 'data-form-error': 'true' } });
+  mount(root,
+    heading(`Checking disk ${created.spec.disk}`, 1),
+    waiting,
+    errorSlot,
+    actions(cancelButton(name, errorSlot)));
+  for (;;) {
+    let current;
+    try {
+      current = await sdk().k8s.get({ ...RESOURCES.diskretirements, name });
+    } catch (err) {
+      errorSlot.replaceChildren(errorBox(err, 'Could not read the retirement'));
+      await sleep(POLL_MS);
+      continue;
+    }
+    errorSlot.replaceChildren();
+    const phase = (current.status && current.status.phase) || '';
+    if (PREVIEW_PHASES.has(phase)) {
+      showPreview(root, current);
+      return;
+    }
+    if (phase && phase !== 'Pending') {
+      // Someone else let it proceed: its page says where it is.
+      navigateToDetail('DiskRetirement', name);
+      return;
+    }
+    waiting.replaceChildren(
+      text(`DiskRetirement ${name} is created, suspended; the plugin is checking it${current.status && current.status.message ? `: ${current.status.message}` : '…'}`),
+      Date.now() - started > SLOW_MS ? hint('The plugin has not checked it yet. Is the plugin running? Cancel deletes it; nothing was touched.') : null);
+    await sleep(POLL_MS);
+  }
+}
+
+function showPreview(root, retirement) {
+  const name = retirement.metadata.name;
+  const s = retirement.status || {};
+  const refused = s.phase === 'Refused';
+  const errorSlot = h('div', { attrs: { 'data-form-error': 'true' } });
+  const confirm = button(retirement.spec.replacement ? 'Confirm: replace the disk' : 'Confirm: retire the disk', async () => {
+    errorSlot.replaceChildren();
+    confirm.disabled = true;
+    try {
+      await sdk().k8s.patch({ ...RESOURCES.diskretirements, name }, { spec: { suspend: false } });
+      navigateToDetail('DiskRetirement', name);
+    } catch (err) {
+      errorSlot.append(errorBox(err));
+      confirm.disabled = false;
+    }
+  }, { name: 'confirm' });
+  mount(root,
+    heading(`${refused ? 'Refused' : 'Ready'}: ${retirement.spec.replacement ? 'replace' : 'retire'} disk ${retirement.spec.disk}`, 1),
+    h('p', { class: refused ? 'plugin-error' : 'plugin-text', attrs: { 'data-preview-message': 'true', role: refused ? 'alert' : undefined }, text: s.message || (refused ? 'A check refused the retirement.' : 'Every check passed.') }),
+    retirementFacts(retirement),
+    preflightSection(s.preflight),
+    refused
+      ? hint('Nothing was touched. Closing deletes this refused retirement; fix what the failed check names and try again.')
+      : [whatHappens(Boolean(retirement.spec.replacement)), hint('Cancel deletes the suspended retirement: nothing was touched.')],
+    errorSlot,
+    actions(
+      refused ? null : confirm,
+      cancelButton(name, errorSlot, refused ? 'Close' : 'Cancel', refused ? 'close' : 'cancel')));
+}
+
+// cancelButton deletes the suspended retirement and closes the sheet.
+function cancelButton(name, errorSlot, label = 'Cancel', action = 'cancel') {
+  const el = button(label, async () => {
+    errorSlot.replaceChildren();
+    el.disabled = true;
+    try {
+      await sdk().k8s.delete({ ...RESOURCES.diskretirements, name });
+      closeSheet();
+    } catch (err) {
+      errorSlot.append(errorBox(err, 'Could not delete the suspended retirement'));
+      el.disabled = false;
+    }
+  }, { secondary: true, name: action });
+  return el;
+}
+
+// retirementFacts are where the disk is and which OSD it carries.
+export function retirementFacts(retirement, { links = false } = {}) {
+  const s = retirement.status || {};
+  const spec = retirement.spec || {};
+  const diskLink = (name) => (name && links ? link(name, () => navigateToDetail('Disk', name)) : name);
+  return deflist([
+    ['Disk', diskLink(spec.disk)],
+    ['Replacement', spec.replacement ? diskLink(spec.replacement) : 'None'],
+    ['Pool', s.pool && links ? link(s.pool, () => navigateToDetail('DiskPool', s.pool)) : s.pool],
+    ['Node', s.node],
+    ['Device', s.device],
+    ['OSD', formatOSD(s.osdID)],
+  ]);
+}
+
+export function formatOSD(osdID) {
+  return osdID === undefined || osdID === null ? '' : `osd.${osdID}`;
+}
+
+// preflightSection lists each check with whether it passed and why.
+export function preflightSection(checks) {
+  return card(
+    heading('Preflight checks', 2),
+    table([
+      { label: 'Check', cell: (c) => c.name },
+      { label: 'Result', cell: (c) => h('span', { class: 'plugin-text', attrs: { 'data-badge': c.passed ? 'success' : 'danger', 'data-passed': String(Boolean(c.passed)) }, text: c.passed ? '● Passed' : '✖ Failed' }) },
+      { label: 'Message', cell: (c) => c.message },
+    ], checks || [], { empty: 'No checks made yet.', rowKey: (c) => c.name }));
+}
+
+// deletionHint says what kubectl delete does in this phase.
+export function deletionHint(retirement) {
+  const phase = (retirement.status && retirement.status.phase) || '';
+  const name = retirement.metadata.name;
+  if (TERMINAL_PHASES.has(phase)) {
+    return hint(`kubectl delete diskretirement ${name} only removes this record. A retired disk stays out of the CephCluster, even then, until its ceph.fundament.io/retired annotation is removed (after wiping it).`);
+  }
+  if (CANCELLABLE_PHASES.has(phase)) {
+    return hint(`kubectl delete diskretirement ${name} cancels it: Rook's removal Job has not started, and a stopped OSD is started again.`);
+  }
+  return hint(`Rook's removal Job is running: this retirement can no longer be cancelled. Deleting it waits until the Job ends.`);
+}
+
+function sleep(ms) {
+  return new Promise((resolve) => { setTimeout(resolve, ms); });
+}
