@@ -15,6 +15,9 @@
 //     console (Chromium) and bound by Rook; a workload that loads the
 //     claim as the console says and writes and reads an object through
 //     the gateway's Service
+//  7. retire: a suspended DiskRetirement of a loop Disk finds the OSD Rook
+//     runs on it, the one Ceph's metadata places there, and is refused
+//     (the one-node consumers keep a single copy), touching nothing
 //
 // Every consumer's CSI StorageClass names a registered CSIDriver and
 // existing Secrets (volumes cannot be mounted here: no rbd kernel module,
@@ -39,7 +42,7 @@ func main() {
 	keep := flag.Bool("keep", false, "leave the cluster up at the end (-down takes it down)")
 	down := flag.Bool("down", false, "only tear down the cluster (and loop devices) a -keep run left up")
 	from := flag.String("from", "cluster", "the first phase to run; past cluster, on the cluster an earlier -keep run left up")
-	until := flag.String("until", "object", "the last phase to run: "+strings.Join(order, ", "))
+	until := flag.String("until", "retire", "the last phase to run: "+strings.Join(order, ", "))
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

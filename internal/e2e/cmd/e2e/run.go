@@ -70,12 +70,12 @@ func newRun(ctx context.Context) (*run, error) {
 	return &run{ctx: ctx, repo: testenv.RepoRoot(), cache: cache, kubectl: filepath.Join(testenv.AssetsDir(), "kubectl")}, nil
 }
 
-var order = []string{"cluster", "platform", "rook", "ceph", "file", "object"}
+var order = []string{"cluster", "platform", "rook", "ceph", "file", "object", "retire"}
 
 // phases runs the phases from from to until, both included. Starting past
 // the cluster phase continues on the cluster an earlier -keep run left up.
 func (r *run) phases(from, until string) error {
-	steps := map[string]func() error{"cluster": r.cluster, "platform": r.platform, "rook": r.rook, "ceph": r.ceph, "file": r.file, "object": r.object}
+	steps := map[string]func() error{"cluster": r.cluster, "platform": r.platform, "rook": r.rook, "ceph": r.ceph, "file": r.file, "object": r.object, "retire": r.retire}
 	first, last := slices.Index(order, from), slices.Index(order, until)
 	if first < 0 || last < first {
 		return fmt.Errorf("-from %q -until %q: want two of %v, in that order", from, until, order)
