@@ -12,9 +12,11 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 
 	"github.com/fundament-oss/ceph-rook/api/v1alpha1"
 	"github.com/fundament-oss/ceph-rook/internal/browser"
@@ -81,6 +83,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		}{
 			{crd: "disks.ceph.fundament.io", name: "disk-a1", heading: "Disk disk-a1", shot: "disks", rows: []string{"disk-a1", "disk-a2", "disk-b1", "disk-xss"}},
 			{crd: "diskpools.ceph.fundament.io", name: existingPool, heading: "Disk pool " + existingPool, shot: "diskpools", rows: []string{existingPool}},
+			{crd: "diskretirements.ceph.fundament.io", name: finishedRetiring, heading: "Disk retirement " + finishedRetiring, shot: "diskretirements", rows: []string{finishedRetiring}},
 			{crd: "blockstorages.ceph.fundament.io", name: blockName, heading: "Block storage " + blockName, shot: "blockstorages", rows: []string{blockName}},
 			{crd: "filestorages.ceph.fundament.io", name: fileName, heading: "File storage " + fileName, shot: "filestorages", rows: []string{fileName}},
 			{crd: "objectstorages.ceph.fundament.io", name: objectName, heading: "Object storage " + objectName, shot: "objectstorages", rows: []string{objectName}},
@@ -266,6 +269,129 @@ func TestConsoleInBrowser(t *testing.T) {
 		}
 	})
 
+	t.Run("a retired DiskRetirement shows its manual steps first, its checks, and what deleting does", func(t *testing.T) {
+		b.T = t
+		b.Open("/view/diskretirements.ceph.fundament.io")
+		b.WaitText(browser.PageFrame, `tr[data-row="`+finishedRetiring+`"]`, "osd.7")
+		b.WaitText(browser.PageFrame, `tr[data-row="`+finishedRetiring+`"]`, "Retired")
+		b.Open("/view/diskretirements.ceph.fundament.io/" + finishedRetiring)
+		b.WaitText(browser.PageFrame, `[data-manual-steps][role="alert"]`, retiredSteps)
+		b.WaitFor(browser.PageFrame, `tr[data-row="Health"] [data-passed="true"]`)
+		body, err := b.FrameText(browser.PageFrame)
+		require.NoError(t, err)
+		for _, want := range []string{"To do by hand before this disk is used again", "rook-ceph-osd-removal-7", "node-c", "/dev/disk/by-id/wwn-" + retiredDisk, "only removes this record"} {
+			assert.Contains(t, body, want)
+		}
+		assert.Zero(t, b.Count(browser.PageFrame, `[data-action="proceed"]`), "a finished retirement has nothing to confirm")
+
+		// A retired disk offers no second retirement.
+		b.Open("/view/disks.ceph.fundament.io/" + retiredDisk)
+		b.WaitText(browser.PageFrame, "#app", "out of the CephCluster until the annotation")
+		assert.Zero(t, b.Count(browser.PageFrame, `[data-action="retire"]`))
+		assert.Zero(t, b.Count(browser.PageFrame, `[data-action="replace"]`))
+	})
+
+	t.Run("retire a disk: the sheet shows the preflight of a suspended retirement before confirming", func(t *testing.T) {
+		b.T = t
+		ctx := context.Background()
+		b.Open("/view/disks.ceph.fundament.io/disk-c1")
+		b.Click(browser.PageFrame, `[data-action="retire"]`)
+		require.True(t, b.SheetOpen())
+		b.WaitText(browser.SheetFrame, `[data-steps]`, "cannot be cancelled")
+		b.WaitText(browser.SheetFrame, `[data-steps]`, "wiped by hand")
+		b.Click(browser.SheetFrame, `[data-action="check"]`)
+
+		ret := waitRetirementOf(t, "disk-c1")
+		assert.True(t, ret.Spec.Suspend, "the sheet creates the retirement suspended")
+		assert.Empty(t, ret.Spec.Replacement)
+		b.WaitText(browser.SheetFrame, `[data-waiting]`, "the plugin is checking it")
+		assert.Zero(t, b.Count(browser.SheetFrame, `[data-action="confirm"]`), "nothing to confirm before the checks ran")
+
+		// The plugin's controller does not run here: write what it would.
+		playController(t, ret.Name, v1alpha1.DiskRetirementStatus{
+			Phase: v1alpha1.RetirementSuspended, Message: "Every check passed; confirm to stop osd.3 and remove it", Pool: retirePool,
+			Node: "node-c", Device: "/dev/disk/by-id/wwn-disk-c1", OSDID: ptr.To[int32](3), Preflight: passedPreflight(),
+		})
+		for _, check := range []string{"Hosts", "Capacity", "Health"} {
+			b.WaitFor(browser.SheetFrame, `tr[data-row="`+check+`"] [data-passed="true"]`)
+		}
+		b.WaitText(browser.SheetFrame, `tr[data-row="Capacity"]`, "fits below 85%")
+		b.WaitText(browser.SheetFrame, `[data-preview-message]`, "confirm to stop osd.3")
+		b.WaitText(browser.SheetFrame, "dl", "osd.3")
+		b.WaitFor(browser.SheetFrame, `[data-action="confirm"]`)
+		b.Screenshot("disk-retire-sheet")
+		require.NoError(t, env.Client.Get(ctx, types.NamespacedName{Name: ret.Name}, &ret))
+		assert.True(t, ret.Spec.Suspend, "showing the checks confirms nothing")
+
+		b.Click(browser.SheetFrame, `[data-action="confirm"]`)
+		b.WaitHostPath("/view/diskretirements.ceph.fundament.io/" + ret.Name)
+		assert.False(t, b.SheetOpen())
+		b.WaitText(browser.PageFrame, "h1", "Disk retirement "+ret.Name)
+		require.NoError(t, env.Client.Get(ctx, types.NamespacedName{Name: ret.Name}, &ret))
+		assert.False(t, ret.Spec.Suspend, "confirming lets the retirement proceed")
+		assert.Equal(t, "disk-c1", ret.Spec.Disk)
+
+		patches := log.find("patch", "diskretirements", ret.Name)
+		require.Len(t, patches, 1)
+		assert.Equal(t, "application/merge-patch+json", patches[0].ContentType)
+		assert.JSONEq(t, `{"spec":{"suspend":false}}`, string(patches[0].Body))
+		assert.Empty(t, log.find("delete", "diskretirements", ret.Name), "a confirmed retirement is not deleted")
+	})
+
+	t.Run("a refused retirement shows the failed check, offers no confirmation, and closing deletes it", func(t *testing.T) {
+		b.T = t
+		b.Open("/view/disks.ceph.fundament.io/disk-c2")
+		b.Click(browser.PageFrame, `[data-action="retire"]`)
+		b.Click(browser.SheetFrame, `[data-action="check"]`)
+		ret := waitRetirementOf(t, "disk-c2")
+		assert.True(t, ret.Spec.Suspend)
+		checks := passedPreflight()
+		checks[2] = v1alpha1.PreflightCheck{Name: "Health", Passed: false, Message: "Ceph reports HEALTH_ERR: 1 pg inconsistent"}
+		playController(t, ret.Name, v1alpha1.DiskRetirementStatus{
+			Phase: v1alpha1.RetirementRefused, Message: "Refused: Ceph reports HEALTH_ERR: 1 pg inconsistent", Pool: retirePool,
+			Node: "node-c", Device: "/dev/disk/by-id/wwn-disk-c2", OSDID: ptr.To[int32](4), Preflight: checks,
+		})
+		b.WaitText(browser.SheetFrame, `tr[data-row="Health"]`, "HEALTH_ERR")
+		b.WaitFor(browser.SheetFrame, `tr[data-row="Health"] [data-passed="false"]`)
+		b.WaitText(browser.SheetFrame, `[data-preview-message][role="alert"]`, "Refused")
+		assert.Equal(t, 1, b.Count(browser.SheetFrame, `[data-passed="false"]`), "exactly the failed check is shown as failed")
+		assert.Zero(t, b.Count(browser.SheetFrame, `[data-action="confirm"]`), "a refused retirement cannot be confirmed")
+		b.Screenshot("disk-retire-refused-sheet")
+
+		b.Click(browser.SheetFrame, `[data-action="close"]`)
+		waitSheetClosed(t, b)
+		waitRetirementGone(t, ret.Name)
+		assert.Empty(t, log.find("patch", "diskretirements", ret.Name))
+	})
+
+	t.Run("replace a disk: the sheet offers only available disks, and Cancel deletes the preview", func(t *testing.T) {
+		b.T = t
+		b.Open("/view/disks.ceph.fundament.io/disk-c3")
+		b.Click(browser.PageFrame, `[data-action="replace"]`)
+		b.WaitFor(browser.SheetFrame, `select[name="replacement"] option[value="`+spareDisk+`"]`)
+		for _, unavailable := range []string{"disk-c1", "disk-c3", "disk-b1", retiredDisk} {
+			assert.Zero(t, b.Count(browser.SheetFrame, `select[name="replacement"] option[value="`+unavailable+`"]`), "%s cannot replace a disk", unavailable)
+		}
+		b.WaitText(browser.SheetFrame, `[data-steps]`, "the replacement joins the pool")
+		b.Fill(browser.SheetFrame, `select[name="replacement"]`, spareDisk)
+		b.Screenshot("disk-replace-sheet")
+		b.Click(browser.SheetFrame, `[data-action="check"]`)
+
+		ret := waitRetirementOf(t, "disk-c3")
+		assert.True(t, ret.Spec.Suspend)
+		assert.Equal(t, spareDisk, ret.Spec.Replacement)
+		playController(t, ret.Name, v1alpha1.DiskRetirementStatus{
+			Phase: v1alpha1.RetirementSuspended, Message: "Every check passed, counting disk-c9 as joined", Pool: retirePool,
+			Node: "node-c", Device: "/dev/disk/by-id/wwn-disk-c3", OSDID: ptr.To[int32](5), Preflight: passedPreflight(),
+		})
+		b.WaitFor(browser.SheetFrame, `[data-action="confirm"]`)
+		b.WaitText(browser.SheetFrame, "dl", spareDisk)
+		b.Click(browser.SheetFrame, `[data-action="cancel"]`)
+		waitSheetClosed(t, b)
+		waitRetirementGone(t, ret.Name)
+		assert.Empty(t, log.find("patch", "diskretirements", ret.Name), "cancelling confirms nothing")
+	})
+
 	t.Run("no CSP violations, page errors or dialogs on any page", func(t *testing.T) {
 		assert.Empty(t, b.Problems())
 	})
@@ -291,6 +417,50 @@ func TestConsoleInBrowser(t *testing.T) {
 func waitSheetClosed(t *testing.T, b *browser.Browser) {
 	t.Helper()
 	require.Eventually(t, func() bool { return !b.SheetOpen() }, browser.DefaultWait, browser.PollEvery, "the sheet should close after a successful save")
+}
+
+// waitRetirementOf waits until a DiskRetirement of disk exists and returns
+// it (the sheet names it with generateName).
+func waitRetirementOf(t *testing.T, disk string) v1alpha1.DiskRetirement {
+	t.Helper()
+	var found []v1alpha1.DiskRetirement
+	require.Eventually(t, func() bool {
+		var list v1alpha1.DiskRetirementList
+		if err := env.Client.List(context.Background(), &list); err != nil {
+			return false
+		}
+		found = found[:0]
+		for _, r := range list.Items {
+			if r.Spec.Disk == disk {
+				found = append(found, r)
+			}
+		}
+		return len(found) > 0
+	}, browser.DefaultWait, browser.PollEvery, "the sheet should create a DiskRetirement of %s", disk)
+	require.Len(t, found, 1, "one retirement per click")
+	return found[0]
+}
+
+// playController writes a retirement's status as the plugin's controller
+// would, through the status subresource.
+func playController(t *testing.T, name string, status v1alpha1.DiskRetirementStatus) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		var ret v1alpha1.DiskRetirement
+		if err := env.Client.Get(context.Background(), types.NamespacedName{Name: name}, &ret); err != nil {
+			return false
+		}
+		ret.Status = status
+		return env.Client.Status().Update(context.Background(), &ret) == nil
+	}, browser.DefaultWait, browser.PollEvery)
+}
+
+func waitRetirementGone(t *testing.T, name string) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		var ret v1alpha1.DiskRetirement
+		return apierrors.IsNotFound(env.Client.Get(context.Background(), types.NamespacedName{Name: name}, &ret))
+	}, browser.DefaultWait, browser.PollEvery, "the suspended DiskRetirement %s should be deleted", name)
 }
 
 // The kube-api-proxy refuses what allowedResources does not list, with a

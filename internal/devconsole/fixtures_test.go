@@ -29,6 +29,14 @@ const (
 	appNamespace = "apps"
 	rookNS       = "rook-ceph"
 	decoyNS      = "other-ceph"
+
+	// The pool whose disks the retirement scenarios retire, the disk that
+	// can replace one, and a finished retirement of a disk already retired.
+	retirePool       = "pool-retire"
+	spareDisk        = "disk-c9"
+	retiredDisk      = "disk-c0"
+	finishedRetiring = "retire-disk-c0"
+	retiredSteps     = "Wipe the disk before it is used again: on node node-c, run sgdisk --zap-all /dev/disk/by-id/wwn-disk-c0"
 )
 
 func disk(name, node, path, size string, typ v1alpha1.DiskType, state v1alpha1.DiskState, claimedBy, model string) *v1alpha1.Disk {
@@ -53,9 +61,25 @@ func createFixtures(t *testing.T) {
 		disk("disk-a2", "node-a", "/dev/sdc", "2Ti", v1alpha1.DiskTypeSSD, v1alpha1.DiskAvailable, "", "Samsung PM883"),
 		disk("disk-b1", "node-b", "/dev/nvme0n1", "1Ti", v1alpha1.DiskTypeNVMe, v1alpha1.DiskInUse, existingPool, "Micron 7450"),
 		disk("disk-xss", "node-b", "/dev/sdd", "500Gi", v1alpha1.DiskTypeSSD, v1alpha1.DiskAvailable, "", xssModel),
+		disk("disk-c1", "node-c", "/dev/sdb", "8Ti", v1alpha1.DiskTypeHDD, v1alpha1.DiskInUse, retirePool, "ST8000NM000A"),
+		disk("disk-c2", "node-c", "/dev/sdc", "8Ti", v1alpha1.DiskTypeHDD, v1alpha1.DiskInUse, retirePool, "ST8000NM000A"),
+		disk("disk-c3", "node-c", "/dev/sdd", "8Ti", v1alpha1.DiskTypeHDD, v1alpha1.DiskInUse, retirePool, "ST8000NM000A"),
+		disk(spareDisk, "node-c", "/dev/sdj", "8Ti", v1alpha1.DiskTypeHDD, v1alpha1.DiskAvailable, "", "ST8000NM000A"),
+		retired(disk(retiredDisk, "node-c", "/dev/sda", "8Ti", v1alpha1.DiskTypeHDD, v1alpha1.DiskInUse, retirePool, "ST8000NM000A")),
 	} {
 		createWithStatus(t, d)
 	}
+	createWithStatus(t, &v1alpha1.DiskPool{ObjectMeta: metav1.ObjectMeta{Name: retirePool}, Spec: v1alpha1.DiskPoolSpec{Disks: []string{retiredDisk, "disk-c1", "disk-c2", "disk-c3"}},
+		Status: v1alpha1.DiskPoolStatus{Phase: v1alpha1.DiskPoolReady, SelectedDiskCount: 3, CephCluster: &v1alpha1.ObjectReference{Namespace: rookNS, Name: "rook-ceph"}}})
+	createWithStatus(t, &v1alpha1.DiskRetirement{
+		ObjectMeta: metav1.ObjectMeta{Name: finishedRetiring},
+		Spec:       v1alpha1.DiskRetirementSpec{Disk: retiredDisk},
+		Status: v1alpha1.DiskRetirementStatus{
+			Phase: v1alpha1.RetirementRetired, Message: "osd.7 was removed; the device left the CephCluster", Pool: retirePool,
+			Node: "node-c", Device: "/dev/disk/by-id/wwn-" + retiredDisk, OSDID: ptr.To[int32](7), JobName: "rook-ceph-osd-removal-7",
+			Preflight: passedPreflight(), ManualSteps: retiredSteps,
+		},
+	})
 
 	pool := &v1alpha1.DiskPool{ObjectMeta: metav1.ObjectMeta{Name: existingPool}, Spec: v1alpha1.DiskPoolSpec{Disks: []string{"disk-b1", goneDisk}}}
 	raw := resource.MustParse("1Ti")
@@ -105,6 +129,21 @@ func createFixtures(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "existing-claim", Namespace: appNamespace},
 		Data:       map[string]string{"BUCKET_HOST": "rook-ceph-rgw-cephobj-os-s3.rook-ceph.svc", "BUCKET_PORT": "80", "BUCKET_NAME": "taken-bucket"},
 	}))
+}
+
+// retired marks d as a DiskRetirement leaves it.
+func retired(d *v1alpha1.Disk) *v1alpha1.Disk {
+	d.Annotations = map[string]string{v1alpha1.RetiredAnnotation: "osd.7"}
+	return d
+}
+
+// passedPreflight is the preflight of a retirement the cluster can afford.
+func passedPreflight() []v1alpha1.PreflightCheck {
+	return []v1alpha1.PreflightCheck{
+		{Name: "Hosts", Passed: true, Message: "3 hosts remain; every consumer needs at most 2"},
+		{Name: "Capacity", Passed: true, Message: "1.0 TiB stored fits below 85% of the 16 TiB that remain"},
+		{Name: "Health", Passed: true, Message: "Ceph reports HEALTH_OK"},
+	}
 }
 
 // createWithStatus creates obj and then writes its status, which the API
