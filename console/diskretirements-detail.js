@@ -23,7 +23,7 @@ async function render(root, ctx) {
         ['OSD stopped', s.osdStopped ? 'Yes: its Deployment is scaled to zero' : 'No'],
         ['Removal Job', s.jobName ? `${s.jobName} (Rook's OSD removal Job, in the CephCluster's namespace)` : ''],
       ]),
-      retirementFacts(retirement, { links: true })),
+      retirementFacts(retirement)),
     preflightSection(s.preflight),
     card(heading('Deleting', 2), deletionHint(retirement)));
 }
@@ -54,7 +54,7 @@ function proceedSection(root, ctx, retirement) {
   return card(
     heading('Awaiting confirmation', 2),
     hint('The checks ran and nothing was touched. Read them below; confirming lets the retirement proceed.'),
-    whatHappens(Boolean(retirement.spec && retirement.spec.replacement)),
+    whatHappens(Boolean(retirement.spec && retirement.spec.replacement), { checked: true }),
     errorSlot,
     actions(proceed));
 }

@@ -26,8 +26,9 @@ const PREVIEW_PHASES = new Set(['Suspended', 'Refused']);
 const CANCELLABLE_PHASES = new Set(['', 'Pending', 'Suspended', 'WaitingForReplacement', 'StoppingOSD']);
 const TERMINAL_PHASES = new Set(['Retired', 'Refused', 'Failed', 'Cancelled']);
 
+const PREFLIGHT_STEP = 'The preflight checks that enough hosts remain for every storage kind\'s replicas, that the data fits in the capacity left below Ceph\'s nearfull ratio, and that Ceph is not in HEALTH_ERR.';
+
 export const RETIREMENT_STEPS = [
-  'The preflight checks that enough hosts remain for every storage kind\'s replicas, that the data fits in the capacity left below Ceph\'s nearfull ratio, and that Ceph is not in HEALTH_ERR.',
   'The disk\'s OSD is stopped (its Deployment scaled to zero).',
   'Rook\'s OSD removal Job marks the OSD out and waits until Ceph says it is safe to destroy, its data copied elsewhere; then it purges the OSD. From the moment the Job starts, the retirement cannot be cancelled.',
   'The device leaves the CephCluster and the Disk is marked retired.',
@@ -121,12 +122,13 @@ function diskSummary(disk) {
   ]);
 }
 
-// whatHappens says, in order, what confirming will do.
-export function whatHappens(replace) {
+// whatHappens says, in order, what the retirement will do; checked says the
+// preflight has run already.
+export function whatHappens(replace, { checked = false } = {}) {
+  const steps = [...(replace ? [REPLACEMENT_STEP] : []), ...(checked ? [] : [PREFLIGHT_STEP]), ...RETIREMENT_STEPS];
   return card(
-    heading('What happens when you confirm', 2),
-    h('ol', { class: 'plugin-text', attrs: { 'data-steps': 'true' } },
-      (replace ? [REPLACEMENT_STEP, ...RETIREMENT_STEPS] : RETIREMENT_STEPS).map((step) => h('li', { text: step }))));
+    heading(checked ? 'What happens when you confirm' : 'What happens', 2),
+    h('ol', { class: 'plugin-text', attrs: { 'data-steps': 'true' } }, steps.map((step) => h('li', { text: step }))));
 }
 
 // awaitPreview polls the retirement until the plugin has checked it, then
@@ -187,15 +189,24 @@ function showPreview(root, retirement) {
   mount(root,
     heading(`${refused ? 'Refused' : 'Ready'}: ${retirement.spec.replacement ? 'replace' : 'retire'} disk ${retirement.spec.disk}`, 1),
     h('p', { class: refused ? 'plugin-error' : 'plugin-text', attrs: { 'data-preview-message': 'true', role: refused ? 'alert' : undefined }, text: s.message || (refused ? 'A check refused the retirement.' : 'Every check passed.') }),
-    retirementFacts(retirement),
+    h('p', { class: 'plugin-text', attrs: { 'data-facts': 'true' }, text: factsLine(retirement) }),
     preflightSection(s.preflight),
     refused
       ? hint('Nothing was touched. Closing deletes this refused retirement; fix what the failed check names and try again.')
-      : [whatHappens(Boolean(retirement.spec.replacement)), hint('Cancel deletes the suspended retirement: nothing was touched.')],
+      : [whatHappens(Boolean(retirement.spec.replacement), { checked: true }), hint('Cancel deletes the suspended retirement: nothing was touched.')],
     errorSlot,
     actions(
       refused ? null : confirm,
       cancelButton(name, errorSlot, refused ? 'Close' : 'Cancel', refused ? 'close' : 'cancel')));
+}
+
+// factsLine is where the disk is and which OSD it carries, in one line.
+function factsLine(retirement) {
+  const s = retirement.status || {};
+  const spec = retirement.spec || {};
+  const osd = formatOSD(s.osdID) || 'No OSD';
+  const where = [s.device, s.node ? `on ${s.node}` : '', s.pool ? `in pool ${s.pool}` : ''].filter(Boolean).join(' ');
+  return `${osd} on disk ${spec.disk}${where ? ` (${where})` : ''}${spec.replacement ? `; replacement ${spec.replacement}` : ''}.`;
 }
 
 // cancelButton deletes the suspended retirement and closes the sheet.
@@ -214,15 +225,16 @@ function cancelButton(name, errorSlot, label = 'Cancel', action = 'cancel') {
   return el;
 }
 
-// retirementFacts are where the disk is and which OSD it carries.
-export function retirementFacts(retirement, { links = false } = {}) {
+// retirementFacts are where the disk is and which OSD it carries, the disks
+// and pool linked to their pages.
+export function retirementFacts(retirement) {
   const s = retirement.status || {};
   const spec = retirement.spec || {};
-  const diskLink = (name) => (name && links ? link(name, () => navigateToDetail('Disk', name)) : name);
+  const diskLink = (name) => (name ? link(name, () => navigateToDetail('Disk', name)) : name);
   return deflist([
     ['Disk', diskLink(spec.disk)],
     ['Replacement', spec.replacement ? diskLink(spec.replacement) : 'None'],
-    ['Pool', s.pool && links ? link(s.pool, () => navigateToDetail('DiskPool', s.pool)) : s.pool],
+    ['Pool', s.pool ? link(s.pool, () => navigateToDetail('DiskPool', s.pool)) : s.pool],
     ['Node', s.node],
     ['Device', s.device],
     ['OSD', formatOSD(s.osdID)],

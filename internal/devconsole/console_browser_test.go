@@ -317,7 +317,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		}
 		b.WaitText(browser.SheetFrame, `tr[data-row="Capacity"]`, "fits below 85%")
 		b.WaitText(browser.SheetFrame, `[data-preview-message]`, "confirm to stop osd.3")
-		b.WaitText(browser.SheetFrame, "dl", "osd.3")
+		b.WaitText(browser.SheetFrame, `[data-facts]`, "osd.3 on disk disk-c1 (/dev/disk/by-id/wwn-disk-c1 on node-c in pool "+retirePool+")")
 		b.WaitFor(browser.SheetFrame, `[data-action="confirm"]`)
 		b.Screenshot("disk-retire-sheet")
 		require.NoError(t, env.Client.Get(ctx, types.NamespacedName{Name: ret.Name}, &ret))
@@ -385,7 +385,7 @@ func TestConsoleInBrowser(t *testing.T) {
 			Node: "node-c", Device: "/dev/disk/by-id/wwn-disk-c3", OSDID: ptr.To[int32](5), Preflight: passedPreflight(),
 		})
 		b.WaitFor(browser.SheetFrame, `[data-action="confirm"]`)
-		b.WaitText(browser.SheetFrame, "dl", spareDisk)
+		b.WaitText(browser.SheetFrame, `[data-facts]`, "replacement "+spareDisk)
 		b.Click(browser.SheetFrame, `[data-action="cancel"]`)
 		waitSheetClosed(t, b)
 		waitRetirementGone(t, ret.Name)
