@@ -163,6 +163,9 @@ func TestConsoleVerbsEqualAllowedResources(t *testing.T) {
 		for _, verb := range a.Verbs {
 			allowed[a.Group+"/"+a.Version+"/"+a.Resource+" "+verb] = true
 		}
+		if a.Resource == "diskretirements" {
+			continue // a suspended retirement's preview is deleted by its sheet's Cancel: it touched nothing
+		}
 		assert.NotContains(t, a.Verbs, "delete", "%s: deletion is a kubectl delete, never the console", a.Resource)
 	}
 	assert.Equal(t, sortedKeys(allowed), sortedKeys(used), "allowedResources (left) must list exactly the verbs the pages use (right)")
