@@ -120,19 +120,12 @@ func (o *Operator) stepCluster(ctx context.Context, now time.Time) error {
 }
 
 func (o *Operator) capacity(cluster *unstructured.Unstructured) uint64 {
-	nodes, _, _ := unstructured.NestedSlice(cluster.Object, "spec", "storage", "nodes")
+	if o.DeviceSize == nil {
+		return 0
+	}
 	var total uint64
-	for _, n := range nodes {
-		node, _ := n.(map[string]any)
-		name, _ := node["name"].(string)
-		devices, _ := node["devices"].([]any)
-		for _, d := range devices {
-			dev, _ := d.(map[string]any)
-			devName, _ := dev["name"].(string)
-			if o.DeviceSize != nil {
-				total += o.DeviceSize(name, devName)
-			}
-		}
+	for _, d := range clusterDevices(cluster) {
+		total += o.DeviceSize(d.Node, d.Device)
 	}
 	return total
 }

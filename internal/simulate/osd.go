@@ -263,19 +263,26 @@ func ListedDevices(ctx context.Context, c client.Client, namespace string) ([]Li
 		return nil, err
 	}
 	var out []ListedDevice
-	for _, cluster := range list.Items {
-		nodes, _, _ := unstructured.NestedSlice(cluster.Object, "spec", "storage", "nodes")
-		for _, n := range nodes {
-			node, _ := n.(map[string]any)
-			name, _ := node["name"].(string)
-			devices, _ := node["devices"].([]any)
-			for _, d := range devices {
-				dev, _ := d.(map[string]any)
-				if devName, _ := dev["name"].(string); devName != "" {
-					out = append(out, ListedDevice{Node: name, Device: devName})
-				}
+	for i := range list.Items {
+		out = append(out, clusterDevices(&list.Items[i])...)
+	}
+	return out, nil
+}
+
+// clusterDevices is what one CephCluster's spec.storage.nodes lists.
+func clusterDevices(cluster *unstructured.Unstructured) []ListedDevice {
+	nodes, _, _ := unstructured.NestedSlice(cluster.Object, "spec", "storage", "nodes")
+	var out []ListedDevice
+	for _, n := range nodes {
+		node, _ := n.(map[string]any)
+		name, _ := node["name"].(string)
+		devices, _ := node["devices"].([]any)
+		for _, d := range devices {
+			dev, _ := d.(map[string]any)
+			if devName, _ := dev["name"].(string); devName != "" {
+				out = append(out, ListedDevice{Node: name, Device: devName})
 			}
 		}
 	}
-	return out, nil
+	return out
 }
