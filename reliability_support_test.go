@@ -32,6 +32,7 @@ import (
 	"connectrpc.com/connect"
 	cephv1 "github.com/rook/rook/pkg/apis/ceph.rook.io/v1"
 	"github.com/stretchr/testify/require"
+	batchv1 "k8s.io/api/batch/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -424,13 +425,16 @@ func referenceState(t *testing.T, name string, sc relScenario) clusterState {
 
 // nothingLost watches, for the length of a test, for what must never
 // happen: a Disk deleted; a claimed device leaving the CephCluster once it
-// was there (every revision of the CephCluster is seen); a CephFilesystem or
+// was there (every revision of the CephCluster is seen), unless a
+// DiskRetirement's removal Job succeeded for it (or it carried no OSD: the
+// one exception); a CephFilesystem or
 // CephObjectStore of ours without preserve*OnDelete; a foreign object
 // changed.
 type nothingLost struct {
-	t           *testing.T
-	c           client.WithWatch
-	clusterName string
+	t                *testing.T
+	c                client.WithWatch
+	clusterName      string
+	clusterNamespace string
 
 	mu         sync.Mutex
 	protected  map[DeviceID]bool
@@ -457,7 +461,7 @@ func watchNothingLost(t *testing.T, cfg *rest.Config, clusterNamespace string) *
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	n := &nothingLost{
-		t: t, c: c, clusterName: CephClusterName,
+		t: t, c: c, clusterName: CephClusterName, clusterNamespace: clusterNamespace,
 		protected: map[DeviceID]bool{}, seen: map[DeviceID]bool{}, foreign: map[string]string{}, cancel: cancel,
 	}
 	watches := []struct {
@@ -662,16 +666,47 @@ func (n *nothingLost) onCluster(ev watch.Event, obj *unstructured.Unstructured) 
 		present = ClusterDevices(cc)
 	}
 	n.mu.Lock()
-	defer n.mu.Unlock()
 	n.revisions++
+	var dropped []DeviceID
 	for id := range n.protected {
 		if present[id] {
 			n.seen[id] = true
 		} else if n.seen[id] {
-			n.violations = append(n.violations, fmt.Sprintf("CephCluster revision %s dropped %s|%s while a live pool claims it", obj.GetResourceVersion(), id.Node, id.Device))
+			dropped = append(dropped, id)
 			delete(n.seen, id) // report each drop once
 		}
 	}
+	n.mu.Unlock()
+	for _, id := range dropped {
+		if !n.retired(id) {
+			n.violate("CephCluster revision %s dropped %s|%s while a live pool claims it", obj.GetResourceVersion(), id.Node, id.Device)
+		}
+	}
+}
+
+// retired says whether a DiskRetirement took the device out: its removal
+// Job succeeded, or it found no OSD on the device.
+func (n *nothingLost) retired(id DeviceID) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var list cephv1alpha1.DiskRetirementList
+	if err := n.c.List(ctx, &list); err != nil {
+		return false
+	}
+	for _, r := range list.Items {
+		s := r.Status
+		if s.Node != id.Node || s.Device != id.Device {
+			continue
+		}
+		if s.OSDID == nil && (s.Phase == cephv1alpha1.RetirementRemoving || s.Phase == cephv1alpha1.RetirementRetired) {
+			return true
+		}
+		var job batchv1.Job
+		if s.JobName != "" && n.c.Get(ctx, client.ObjectKey{Namespace: n.clusterNamespace, Name: s.JobName}, &job) == nil && removalJobState(&job).Succeeded {
+			return true
+		}
+	}
+	return false
 }
 
 func (n *nothingLost) onPreserving(field string) func(watch.Event, *unstructured.Unstructured) {

@@ -226,8 +226,36 @@ func (h *harness) removalJobs() []batchv1.Job {
 	return jobs.Items
 }
 
+// watchRetirementCluster runs the reliability suite's "nothing lost"
+// watcher over the cluster's three HDDs: none may leave the CephCluster
+// unless a DiskRetirement's Job removed its OSD.
+func watchRetirementCluster(h *harness, disks map[string]map[string]cephv1alpha1.Disk) *nothingLost {
+	h.t.Helper()
+	inv := watchNothingLost(h.t, env.Config, h.cfg.ClusterNamespace)
+	var ids []DeviceID
+	for _, node := range disks {
+		d := node["/dev/sdb"]
+		ids = append(ids, DeviceIDOf(&d))
+	}
+	inv.protect(ids...)
+	inv.waitWatching()
+	h.setCephStatus("HEALTH_OK", tib, 12*tib) // a revision the watcher sees the devices in
+	h.eventually("the watcher has seen every device listed", func() error {
+		inv.mu.Lock()
+		defer inv.mu.Unlock()
+		for _, id := range ids {
+			if !inv.seen[id] {
+				return fmt.Errorf("not seen: %v", id)
+			}
+		}
+		return nil
+	})
+	return inv
+}
+
 func TestRetiringADiskRemovesItsOSDThenItsDevice(t *testing.T) {
 	h, rook, disks := retirementCluster(t)
+	inv := watchRetirementCluster(h, disks)
 	// Two copies on different hosts: the two nodes left still hold them.
 	h.createBlockStorage("db", new(int32(2)))
 	disk := disks["ret-1"]["/dev/sdb"]
@@ -270,6 +298,7 @@ func TestRetiringADiskRemovesItsOSDThenItsDevice(t *testing.T) {
 	rook.mu.Lock()
 	assert.Empty(t, rook.unlistedBeforeJob, "a device leaves the list only after its Job succeeded")
 	rook.mu.Unlock()
+	inv.check(h.ctx) // the retired device is the one exception "nothing lost" allows
 
 	var pool cephv1alpha1.DiskPool
 	require.NoError(t, h.c.Get(h.ctx, client.ObjectKey{Name: "main"}, &pool))
@@ -616,4 +645,27 @@ func TestASuspendedRetirementShowsItsChecksAndWaitsForConfirmation(t *testing.T)
 	h.waitRetirement("preview", cephv1alpha1.RetirementRetired)
 	assert.True(t, h.listed("ret-1", StorageDeviceName(repl.Status)))
 	assert.False(t, h.listed("ret-1", StorageDeviceName(old.Status)))
+}
+
+// TestNothingLostStillFlagsADeviceTakenOutWithoutAJob: the exception is a
+// retirement's Job, not the retired mark: a Disk marked by hand loses its
+// device and the watcher says so.
+func TestNothingLostStillFlagsADeviceTakenOutWithoutAJob(t *testing.T) {
+	h, _, disks := retirementCluster(t)
+	inv := watchRetirementCluster(h, disks)
+	disk := disks["ret-3"]["/dev/sdb"]
+	patch := client.MergeFrom(disk.DeepCopy())
+	disk.Annotations = map[string]string{cephv1alpha1.RetiredAnnotation: "by-hand"}
+	require.NoError(t, h.c.Patch(h.ctx, &disk, patch))
+	h.eventually("the watcher flags the drop", func() error {
+		inv.mu.Lock()
+		defer inv.mu.Unlock()
+		for _, v := range inv.violations {
+			if strings.Contains(v, "dropped ret-3|"+StorageDeviceName(disk.Status)) {
+				return nil
+			}
+		}
+		return fmt.Errorf("violations %v", inv.violations)
+	})
+	inv.stop()
 }
