@@ -1,8 +1,10 @@
 // DiskPool create and edit forms, shown in a sheet.
 import {
   RESOURCES, sdk, mount, heading, hint, field, input, form, newObject, navigateToDetail, closeSheet,
+  errorBox, actions, button,
 } from './_shared.js';
 import { createDiskPicker } from './disk-picker.js';
+import { retireSheet } from './retirement-pages.js';
 
 // diskPoolForm renders the create or edit form for ctx.view.
 export async function diskPoolForm(root, ctx) {
@@ -30,7 +32,10 @@ function createForm(root, disks) {
 
 async function editForm(root, ctx, disks) {
   const pool = await sdk().k8s.get({ ...RESOURCES.diskpools, name: ctx.resource.name });
-  const picker = createDiskPicker({ disks, poolName: pool.metadata.name, selected: (pool.spec && pool.spec.disks) || [] });
+  const picker = createDiskPicker({
+    disks, poolName: pool.metadata.name, selected: (pool.spec && pool.spec.disks) || [],
+    onRetire: (disk) => retireInstead(root, ctx, pool.metadata.name, picker, disk),
+  });
   mount(root,
     heading(`Edit disk pool ${pool.metadata.name}`, 1),
     form({
@@ -43,4 +48,23 @@ async function editForm(root, ctx, disks) {
         closeSheet();
       },
     }));
+}
+
+// retireInstead shows, in this sheet, the retire flow the Disk detail page
+// opens (the host keeps one sheet: a sheet opened from a sheet would replace
+// this form). The disk stays checked, as the pool's list keeps it: the
+// retirement takes it out of Ceph. Cancelling the flow, which deletes the
+// suspended preview, comes back to this form as it was left.
+async function retireInstead(root, ctx, poolName, picker, disk) {
+  picker.keep(disk);
+  const form = [...root.childNodes];
+  const back = () => root.replaceChildren(...form);
+  try {
+    await retireSheet(root, { ...ctx, crdKind: 'DiskRetirement', view: 'create', resource: undefined, params: { disk } }, {
+      onClose: back,
+      intro: `Instead of taking ${disk} out of pool ${poolName}'s list, which would leave its OSD running. Cancel returns to the pool's form; confirming opens the retirement and leaves the form unsaved.`,
+    });
+  } catch (err) {
+    mount(root, errorBox(err, `Could not start retiring ${disk}`), actions(button('Back to the pool', back, { secondary: true, name: 'back' })));
+  }
 }

@@ -45,7 +45,10 @@ export function retirementName(disk) {
 }
 
 // retireSheet is the DiskRetirement create sheet. params: {disk, replace}.
-export async function retireSheet(root, ctx) {
+// The DiskPool edit sheet renders it in place for "Retire instead" (a sheet
+// cannot open a sheet over itself): onClose then returns to that form instead
+// of closing the sheet, and intro says where the flow was started from.
+export async function retireSheet(root, ctx, { onClose = closeSheet, intro = null } = {}) {
   const params = ctx.params || {};
   if (!params.disk) {
     mount(root, errorBox('Open this sheet from a disk\'s detail page: it needs the disk to retire.'));
@@ -67,7 +70,7 @@ export async function retireSheet(root, ctx) {
     replace && !picker ? errorBox('No disk is available as a replacement: a replacement must be Available and claimed by no pool.') : null,
     hint('Checking creates a suspended DiskRetirement: the plugin runs its checks and stops before it touches anything. You confirm after reading them.'),
     errorSlot,
-    actions(replace && !picker ? null : check, button('Cancel', () => closeSheet(), { secondary: true, name: 'cancel' })));
+    actions(replace && !picker ? null : check, button('Cancel', () => onClose(), { secondary: true, name: 'cancel' })));
   el.addEventListener('submit', async (event) => {
     event.preventDefault();
     errorSlot.replaceChildren();
@@ -78,7 +81,7 @@ export async function retireSheet(root, ctx) {
       const created = await sdk().k8s.create(RESOURCES.diskretirements, {
         apiVersion: `${GROUP}/${VERSION}`, kind: 'DiskRetirement', metadata: { generateName: retirementName(disk.metadata.name) }, spec,
       });
-      await awaitPreview(root, created);
+      await awaitPreview(root, created, onClose);
     } catch (err) {
       errorSlot.append(errorBox(err));
       check.disabled = false;
@@ -86,6 +89,7 @@ export async function retireSheet(root, ctx) {
   });
   mount(root,
     heading(`${replace ? 'Replace' : 'Retire'} disk ${disk.metadata.name}`, 1),
+    intro ? hint(intro) : null,
     diskSummary(disk),
     whatHappens(replace),
     el);
@@ -133,21 +137,27 @@ export function whatHappens(replace, { checked = false } = {}) {
 
 // awaitPreview polls the retirement until the plugin has checked it, then
 // shows the preview; Cancel is offered throughout.
-async function awaitPreview(root, created) {
+async function awaitPreview(root, created, onClose) {
   const name = created.metadata.name;
   const started = Date.now();
+  // Cancel stops the polling: in the DiskPool edit sheet the page lives on
+  // after the flow is left.
+  let stopped = false;
+  const close = () => { stopped = true; onClose(); };
   const waiting = h('div', { attrs: { 'data-waiting': 'true' } });
   const errorSlot = h('div', { attrs: { 'data-form-error': 'true' } });
   mount(root,
     heading(`Checking disk ${created.spec.disk}`, 1),
     waiting,
     errorSlot,
-    actions(cancelButton(name, errorSlot)));
+    actions(cancelButton(name, errorSlot, close)));
   for (;;) {
     let current;
     try {
       current = await sdk().k8s.get({ ...RESOURCES.diskretirements, name });
+      if (stopped) return;
     } catch (err) {
+      if (stopped) return;
       errorSlot.replaceChildren(errorBox(err, 'Could not read the retirement'));
       await sleep(POLL_MS);
       continue;
@@ -155,7 +165,7 @@ async function awaitPreview(root, created) {
     errorSlot.replaceChildren();
     const phase = (current.status && current.status.phase) || '';
     if (PREVIEW_PHASES.has(phase)) {
-      showPreview(root, current);
+      showPreview(root, current, onClose);
       return;
     }
     if (phase && phase !== 'Pending') {
@@ -167,10 +177,11 @@ async function awaitPreview(root, created) {
       text(`DiskRetirement ${name} is created, suspended; the plugin is checking it${current.status && current.status.message ? `: ${current.status.message}` : '…'}`),
       Date.now() - started > SLOW_MS ? hint('The plugin has not checked it yet. Is the plugin running? Cancel deletes it; nothing was touched.') : null);
     await sleep(POLL_MS);
+    if (stopped) return;
   }
 }
 
-function showPreview(root, retirement) {
+function showPreview(root, retirement, onClose) {
   const name = retirement.metadata.name;
   const s = retirement.status || {};
   const refused = s.phase === 'Refused';
@@ -197,7 +208,7 @@ function showPreview(root, retirement) {
     errorSlot,
     actions(
       refused ? null : confirm,
-      cancelButton(name, errorSlot, refused ? 'Close' : 'Cancel', refused ? 'close' : 'cancel')));
+      cancelButton(name, errorSlot, onClose, refused ? 'Close' : 'Cancel', refused ? 'close' : 'cancel')));
 }
 
 // factsLine is where the disk is and which OSD it carries, in one line.
@@ -209,14 +220,15 @@ function factsLine(retirement) {
   return `${osd} on disk ${spec.disk}${where ? ` (${where})` : ''}${spec.replacement ? `; replacement ${spec.replacement}` : ''}.`;
 }
 
-// cancelButton deletes the suspended retirement and closes the sheet.
-function cancelButton(name, errorSlot, label = 'Cancel', action = 'cancel') {
+// cancelButton deletes the suspended retirement and closes the sheet (or
+// returns to whatever opened the flow, through onClose).
+function cancelButton(name, errorSlot, onClose, label = 'Cancel', action = 'cancel') {
   const el = button(label, async () => {
     errorSlot.replaceChildren();
     el.disabled = true;
     try {
       await sdk().k8s.delete({ ...RESOURCES.diskretirements, name });
-      closeSheet();
+      onClose();
     } catch (err) {
       errorSlot.append(errorBox(err, 'Could not delete the suspended retirement'));
       el.disabled = false;

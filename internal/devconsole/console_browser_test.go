@@ -392,6 +392,57 @@ func TestConsoleInBrowser(t *testing.T) {
 		assert.Empty(t, log.find("patch", "diskretirements", ret.Name), "cancelling confirms nothing")
 	})
 
+	t.Run("the pool edit sheet offers Retire instead for an unchecked disk, and Cancel returns to the unsaved form", func(t *testing.T) {
+		b.T = t
+		ctx := context.Background()
+		var before v1alpha1.DiskPool
+		require.NoError(t, env.Client.Get(ctx, types.NamespacedName{Name: retirePool}, &before))
+
+		b.Open("/view/diskpools.ceph.fundament.io/" + retirePool)
+		b.Click(browser.PageFrame, `[data-action="edit"]`)
+		b.WaitFor(browser.SheetFrame, `input[data-disk="disk-c2"]`, "function() { return this.checked; }")
+		b.Click(browser.SheetFrame, `input[data-disk="disk-c2"]`)
+		b.Click(browser.SheetFrame, `input[data-disk="`+retiredDisk+`"]`)
+		b.WaitText(browser.SheetFrame, `[data-warning] .plugin-error`, "disk-c2 (/dev/sdc on node-c)")
+		b.WaitFor(browser.SheetFrame, `[data-retire-offer="disk-c2"] [data-action="retire-instead"]`)
+		assert.Zero(t, b.Count(browser.SheetFrame, `[data-retire-offer="`+retiredDisk+`"]`), "a retired disk offers no second retirement")
+		b.Screenshot("diskpool-edit-retire-instead")
+		b.Click(browser.SheetFrame, `[data-retire-offer="disk-c2"] [data-action="retire-instead"]`)
+
+		// The Disk detail page's retire flow, in the same sheet.
+		b.WaitText(browser.SheetFrame, "h1", "Retire disk disk-c2")
+		b.WaitText(browser.SheetFrame, `[data-steps]`, "cannot be cancelled")
+		b.Click(browser.SheetFrame, `[data-action="check"]`)
+		ret := waitRetirementOf(t, "disk-c2")
+		assert.True(t, ret.Spec.Suspend, "Retire instead creates the retirement suspended")
+		assert.Empty(t, ret.Spec.Replacement)
+		playController(t, ret.Name, v1alpha1.DiskRetirementStatus{
+			Phase: v1alpha1.RetirementSuspended, Message: "Every check passed; confirm to stop osd.4 and remove it", Pool: retirePool,
+			Node: "node-c", Device: "/dev/disk/by-id/wwn-disk-c2", OSDID: ptr.To[int32](4), Preflight: passedPreflight(),
+		})
+		for _, check := range []string{"Hosts", "Capacity", "Health"} {
+			b.WaitFor(browser.SheetFrame, `tr[data-row="`+check+`"] [data-passed="true"]`)
+		}
+		b.WaitText(browser.SheetFrame, `[data-facts]`, "osd.4 on disk disk-c2")
+		b.WaitFor(browser.SheetFrame, `[data-action="confirm"]`)
+		b.Click(browser.SheetFrame, `[data-action="cancel"]`)
+		waitRetirementGone(t, ret.Name)
+
+		// Back in the pool's form, the disk checked again; nothing saved.
+		b.WaitText(browser.SheetFrame, "h1", "Edit disk pool "+retirePool)
+		assert.True(t, b.SheetOpen())
+		b.WaitFor(browser.SheetFrame, `input[data-disk="disk-c2"]`, "function() { return this.checked; }")
+		assert.Zero(t, b.Count(browser.SheetFrame, `[data-retire-offer="disk-c2"]`))
+		b.Click(browser.SheetFrame, `form > .plugin-actions [data-action="cancel"]`)
+		waitSheetClosed(t, b)
+
+		var after v1alpha1.DiskPool
+		require.NoError(t, env.Client.Get(ctx, types.NamespacedName{Name: retirePool}, &after))
+		assert.Equal(t, before.Spec, after.Spec, "Retire instead leaves the pool's spec alone")
+		assert.Empty(t, log.find("patch", "diskpools", retirePool))
+		assert.Empty(t, log.find("patch", "diskretirements", ret.Name), "cancelling confirms nothing")
+	})
+
 	t.Run("no CSP violations, page errors or dialogs on any page", func(t *testing.T) {
 		assert.Empty(t, b.Problems())
 	})
