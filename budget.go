@@ -1,0 +1,168 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// Ceph's budgets, which the API server knows nothing about (issue 19).
+// Every consumer becomes Ceph pools; each pool takes a CRUSH rule and
+// placement groups, and Ceph refuses what would exceed its limits.
+const (
+	// CephMaxCrushRules is how many CRUSH rules a Ceph cluster holds: rule
+	// IDs are one byte; Ceph refuses the 257th ("failed to add rule 256
+	// because (28) No space left on device", Rook issue 10805).
+	CephMaxCrushRules = 256
+	// CephDefaultMaxPGPerOSD is mon_max_pg_per_osd's default: the monitors
+	// refuse a pool whose placement groups (times their replicas) would
+	// exceed it per OSD "in".
+	CephDefaultMaxPGPerOSD = 250
+	// cephDefaultPoolPGs is osd_pool_default_pg_num's default, which Rook
+	// v1.18.0 leaves Ceph to choose (pkg/daemon/ceph/client/command.go
+	// DefaultPGCount = "0"; CreatePool in pool.go).
+	cephDefaultPoolPGs = 32
+	// rgwMetadataPoolPGs is what Rook gives every object store metadata pool
+	// (pkg/operator/ceph/object/objectstore.go rgwRadosPoolPgNum).
+	rgwMetadataPoolPGs = 8
+	// rgwMetadataPools is how many metadata pools an object store has of
+	// its own (objectstore.go metadataPools: control, meta, log,
+	// buckets.index, buckets.non-ec, otp); .rgw.root spans every object
+	// store (objectstore.go poolName) and is counted once.
+	rgwMetadataPools = 6
+)
+
+// CephPools is what a set of consumers asks of Ceph.
+type CephPools struct {
+	// Pools and CrushRules: Rook v1.18.0 creates one CRUSH rule per pool,
+	// named after it (pkg/daemon/ceph/client/pool.go
+	// createReplicatedPoolForApp), and a second one, <pool>_<domain>, when
+	// a pool's failure domain changes (updatePoolCrushRule); the first is
+	// not removed.
+	Pools, CrushRules int
+	// PGReplicas is the sum over pools of pg_num × size: what Ceph's
+	// mon_max_pg_per_osd check divides by the OSDs.
+	PGReplicas int
+}
+
+func (p CephPools) plus(q CephPools) CephPools {
+	return CephPools{Pools: p.Pools + q.Pools, CrushRules: p.CrushRules + q.CrushRules, PGReplicas: p.PGReplicas + q.PGReplicas}
+}
+
+// ConsumerBudget describes one consumer for the budget: its kind, name and
+// replica count, and whether its pools have moved failure domain once.
+type ConsumerBudget struct {
+	Kind, Name string
+	Size       int32
+	// DomainMoved: Rook made a second rule for each of its pools.
+	DomainMoved bool
+}
+
+// PoolsOf is what one consumer's Rook object makes in Ceph (the shared
+// .rgw.root not included: see SharedPools).
+func PoolsOf(c ConsumerBudget) CephPools {
+	size := int(max(c.Size, 1))
+	var p CephPools
+	switch c.Kind {
+	case "BlockStorage": // one CephBlockPool
+		p = CephPools{Pools: 1, PGReplicas: cephDefaultPoolPGs * size}
+	case "FileStorage": // a CephFilesystem's metadata and data pools
+		p = CephPools{Pools: 2, PGReplicas: 2 * cephDefaultPoolPGs * size}
+	case "ObjectStorage": // six metadata pools and the data pool
+		p = CephPools{Pools: rgwMetadataPools + 1, PGReplicas: (rgwMetadataPools*rgwMetadataPoolPGs + cephDefaultPoolPGs) * size}
+	}
+	p.CrushRules = p.Pools
+	if c.DomainMoved {
+		p.CrushRules *= 2
+	}
+	return p
+}
+
+// SharedPools is what the consumers share: the .mgr pool Ceph's manager
+// makes (size 3 by default, one rule), and .rgw.root once any object store
+// exists (Rook's metadata PG count, the object stores' size).
+func SharedPools(consumers []ConsumerBudget) CephPools {
+	shared := CephPools{Pools: 1, CrushRules: 1, PGReplicas: 1 * 3} // .mgr: 1 PG, size 3
+	for _, c := range consumers {
+		if c.Kind == "ObjectStorage" {
+			size := int(max(c.Size, 1))
+			return shared.plus(CephPools{Pools: 1, CrushRules: 1, PGReplicas: rgwMetadataPoolPGs * size})
+		}
+	}
+	return shared
+}
+
+// TotalPools is what consumers ask of Ceph together, the shared pools
+// included.
+func TotalPools(consumers []ConsumerBudget) CephPools {
+	total := SharedPools(consumers)
+	for _, c := range consumers {
+		total = total.plus(PoolsOf(c))
+	}
+	return total
+}
+
+// BudgetLimits are the limits checked; an operator who raised
+// mon_max_pg_per_osd says so in configuration.
+type BudgetLimits struct {
+	CrushRules   int
+	MaxPGsPerOSD int
+}
+
+// BudgetRefusal is why a newcomer does not fit; empty when it does.
+type BudgetRefusal struct {
+	// Budget names what overflows: "CRUSH rules" or "placement groups per OSD".
+	Budget  string
+	Message string
+}
+
+// CheckBudget decides whether newcomer fits beside existing (the consumers
+// that keep their place: older ones) on osds OSDs. Existing consumers are
+// never affected: a newcomer that does not fit is refused, as a younger
+// pool's contested disk is.
+func CheckBudget(existing []ConsumerBudget, newcomer ConsumerBudget, osds int, limits BudgetLimits) BudgetRefusal {
+	used := TotalPools(existing)
+	all := TotalPools(append(slices.Clone(existing), newcomer))
+	if all.CrushRules > limits.CrushRules {
+		return BudgetRefusal{Budget: "CRUSH rules", Message: fmt.Sprintf(
+			"%s %s needs %d CRUSH rules; %d of Ceph's %d are used (%s), %d left: delete a consumer to make room",
+			newcomer.Kind, newcomer.Name, all.CrushRules-used.CrushRules, used.CrushRules, limits.CrushRules, usedBy(existing), max(limits.CrushRules-used.CrushRules, 0))}
+	}
+	if osds < 1 {
+		return BudgetRefusal{} // nothing to place on yet: the consumer waits for disks
+	}
+	perOSD := all.PGReplicas / osds
+	if perOSD > limits.MaxPGsPerOSD {
+		return BudgetRefusal{Budget: "placement groups per OSD", Message: fmt.Sprintf(
+			"%s %s would bring placement groups to %d per OSD over %d OSDs (it adds %d PG copies to %d); Ceph refuses more than %d (mon_max_pg_per_osd): add disks, or delete a consumer",
+			newcomer.Kind, newcomer.Name, perOSD, osds, all.PGReplicas-used.PGReplicas, used.PGReplicas, limits.MaxPGsPerOSD)}
+	}
+	return BudgetRefusal{}
+}
+
+// usedBy names the consumer kinds the rules go to, largest first.
+func usedBy(consumers []ConsumerBudget) string {
+	rules := map[string]int{}
+	for _, c := range consumers {
+		rules[c.Kind] += PoolsOf(c).CrushRules
+	}
+	kinds := make([]string, 0, len(rules))
+	for k := range rules {
+		kinds = append(kinds, k)
+	}
+	sort.Slice(kinds, func(i, j int) bool {
+		if rules[kinds[i]] != rules[kinds[j]] {
+			return rules[kinds[i]] > rules[kinds[j]]
+		}
+		return kinds[i] < kinds[j]
+	})
+	parts := []string{"1 by Ceph's .mgr pool"}
+	if rules["ObjectStorage"] > 0 {
+		parts = append(parts, "1 by .rgw.root")
+	}
+	for _, k := range kinds {
+		parts = append(parts, fmt.Sprintf("%d by %ss", rules[k], k))
+	}
+	return strings.Join(parts, ", ")
+}
