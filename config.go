@@ -32,6 +32,7 @@ const (
 	EnvChartRepository      = "FUNP_CHART_REPOSITORY"
 	EnvDevInsecureCharts    = "FUNP_DEV_INSECURE_CHART_REPOSITORY"
 	EnvChartDigest          = "FUNP_CHART_DIGEST"
+	EnvCephMaxPGPerOSD      = "FUNP_CEPH_MAX_PG_PER_OSD"
 	EnvKubeAPIQPS           = "FUNP_KUBE_API_QPS"
 	EnvKubeAPIBurst         = "FUNP_KUBE_API_BURST"
 	EnvLeaderElection       = "FUNP_LEADER_ELECTION"
@@ -42,7 +43,7 @@ const (
 var ConfigKeys = []string{
 	EnvOperatorNamespace, EnvClusterNamespace, EnvCephImage, EnvMonCount, EnvMgrCount,
 	EnvAllowMultiplePerNode, EnvDevLoopDevices, EnvMetrics, EnvCephFSMounter, EnvS3Region, EnvChartRepository,
-	EnvDevInsecureCharts, EnvChartDigest, EnvKubeAPIQPS, EnvKubeAPIBurst, EnvLeaderElection,
+	EnvDevInsecureCharts, EnvChartDigest, EnvCephMaxPGPerOSD, EnvKubeAPIQPS, EnvKubeAPIBurst, EnvLeaderElection,
 }
 
 // Defaults for keys that are unset or empty, and the bounds Rook's
@@ -72,6 +73,9 @@ const (
 	defaultKubeAPIQPS   = 1000
 	defaultKubeAPIBurst = 2000
 	maxKubeAPIQPS       = 10000
+	// maxCephPGPerOSD bounds the setting far above any sane cluster's
+	// (Ceph warns well below it); it only keeps typos out.
+	maxCephPGPerOSD = 100000
 )
 
 // CephFS mounters the CephFS CSI driver accepts.
@@ -119,6 +123,10 @@ type Config struct {
 	// ChartDigest pins the chart archive ("sha256:<hex>"): the install
 	// refuses any other archive. Empty: not verified.
 	ChartDigest string
+	// CephMaxPGPerOSD is the cluster's mon_max_pg_per_osd (Ceph's default,
+	// 250, unless an operator raised it): a consumer whose pools would pass
+	// it is refused before any Rook object is made (budget.go).
+	CephMaxPGPerOSD int
 	// KubeAPIQPS and KubeAPIBurst rate-limit the plugin's API client.
 	KubeAPIQPS, KubeAPIBurst int
 	// LeaderElection makes one of several plugin instances (a rolling
@@ -145,6 +153,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		S3Region:             r.str(EnvS3Region, defaultS3Region),
 		ChartRepository:      r.chartRepository(),
 		ChartDigest:          r.chartDigest(),
+		CephMaxPGPerOSD:      r.count(EnvCephMaxPGPerOSD, CephDefaultMaxPGPerOSD, 1, maxCephPGPerOSD),
 		KubeAPIQPS:           r.count(EnvKubeAPIQPS, defaultKubeAPIQPS, 1, maxKubeAPIQPS),
 		KubeAPIBurst:         r.count(EnvKubeAPIBurst, defaultKubeAPIBurst, 1, maxKubeAPIQPS),
 		LeaderElection:       r.booleanDefault(EnvLeaderElection, true),

@@ -36,6 +36,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 		S3Region:          "nl-1",
 		ChartRepository:   "https://charts.rook.io/release",
 		ChartDigest:       publishedChartDigest,
+		CephMaxPGPerOSD:   250,
 		KubeAPIQPS:        1000,
 		KubeAPIBurst:      2000,
 		LeaderElection:    true,
@@ -57,6 +58,7 @@ func TestLoadConfigReadsEveryKey(t *testing.T) {
 		"FUNP_CHART_REPOSITORY":              "http://charts.local/rook",
 		"FUNP_DEV_INSECURE_CHART_REPOSITORY": "true",
 		"FUNP_CHART_DIGEST":                  "sha256:" + strings.Repeat("ab", 32),
+		"FUNP_CEPH_MAX_PG_PER_OSD":           "300",
 		"FUNP_KUBE_API_QPS":                  "50",
 		"FUNP_KUBE_API_BURST":                "75",
 		"FUNP_LEADER_ELECTION":               "false",
@@ -74,6 +76,7 @@ func TestLoadConfigReadsEveryKey(t *testing.T) {
 		S3Region:             "eu-west-1",
 		ChartRepository:      "http://charts.local/rook",
 		ChartDigest:          "sha256:" + strings.Repeat("ab", 32),
+		CephMaxPGPerOSD:      300,
 		KubeAPIQPS:           50,
 		KubeAPIBurst:         75,
 	}, cfg)
@@ -121,6 +124,7 @@ func TestLoadConfigRejects(t *testing.T) {
 		{name: "a chart repository over plain http", vars: map[string]string{"FUNP_CHART_REPOSITORY": "http://charts.rook.io/release"}, want: `FUNP_CHART_REPOSITORY="http://charts.rook.io/release": must be https (set FUNP_DEV_INSECURE_CHART_REPOSITORY=true for a development repository served over http)`},
 		{name: "a chart digest without its algorithm", vars: map[string]string{"FUNP_CHART_DIGEST": strings.Repeat("ab", 32)}, want: `FUNP_CHART_DIGEST="` + strings.Repeat("ab", 32) + `": must be sha256: and 64 lower-case hex digits`},
 		{name: "a truncated chart digest", vars: map[string]string{"FUNP_CHART_DIGEST": "sha256:abab"}, want: `FUNP_CHART_DIGEST="sha256:abab": must be sha256:`},
+		{name: "a PG limit that is no number", vars: map[string]string{"FUNP_CEPH_MAX_PG_PER_OSD": "lots"}, want: `FUNP_CEPH_MAX_PG_PER_OSD="lots": must be a whole number from 1 to 100000`},
 		{name: "a chart repository that is not a URL", vars: map[string]string{"FUNP_CHART_REPOSITORY": "charts.rook.io/release"}, want: `FUNP_CHART_REPOSITORY="charts.rook.io/release": must be an http(s) URL`},
 	}
 	for _, tc := range cases {

@@ -197,6 +197,11 @@ func (r *ConsumerReconciler[T, R]) gather(ctx context.Context, obj T) (in consum
 	case !apierrors.IsNotFound(err):
 		return in, have, fmt.Errorf("read StorageClass %s: %w", name, err)
 	}
+	if in.rook == nil {
+		if in.budget, err = r.budget(ctx, obj, in.nodes); err != nil {
+			return in, have, err
+		}
+	}
 	return in, have, nil
 }
 
@@ -418,4 +423,37 @@ func orNone(s string) string {
 		return "none yet"
 	}
 	return s
+}
+
+// budget checks obj against Ceph's budgets beside every older live
+// consumer (olderFirst, the contested disks' rule), over the devices the
+// CephCluster lists (one OSD each).
+func (r *ConsumerReconciler[T, R]) budget(ctx context.Context, obj T, nodes int) (BudgetRefusal, error) {
+	devices, err := r.View.ClusterDevices(ctx)
+	if err != nil {
+		return BudgetRefusal{}, err
+	}
+	sized := func(kind string, c consumerObject) ConsumerBudget {
+		b := ConsumerBudget{Kind: kind, Name: c.GetName()}
+		if rep, err := ComputeReplication(c.RequestedReplicas(), nodes); err == nil {
+			b.Size = rep.Size
+		}
+		return b
+	}
+	var older []ConsumerBudget
+	for _, kind := range consumerKinds {
+		consumers, err := kind.List(ctx, r.Client)
+		if err != nil {
+			return BudgetRefusal{}, err
+		}
+		for _, c := range consumers {
+			if !c.GetDeletionTimestamp().IsZero() || olderFirst[client.Object](c, obj) >= 0 {
+				continue
+			}
+			older = append(older, sized(kind.Kind(), c))
+		}
+	}
+	me := sized(r.Kind.kind, obj)
+	limits := BudgetLimits{CrushRules: CephMaxCrushRules, MaxPGsPerOSD: r.Config.CephMaxPGPerOSD}
+	return CheckBudget(older, me, len(devices), limits), nil
 }

@@ -23,6 +23,9 @@ type consumerInput struct {
 	rook client.Object
 	// class is the same-named StorageClass, nil when there is none.
 	class *storagev1.StorageClass
+	// budget is why a consumer without a Rook object does not fit Ceph's
+	// budgets beside the older ones; empty when it fits.
+	budget BudgetRefusal
 }
 
 // precondition is one named check of a consumer's input: failing, it
@@ -40,6 +43,7 @@ var consumerPreconditions = []precondition{
 	{"some node contributes disks", disksContribute},
 	{"the Rook object is ours or absent", rookObjectIsOurs},
 	{"the StorageClass is ours or absent", storageClassIsOurs},
+	{"a new consumer fits Ceph's budgets", fitsCephBudgets},
 }
 
 // firstFailure runs the chain: the first failing check's reason and
@@ -83,4 +87,14 @@ func storageClassIsOurs(in consumerInput) (string, string, bool) {
 
 func foreignMessage(what string) string {
 	return what + " already exists and is not owned by this resource; it is left untouched: delete or rename it"
+}
+
+// fitsCephBudgets refuses a consumer whose pools Ceph would refuse (CRUSH
+// rules, placement groups per OSD); one whose Rook object exists keeps its
+// place whatever comes after it.
+func fitsCephBudgets(in consumerInput) (string, string, bool) {
+	if in.rook != nil || in.budget.Budget == "" {
+		return "", "", false
+	}
+	return ReasonOverBudget, in.budget.Message, true
 }

@@ -43,6 +43,12 @@ func TestConsumerPreconditions(t *testing.T) {
 		{"a Rook object someone else controls", with(func(in *consumerInput) { in.rook = pool(theirs) }), ReasonForeignObject, "CephBlockPool rook-ceph/ceph-fast already exists and is not owned by this resource"},
 		{"a Rook object with no controller is foreign too", with(func(in *consumerInput) { in.rook = pool(nil) }), ReasonForeignObject, "CephBlockPool rook-ceph/ceph-fast"},
 		{"a StorageClass someone else controls", with(func(in *consumerInput) { in.rook, in.class = pool(ours), class(theirs) }), ReasonForeignObject, "StorageClass ceph-fast already exists"},
+		{"a new consumer over Ceph's budgets", with(func(in *consumerInput) {
+			in.budget = BudgetRefusal{Budget: "CRUSH rules", Message: "BlockStorage fast needs 1 CRUSH rules; 256 of Ceph's 256 are used"}
+		}), ReasonOverBudget, "256 of Ceph's 256 are used"},
+		{"one whose Rook object exists keeps its place", with(func(in *consumerInput) {
+			in.rook, in.budget = pool(ours), BudgetRefusal{Budget: "CRUSH rules", Message: "full"}
+		}), "", ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -56,9 +62,18 @@ func TestConsumerPreconditions(t *testing.T) {
 
 // Every reason a precondition gives is one of the declared constants.
 func TestPreconditionReasonsAreConstants(t *testing.T) {
-	declared := map[string]bool{ReasonNoCephCluster: true, ReasonNoDisks: true, ReasonForeignObject: true}
+	declared := map[string]bool{ReasonNoCephCluster: true, ReasonNoDisks: true, ReasonForeignObject: true, ReasonOverBudget: true}
+	overBudget := BudgetRefusal{Budget: "CRUSH rules", Message: "no room"}
 	for _, p := range consumerPreconditions {
-		reason, _, failed := p.check(consumerInput{uid: "u", clusterMissing: fmt.Errorf("gone"), rook: &cephv1.CephBlockPool{}, class: &storagev1.StorageClass{}})
+		// Every input that can fail some check; the budget applies to a
+		// consumer without a Rook object.
+		withRook := consumerInput{uid: "u", clusterMissing: fmt.Errorf("gone"), rook: &cephv1.CephBlockPool{}, class: &storagev1.StorageClass{}, budget: overBudget}
+		withoutRook := withRook
+		withoutRook.rook = nil
+		reason, _, failed := p.check(withRook)
+		if !failed {
+			reason, _, failed = p.check(withoutRook)
+		}
 		assert.True(t, failed, p.name)
 		assert.True(t, declared[reason], "%s gives %q", p.name, reason)
 	}

@@ -29,6 +29,7 @@ const (
 	ReasonStorageClassDrift = "StorageClassDrift"
 	ReasonReconcileError    = "ReconcileError"
 	ReasonRookFailed        = "RookFailed"
+	ReasonOverBudget        = "OverBudget"
 )
 
 // Reasons of a consumer's DefaultClass condition.

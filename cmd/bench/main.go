@@ -31,7 +31,10 @@ func main() {
 	flag.IntVar(&o.Pools, "pools", 20, "DiskPools (covering ~80% of the disks, overlapping)")
 	flag.IntVar(&o.Block, "block", 100, "BlockStorages")
 	flag.IntVar(&o.File, "file", 50, "FileStorages")
-	flag.IntVar(&o.Object, "object", 50, "ObjectStorages")
+	// Seven: with 100 BlockStorages and 50 FileStorages that is 251 of the
+	// 256 CRUSH rules a Ceph cluster holds (budget.go); more would be
+	// refused, as Ceph would refuse their pools.
+	flag.IntVar(&o.Object, "object", 7, "ObjectStorages")
 	flag.IntVar(&o.Edits, "edits", 50, "DiskPool edits timed")
 	flag.DurationVar(&o.Idle, "idle", 60*time.Second, "idle time after convergence in which no write may happen")
 	flag.IntVar(&o.FloorWorkers, "floor-workers", 8, "parallel workers of the floor client")
