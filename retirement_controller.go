@@ -59,7 +59,7 @@ func (r *DiskRetirementReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 	if err := r.Client.Get(ctx, req.NamespacedName, &ret); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if ret.DeletionTimestamp.IsZero() && retirementActive(ret.Status.Phase) && !controllerutil.ContainsFinalizer(&ret, retirementFinalizer) {
+	if ret.DeletionTimestamp.IsZero() && !retirementFinished(ret.Status.Phase) && !controllerutil.ContainsFinalizer(&ret, retirementFinalizer) {
 		patch := client.MergeFrom(ret.DeepCopy())
 		controllerutil.AddFinalizer(&ret, retirementFinalizer)
 		if err := r.Client.Patch(ctx, &ret, patch); err != nil {
@@ -85,7 +85,7 @@ func (r *DiskRetirementReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 
 // retirementDone: a terminal phase with nothing left to give back.
 func retirementDone(s RetirementStep) bool {
-	return !retirementActive(s.Status.Phase) && !s.Status.OSDStopped && (s.Action == ActNone || s.Action == ActRelease)
+	return retirementFinished(s.Status.Phase) && !s.Status.OSDStopped && (s.Action == ActNone || s.Action == ActRelease)
 }
 
 // gather reads every fact NextRetirementStep decides on.
@@ -173,7 +173,7 @@ func (r *DiskRetirementReconciler) otherRetirement(ctx context.Context, ret *cep
 	}
 	for i := range all.Items {
 		o := &all.Items[i]
-		if o.Name == ret.Name || o.Spec.Disk != ret.Spec.Disk || !retirementActive(o.Status.Phase) {
+		if o.Name == ret.Name || o.Spec.Disk != ret.Spec.Disk || retirementFinished(o.Status.Phase) {
 			continue
 		}
 		if olderFirst(o, ret) < 0 {
@@ -181,16 +181,6 @@ func (r *DiskRetirementReconciler) otherRetirement(ctx context.Context, ret *cep
 		}
 	}
 	return "", nil
-}
-
-// retirementActive: not finished (a new one is not yet anywhere).
-func retirementActive(p cephv1alpha1.DiskRetirementPhase) bool {
-	switch p {
-	case cephv1alpha1.RetirementRetired, cephv1alpha1.RetirementRefused,
-		cephv1alpha1.RetirementFailed, cephv1alpha1.RetirementCancelled:
-		return false
-	}
-	return true
 }
 
 // osds reads Rook's OSD Deployments: the parsed ones, and the names of
@@ -269,15 +259,6 @@ func (r *DiskRetirementReconciler) gatherReplacement(ctx context.Context, f *Ret
 	return nil
 }
 
-// untouchedPhase: nothing of the cluster's was touched yet.
-func untouchedPhase(p cephv1alpha1.DiskRetirementPhase) bool {
-	switch p {
-	case "", cephv1alpha1.RetirementPending, cephv1alpha1.RetirementSuspended, cephv1alpha1.RetirementWaitingForReplacement:
-		return true
-	}
-	return false
-}
-
 // preflight gathers the checks' input: the shared OSD set without the
 // disk (with joining, a replacement that is not an OSD yet, counted as
 // one), every consumer's replication now, and what Ceph reports.
@@ -336,9 +317,7 @@ func (r *DiskRetirementReconciler) writeStatus(ctx context.Context, ret *cephv1a
 		return nil
 	}
 	before := ret.Status.Phase
-	patch := client.MergeFrom(ret.DeepCopy())
-	ret.Status = status
-	if err := r.Client.Status().Patch(ctx, ret, patch); err != nil {
+	if err := r.Client.Status().Patch(ctx, ret, statusPatch(status)); err != nil {
 		return fmt.Errorf("write DiskRetirement %s status: %w", ret.Name, err)
 	}
 	if status.Phase != before && r.Recorder != nil {
@@ -367,8 +346,8 @@ func (r *DiskRetirementReconciler) act(ctx context.Context, ret *cephv1alpha1.Di
 		if s.Status.OSDID != nil {
 			mark = fmt.Sprintf("osd.%d", *s.Status.OSDID)
 		}
-		patch := client.MergeFrom(f.Disk.DeepCopy())
-		disk := f.Disk.DeepCopy()
+		disk := f.Disk // read for this reconcile: ours to change
+		patch := client.MergeFrom(disk.DeepCopy())
 		if disk.Annotations == nil {
 			disk.Annotations = map[string]string{}
 		}

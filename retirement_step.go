@@ -82,16 +82,32 @@ type RetirementStep struct {
 // out of the CephCluster only after Rook removed the OSD, and gives back
 // what it stopped when it fails or is cancelled.
 func NextRetirementStep(f RetirementFacts) RetirementStep {
-	switch f.Status.Phase {
-	case cephv1alpha1.RetirementRetired, cephv1alpha1.RetirementRefused,
-		cephv1alpha1.RetirementFailed, cephv1alpha1.RetirementCancelled:
+	switch {
+	case retirementFinished(f.Status.Phase):
 		return finished(f)
-	case cephv1alpha1.RetirementRemoving:
+	case f.Status.Phase == cephv1alpha1.RetirementRemoving:
 		return removing(f)
-	case cephv1alpha1.RetirementStoppingOSD:
+	case f.Status.Phase == cephv1alpha1.RetirementStoppingOSD:
 		return stopping(f)
 	}
 	return untouched(f)
+}
+
+// retirementFinished: a terminal phase (Retired, Refused, Failed,
+// Cancelled); nothing moves it on.
+func retirementFinished(p cephv1alpha1.DiskRetirementPhase) bool {
+	switch p {
+	case cephv1alpha1.RetirementRetired, cephv1alpha1.RetirementRefused,
+		cephv1alpha1.RetirementFailed, cephv1alpha1.RetirementCancelled:
+		return true
+	}
+	return false
+}
+
+// untouchedPhase: nothing of the cluster's was touched yet (the phases
+// untouched decides), so the preflight is computed.
+func untouchedPhase(p cephv1alpha1.DiskRetirementPhase) bool {
+	return !retirementFinished(p) && p != cephv1alpha1.RetirementRemoving && p != cephv1alpha1.RetirementStoppingOSD
 }
 
 // step is the status with phase and message replaced.
