@@ -173,7 +173,8 @@ func (r *ConsumerReconciler[T, R]) derive(ctx context.Context, obj T) (consumerO
 // one).
 func (r *ConsumerReconciler[T, R]) gather(ctx context.Context, obj T) (in consumerInput, have R, err error) {
 	in = consumerInput{uid: obj.GetUID(), rookKind: r.Kind.rookKind}
-	if _, err := r.View.ClusterDevices(ctx); apierrors.IsNotFound(err) {
+	devices, err := r.View.ClusterDevices(ctx)
+	if apierrors.IsNotFound(err) {
 		in.clusterMissing = err
 		return in, have, nil
 	} else if err != nil {
@@ -198,7 +199,7 @@ func (r *ConsumerReconciler[T, R]) gather(ctx context.Context, obj T) (in consum
 		return in, have, fmt.Errorf("read StorageClass %s: %w", name, err)
 	}
 	if in.rook == nil {
-		if in.budget, err = r.budget(ctx, obj, in.nodes); err != nil {
+		if in.budget, err = r.budget(ctx, obj, in.nodes, len(devices)); err != nil {
 			return in, have, err
 		}
 	}
@@ -426,13 +427,9 @@ func orNone(s string) string {
 }
 
 // budget checks obj against Ceph's budgets beside every older live
-// consumer (olderFirst, the contested disks' rule), over the devices the
-// CephCluster lists (one OSD each).
-func (r *ConsumerReconciler[T, R]) budget(ctx context.Context, obj T, nodes int) (BudgetRefusal, error) {
-	devices, err := r.View.ClusterDevices(ctx)
-	if err != nil {
-		return BudgetRefusal{}, err
-	}
+// consumer (olderFirst, the contested disks' rule), over osds, the devices
+// the CephCluster lists (one OSD each).
+func (r *ConsumerReconciler[T, R]) budget(ctx context.Context, obj T, nodes, osds int) (BudgetRefusal, error) {
 	sized := func(kind string, c consumerObject) ConsumerBudget {
 		b := ConsumerBudget{Kind: kind, Name: c.GetName()}
 		if rep, err := ComputeReplication(c.RequestedReplicas(), nodes); err == nil {
@@ -455,5 +452,5 @@ func (r *ConsumerReconciler[T, R]) budget(ctx context.Context, obj T, nodes int)
 	}
 	me := sized(r.Kind.kind, obj)
 	limits := BudgetLimits{CrushRules: CephMaxCrushRules, MaxPGsPerOSD: r.Config.CephMaxPGPerOSD}
-	return CheckBudget(older, me, len(devices), limits), nil
+	return CheckBudget(older, me, osds, limits), nil
 }
