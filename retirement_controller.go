@@ -77,14 +77,21 @@ func (r *DiskRetirementReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 	if err := r.act(ctx, &ret, facts, next); err != nil {
 		return ctrl.Result{}, fmt.Errorf("%s for DiskRetirement %s: %w", next.Action, ret.Name, err)
 	}
-	if retirementDone(next) {
+	if retirementWaitsOnNothingOutside(next) {
 		return ctrl.Result{}, nil
 	}
 	return ctrl.Result{RequeueAfter: retirementPoll}, nil
 }
 
-// retirementDone: a terminal phase with nothing left to give back.
-func retirementDone(s RetirementStep) bool {
+// retirementWaitsOnNothingOutside: a terminal phase with nothing left to
+// give back, or a suspended one, which waits for its own spec (the watch
+// brings that) and computes its checks afresh when confirmed; polling it
+// would compute the union every few seconds for a preview nobody may
+// still be looking at.
+func retirementWaitsOnNothingOutside(s RetirementStep) bool {
+	if s.Status.Phase == cephv1alpha1.RetirementSuspended {
+		return s.Action == ActNone
+	}
 	return retirementFinished(s.Status.Phase) && !s.Status.OSDStopped && (s.Action == ActNone || s.Action == ActRelease)
 }
 
