@@ -342,8 +342,9 @@ type fixedView struct{ nodes int }
 func (fixedView) ClusterDevices(context.Context) (map[DeviceID]bool, error) {
 	return map[DeviceID]bool{}, nil
 }
-func (v fixedView) Nodes(context.Context) (int, error) { return v.nodes, nil }
-func (fixedView) Subscribe() <-chan event.GenericEvent { return nil }
+func (v fixedView) Nodes(context.Context) (int, error)          { return v.nodes, nil }
+func (fixedView) Capacity(context.Context) (RawCapacity, error) { return RawCapacity{}, nil }
+func (fixedView) Subscribe() <-chan event.GenericEvent          { return nil }
 
 // A watch event can be handled before the informer of the Rook object has
 // seen the create that preceded it; the create then fails AlreadyExists.

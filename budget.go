@@ -5,6 +5,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
 )
 
 // Ceph's budgets, which the API server knows nothing about (issue 19).
@@ -33,13 +35,20 @@ const (
 	rgwMetadataPools = 6
 )
 
+// FailureDomainsAnnotation, on a Rook object the plugin derives, records
+// every failure domain its pools have had, comma-separated, the first the
+// one they were created with: each change left a CRUSH rule behind that
+// counts against Ceph's budget (CrushRulesPerPool), and nothing in Rook's
+// objects or status remembers it.
+const FailureDomainsAnnotation = "ceph.fundament.io/failure-domains"
+
 // CephPools is what a set of consumers asks of Ceph.
 type CephPools struct {
 	// Pools and CrushRules: Rook v1.18.0 creates one CRUSH rule per pool,
 	// named after it (pkg/daemon/ceph/client/pool.go
-	// createReplicatedPoolForApp), and a second one, <pool>_<domain>, when
-	// a pool's failure domain changes (updatePoolCrushRule); the first is
-	// not removed.
+	// createReplicatedPoolForApp), and another, <pool>_<domain>, when a
+	// pool's failure domain changes (updatePoolCrushRule); none is
+	// removed (CrushRulesPerPool).
 	Pools, CrushRules int
 	// PGReplicas is the sum over pools of pg_num × size: what Ceph's
 	// mon_max_pg_per_osd check divides by the OSDs.
@@ -50,13 +59,52 @@ func (p CephPools) plus(q CephPools) CephPools {
 	return CephPools{Pools: p.Pools + q.Pools, CrushRules: p.CrushRules + q.CrushRules, PGReplicas: p.PGReplicas + q.PGReplicas}
 }
 
+// Use is p as a consumer's status reports it.
+func (p CephPools) Use() *cephv1alpha1.CephBudgetUse {
+	return &cephv1alpha1.CephBudgetUse{Pools: int32(p.Pools), CrushRules: int32(p.CrushRules), PGCopies: int32(p.PGReplicas)}
+}
+
 // ConsumerBudget describes one consumer for the budget: its kind, name and
-// replica count, and whether its pools have moved failure domain once.
+// replica count, and the failure domains its pools have had.
 type ConsumerBudget struct {
 	Kind, Name string
 	Size       int32
-	// DomainMoved: Rook made a second rule for each of its pools.
-	DomainMoved bool
+	// FailureDomains is every failure domain its pools have had, the one
+	// they were created with first (FailureDomainsAnnotation); empty for a
+	// consumer whose pools do not exist yet.
+	FailureDomains []string
+}
+
+// CrushRulesPerPool is how many CRUSH rules a pool holds after the failure
+// domains it has had (created with the first): Rook v1.18.0 creates the
+// rule named after the pool, then on each change to a domain the rule
+// <pool>_<domain> when it does not exist yet, back to the first domain
+// included, and removes none (updatePoolCrushRule).
+func CrushRulesPerPool(domains []string) int {
+	if len(domains) < 2 {
+		return 1
+	}
+	movedTo := map[string]bool{}
+	for _, d := range domains[1:] {
+		movedTo[d] = true
+	}
+	return 1 + len(movedTo)
+}
+
+// NextFailureDomains is the history recorded after the plugin writes want
+// to a pool whose history is recorded (comma-separated; empty for a pool
+// written before the record existed, whose history starts with current).
+func NextFailureDomains(recorded, current, want string) string {
+	var history []string
+	if recorded != "" {
+		history = strings.Split(recorded, ",")
+	} else if current != "" {
+		history = []string{current}
+	}
+	if want != "" && (len(history) == 0 || history[len(history)-1] != want) {
+		history = append(history, want)
+	}
+	return strings.Join(history, ",")
 }
 
 // PoolsOf is what one consumer's Rook object makes in Ceph (the shared
@@ -72,10 +120,7 @@ func PoolsOf(c ConsumerBudget) CephPools {
 	case "ObjectStorage": // six metadata pools and the data pool
 		p = CephPools{Pools: rgwMetadataPools + 1, PGReplicas: (rgwMetadataPools*rgwMetadataPoolPGs + cephDefaultPoolPGs) * size}
 	}
-	p.CrushRules = p.Pools
-	if c.DomainMoved {
-		p.CrushRules *= 2
-	}
+	p.CrushRules = p.Pools * CrushRulesPerPool(c.FailureDomains)
 	return p
 }
 

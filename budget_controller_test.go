@@ -1,15 +1,18 @@
 package main
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
 	cephv1 "github.com/rook/rook/pkg/apis/ceph.rook.io/v1"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
@@ -49,4 +52,62 @@ func TestAConsumerOverCephsBudgetCreatesNothing(t *testing.T) {
 	assert.Equal(t, before, pool.ResourceVersion, "the older consumer's pool is untouched")
 	require.NoError(t, h.c.Get(h.ctx, client.ObjectKeyFromObject(first), first))
 	assert.NotEqual(t, cephv1alpha1.StorageDegraded, first.Status.Phase)
+}
+
+// TestConsumersReportCapacityAndTheirShareOfCephsBudgets: a consumer's
+// status says what it can store at its replica count, from the Disks'
+// sizes until Ceph reports its own, and what it takes of Ceph's budgets;
+// a failure domain that moves is recorded on the Rook object, and the rule
+// it leaves behind is counted.
+func TestConsumersReportCapacityAndTheirShareOfCephsBudgets(t *testing.T) {
+	h := newHarness(t)
+	h.start()
+	pool := h.withPooledNodes("cap", 1)
+	const diskBytes = int64(4000787030016) // every test disk's size
+	bs := &cephv1alpha1.BlockStorage{ObjectMeta: metav1.ObjectMeta{Name: "cap"}}
+	h.createConsumer(bs)
+	h.waitPhase(bs, func() cephv1alpha1.StorageStatus { return bs.Status }, cephv1alpha1.StorageProvisioning)
+	assert.Equal(t, UsableCapacity(RawCapacity{DiskBytes: diskBytes}, 1), bs.Status.Capacity)
+	assert.Equal(t, &cephv1alpha1.CephBudgetUse{Pools: 1, CrushRules: 1, PGCopies: 32}, bs.Status.CephBudget)
+	var rook cephv1.CephBlockPool
+	require.NoError(t, h.c.Get(h.ctx, client.ObjectKey{Namespace: h.cfg.ClusterNamespace, Name: "ceph-cap"}, &rook))
+	assert.Equal(t, "osd", rook.Annotations[FailureDomainsAnnotation])
+
+	for _, node := range []string{"cap-2", "cap-3"} {
+		h.publishDiscovery(node, hdd("sdb", "0x"+node+"b"))
+		joined := h.waitDisks(node, 1)["/dev/sdb"].Name
+		require.NoError(t, h.c.Get(h.ctx, client.ObjectKeyFromObject(pool), pool))
+		pool.Spec.Disks = append(pool.Spec.Disks, joined)
+		require.NoError(t, h.c.Update(h.ctx, pool))
+	}
+	h.eventually("three copies across hosts, over three disks", func() error {
+		require.NoError(t, h.c.Get(h.ctx, client.ObjectKeyFromObject(bs), bs))
+		if bs.Status.Replicas != 3 || bs.Status.Capacity == nil || bs.Status.Capacity.RawBytes != 3*diskBytes {
+			return fmt.Errorf("replicas %d, capacity %+v", bs.Status.Replicas, bs.Status.Capacity)
+		}
+		return nil
+	})
+	assert.Equal(t, UsableCapacity(RawCapacity{DiskBytes: 3 * diskBytes}, 3), bs.Status.Capacity)
+	assert.Equal(t, &cephv1alpha1.CephBudgetUse{Pools: 1, CrushRules: 2, PGCopies: 96}, bs.Status.CephBudget,
+		"the osd rule stays in Ceph beside the host rule")
+	require.NoError(t, h.c.Get(h.ctx, client.ObjectKeyFromObject(&rook), &rook))
+	assert.Equal(t, "osd,host", rook.Annotations[FailureDomainsAnnotation])
+
+	// Ceph reports (Rook's status check, once a minute) and the operator
+	// lowers the full ratio: both reach the consumer without an edit of it.
+	const cephBytes = int64(10) << 40
+	cluster := h.cluster()
+	require.NoError(t, h.c.Patch(h.ctx, cluster, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"storage":{"fullRatio":0.9}}}`))))
+	require.NoError(t, h.c.Status().Patch(h.ctx, cluster, client.RawPatch(types.MergePatchType,
+		fmt.Appendf(nil, `{"status":{"ceph":{"capacity":{"bytesTotal":%d,"bytesUsed":1024}}}}`, cephBytes))))
+	want := UsableCapacity(RawCapacity{CephBytes: cephBytes, FullRatio: 0.9}, 3)
+	h.eventually("the capacity Ceph reports", func() error {
+		require.NoError(t, h.c.Get(h.ctx, client.ObjectKeyFromObject(bs), bs))
+		if !equality.Semantic.DeepEqual(want, bs.Status.Capacity) {
+			return fmt.Errorf("capacity %+v", bs.Status.Capacity)
+		}
+		return nil
+	})
+	assert.Equal(t, cephv1alpha1.CapacityFromCeph, bs.Status.Capacity.Source)
+	assert.Equal(t, int32(90), bs.Status.Capacity.FullRatioPercent)
 }

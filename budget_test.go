@@ -18,7 +18,7 @@ func TestPoolsOf(t *testing.T) {
 		{ConsumerBudget{Kind: "ObjectStorage", Size: 3}, CephPools{Pools: 7, CrushRules: 7, PGReplicas: 240}},
 		{ConsumerBudget{Kind: "ObjectStorage", Size: 1}, CephPools{Pools: 7, CrushRules: 7, PGReplicas: 80}},
 		// A failure domain that moved (osd to host) left a second rule per pool.
-		{ConsumerBudget{Kind: "FileStorage", Size: 2, DomainMoved: true}, CephPools{Pools: 2, CrushRules: 4, PGReplicas: 128}},
+		{ConsumerBudget{Kind: "FileStorage", Size: 2, FailureDomains: []string{"osd", "host"}}, CephPools{Pools: 2, CrushRules: 4, PGReplicas: 128}},
 	}
 	for _, tc := range tests {
 		assert.Equal(t, tc.want, PoolsOf(tc.consumer), "%+v", tc.consumer)
@@ -83,4 +83,36 @@ func blockStores(n int) []ConsumerBudget {
 		out = append(out, ConsumerBudget{Kind: "BlockStorage", Name: fmt.Sprintf("db-%d", i), Size: 3})
 	}
 	return out
+}
+
+func TestCrushRulesPerPool(t *testing.T) {
+	tests := []struct {
+		domains []string
+		want    int
+	}{
+		{nil, 1},                                    // not created yet: its first rule
+		{[]string{"host"}, 1},                       // the rule named after the pool
+		{[]string{"osd", "host"}, 2},                // <pool>_host beside it
+		{[]string{"osd", "host", "osd"}, 3},         // back: <pool>_osd, a third
+		{[]string{"osd", "host", "osd", "host"}, 3}, // <pool>_host exists already
+	}
+	for _, tc := range tests {
+		assert.Equal(t, tc.want, CrushRulesPerPool(tc.domains), "%v", tc.domains)
+	}
+}
+
+func TestNextFailureDomains(t *testing.T) {
+	tests := []struct {
+		recorded, current, want, next string
+	}{
+		{"", "", "host", "host"},           // created
+		{"host", "host", "host", "host"},   // unchanged
+		{"osd", "osd", "host", "osd,host"}, // moved
+		{"osd,host", "host", "osd", "osd,host,osd"},
+		{"", "osd", "host", "osd,host"}, // written before the record: its current domain first
+		{"", "osd", "osd", "osd"},
+	}
+	for _, tc := range tests {
+		assert.Equal(t, tc.next, NextFailureDomains(tc.recorded, tc.current, tc.want), "%+v", tc)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	cephv1 "github.com/rook/rook/pkg/apis/ceph.rook.io/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -51,12 +52,16 @@ type ClusterView struct {
 	unionKnown bool
 	latest     *clusterSnapshot
 	listeners  []chan<- event.GenericEvent
+	// capacityNoticePending says a capacity change waits to be told.
+	capacityNoticePending bool
 }
 
 // clusterFacts are what consumers depend on.
 type clusterFacts struct {
 	present bool
 	nodes   int
+	// capacity is the raw capacity their usable capacity is computed from.
+	capacity RawCapacity
 }
 
 // clusterSnapshot is what one device-list job handed on: the report of
@@ -92,8 +97,42 @@ func (v *ClusterView) ReadCephCluster(ctx context.Context) (cephCluster, error) 
 	if err != nil {
 		return cephCluster{}, fmt.Errorf("CephCluster %s: %w", v.Cluster, err)
 	}
-	v.observe(func(f *clusterFacts) { f.present = true })
+	cephBytes, fullRatio := reportedCapacity(raw)
+	v.observe(func(f *clusterFacts) {
+		f.present, f.capacity.CephBytes, f.capacity.FullRatio = true, cephBytes, fullRatio
+	})
 	return cephCluster{raw: raw, devices: listedDevices(nodes)}, nil
+}
+
+// reportedCapacity is what Ceph reports of its OSDs' raw capacity
+// (status.ceph.capacity.bytesTotal, 0 before it does) and the full ratio
+// the CephCluster sets (spec.storage.fullRatio, 0 when unset).
+func reportedCapacity(cluster *unstructured.Unstructured) (bytesTotal int64, fullRatio float64) {
+	total, _, _ := unstructured.NestedFieldNoCopy(cluster.Object, "status", "ceph", "capacity", "bytesTotal")
+	ratio, _, _ := unstructured.NestedFieldNoCopy(cluster.Object, "spec", "storage", "fullRatio")
+	return jsonInt(total), jsonFloat(ratio)
+}
+
+// jsonInt and jsonFloat read a JSON number as decoded into unstructured
+// (int64 or float64); anything else is 0.
+func jsonInt(v any) int64 {
+	switch n := v.(type) {
+	case int64:
+		return n
+	case float64:
+		return int64(n)
+	}
+	return 0
+}
+
+func jsonFloat(v any) float64 {
+	switch n := v.(type) {
+	case int64:
+		return float64(n)
+	case float64:
+		return n
+	}
+	return 0
 }
 
 // ClusterDevices is what the CephCluster lists, or NotFound when it is not
@@ -155,6 +194,21 @@ func (v *ClusterView) Nodes(ctx context.Context) (int, error) {
 	return u.Nodes, err
 }
 
+// Capacity is the shared OSD set's raw capacity: what the CephCluster
+// reports, and the union's Disk sizes (the union computed when nothing has
+// yet). A missing CephCluster is a NotFound error.
+func (v *ClusterView) Capacity(ctx context.Context) (RawCapacity, error) {
+	if _, err := v.Nodes(ctx); err != nil {
+		return RawCapacity{}, err
+	}
+	if _, err := v.ReadCephCluster(ctx); err != nil {
+		return RawCapacity{}, err
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.observed.capacity, nil
+}
+
 // publishSnapshot stores what a device-list job computed, for the
 // pool-status job.
 func (v *ClusterView) publishSnapshot(s *clusterSnapshot) {
@@ -172,7 +226,8 @@ func (v *ClusterView) snapshot() *clusterSnapshot {
 }
 
 // Subscribe returns a channel that receives an event whenever the node
-// count or the CephCluster's presence changes (for a source.Channel).
+// count, the CephCluster's presence or the raw capacity changes (for a
+// source.Channel).
 func (v *ClusterView) Subscribe() <-chan event.GenericEvent {
 	ch := make(chan event.GenericEvent, 1)
 	v.mu.Lock()
@@ -181,19 +236,42 @@ func (v *ClusterView) Subscribe() <-chan event.GenericEvent {
 	return ch
 }
 
+// capacityNoticeDelay is how long a change of the raw capacity alone waits
+// before subscribers hear of it: while discovery publishes thousands of
+// Disks the pools list, the figure changes with each, and every consumer
+// would rewrite its status every time. Ceph itself reports once a minute.
+const capacityNoticeDelay = 5 * time.Second
+
 // observe applies what was just read to the facts and tells the
-// subscribers when they changed.
+// subscribers when they changed: at once for the node count and the
+// CephCluster's presence, after capacityNoticeDelay for the capacity.
 func (v *ClusterView) observe(update func(*clusterFacts)) {
 	v.mu.Lock()
 	next := v.observed
 	update(&next)
-	changed := !v.known || next != v.observed
+	changed := !v.known || next.present != v.observed.present || next.nodes != v.observed.nodes
+	capacityOnly := !changed && next.capacity != v.observed.capacity
 	v.observed, v.known = next, true
+	if capacityOnly && !v.capacityNoticePending {
+		v.capacityNoticePending = true
+		time.AfterFunc(capacityNoticeDelay, func() {
+			v.mu.Lock()
+			v.capacityNoticePending = false
+			v.mu.Unlock()
+			v.notify()
+		})
+	}
+	v.mu.Unlock()
+	if changed {
+		v.notify()
+	}
+}
+
+// notify tells every subscriber that something changed.
+func (v *ClusterView) notify() {
+	v.mu.Lock()
 	listeners := v.listeners
 	v.mu.Unlock()
-	if !changed {
-		return
-	}
 	for _, ch := range listeners {
 		select {
 		case ch <- event.GenericEvent{Object: &cephv1alpha1.DiskPool{}}:

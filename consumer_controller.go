@@ -61,8 +61,10 @@ type consumerView interface {
 	// ClusterDevices fails with NotFound when the CephCluster is missing.
 	ClusterDevices(context.Context) (map[DeviceID]bool, error)
 	Nodes(context.Context) (int, error)
-	// Subscribe is told when the node count or the CephCluster's presence
-	// changes.
+	// Capacity is the shared OSD set's raw capacity.
+	Capacity(context.Context) (RawCapacity, error)
+	// Subscribe is told when the node count, the CephCluster's presence or
+	// the raw capacity changes.
 	Subscribe() <-chan event.GenericEvent
 }
 
@@ -146,6 +148,12 @@ func (r *ConsumerReconciler[T, R]) derive(ctx context.Context, obj T) (consumerO
 	if err != nil {
 		return out, err
 	}
+	raw, err := r.View.Capacity(ctx)
+	if err != nil {
+		return out, err
+	}
+	out.Capacity = UsableCapacity(raw, repl.Size)
+	out.CephBudget = PoolsOf(ConsumerBudget{Kind: r.Kind.kind, Size: repl.Size, FailureDomains: r.Kind.recordedDomains(rook)}).Use()
 	if out.DefaultClass, err = r.defaultClass(ctx, obj); err != nil {
 		return out, err
 	}
@@ -252,6 +260,7 @@ func (r *ConsumerReconciler[T, R]) rookFailure(ctx context.Context, rook R) (str
 func (r *ConsumerReconciler[T, R]) ensureRookObject(ctx context.Context, obj T, have R, repl Replication) (R, error) {
 	want := r.Kind.renderRook(obj, r.Config, repl)
 	if any(have) == any(*new(R)) {
+		setAnnotation(want, FailureDomainsAnnotation, r.Kind.failureDomain(want))
 		if err := r.Client.Create(ctx, want); err != nil {
 			return want, fmt.Errorf("create %s %s/%s: %w", r.Kind.rookKind, want.GetNamespace(), want.GetName(), err)
 		}
@@ -261,6 +270,11 @@ func (r *ConsumerReconciler[T, R]) ensureRookObject(ctx context.Context, obj T, 
 	if !ok {
 		return have, fmt.Errorf("a copy of %s %s is a %T", r.Kind.rookKind, have.GetName(), have.DeepCopyObject())
 	}
+	// The history is recorded before the domain changes: the rule the
+	// change leaves behind is counted even if this patch is the last
+	// thing the plugin does.
+	setAnnotation(have, FailureDomainsAnnotation, NextFailureDomains(
+		have.GetAnnotations()[FailureDomainsAnnotation], r.Kind.failureDomain(have), r.Kind.failureDomain(want)))
 	r.Kind.patchRook(have, want)
 	labels := have.GetLabels()
 	if labels == nil {
@@ -274,6 +288,16 @@ func (r *ConsumerReconciler[T, R]) ensureRookObject(ctx context.Context, obj T, 
 		return have, fmt.Errorf("patch %s %s/%s: %w", r.Kind.rookKind, have.GetNamespace(), have.GetName(), err)
 	}
 	return have, nil
+}
+
+// setAnnotation sets one annotation on o.
+func setAnnotation(o client.Object, key, value string) {
+	annotations := o.GetAnnotations()
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	annotations[key] = value
+	o.SetAnnotations(annotations)
 }
 
 // patchIfChanged sends the merge patch from base to obj, or nothing when
@@ -447,7 +471,12 @@ func (r *ConsumerReconciler[T, R]) budget(ctx context.Context, obj T, nodes, osd
 			if !c.GetDeletionTimestamp().IsZero() || olderFirst[client.Object](c, obj) >= 0 {
 				continue
 			}
-			older = append(older, sized(kind.Kind(), c))
+			b := sized(kind.Kind(), c)
+			// The rules a moved failure domain left behind count too.
+			if b.FailureDomains, err = kind.FailureDomains(ctx, r.Client, r.Config.ClusterNamespace, c.GetName()); err != nil {
+				return BudgetRefusal{}, err
+			}
+			older = append(older, b)
 		}
 	}
 	me := sized(r.Kind.kind, obj)

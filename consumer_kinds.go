@@ -3,9 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	cephv1 "github.com/rook/rook/pkg/apis/ceph.rook.io/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -33,6 +35,10 @@ type consumerKind interface {
 	NewRookObject() client.Object
 	// DerivedName is the name of both derived objects of a consumer.
 	DerivedName(consumer string) string
+	// FailureDomains is the failure domains the pools of a consumer's
+	// Rook object have had (FailureDomainsAnnotation), nil when there is
+	// no Rook object.
+	FailureDomains(ctx context.Context, c client.Reader, namespace, consumer string) ([]string, error)
 	// List lists the consumers of the kind.
 	List(ctx context.Context, c client.Reader) ([]consumerObject, error)
 	// setupReconciler registers the kind's ConsumerReconciler.
@@ -52,9 +58,12 @@ type kind[T consumerObject, R client.Object] struct {
 	// patchRook copies the fields the plugin owns from want into have, so
 	// a merge patch from the old have touches nothing a concurrent writer
 	// set (nor fields Rook's older Go types do not know).
-	patchRook   func(have, want R)
-	rookPhase   func(R) string
-	renderClass func(obj T, cfg Config) *storagev1.StorageClass
+	patchRook func(have, want R)
+	// failureDomain is the failure domain of the Rook object's pools (the
+	// plugin writes one to all of them).
+	failureDomain func(R) string
+	rookPhase     func(R) string
+	renderClass   func(obj T, cfg Config) *storagev1.StorageClass
 	// wantsDefaultClass is an optional capability: set for a kind whose
 	// consumers may ask for the cluster's default StorageClass.
 	wantsDefaultClass func(T) bool
@@ -73,6 +82,28 @@ func (k kind[T, R]) List(ctx context.Context, c client.Reader) ([]consumerObject
 		out = append(out, o)
 	}
 	return out, err
+}
+
+func (k kind[T, R]) FailureDomains(ctx context.Context, c client.Reader, namespace, consumer string) ([]string, error) {
+	rook := k.newRook()
+	name := k.derivedName(consumer)
+	switch err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, rook); {
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("read %s %s/%s: %w", k.rookKind, namespace, name, err)
+	}
+	return k.recordedDomains(rook), nil
+}
+
+// recordedDomains is a Rook object's failure domain history: the record,
+// or its current domain for an object written before the record existed.
+func (k kind[T, R]) recordedDomains(rook R) []string {
+	history := NextFailureDomains(rook.GetAnnotations()[FailureDomainsAnnotation], k.failureDomain(rook), "")
+	if history == "" {
+		return nil
+	}
+	return strings.Split(history, ",")
 }
 
 // list lists the consumers of the kind, typed.
@@ -150,7 +181,8 @@ var blockStorageKind = kind[*cephv1alpha1.BlockStorage, *cephv1.CephBlockPool]{
 	patchRook: func(have, want *cephv1.CephBlockPool) {
 		patchPool(&have.Spec.PoolSpec, want.Spec.PoolSpec)
 	},
-	rookPhase: blockPoolPhase,
+	failureDomain: func(p *cephv1.CephBlockPool) string { return p.Spec.FailureDomain },
+	rookPhase:     blockPoolPhase,
 	renderClass: func(o *cephv1alpha1.BlockStorage, cfg Config) *storagev1.StorageClass {
 		return RenderRBDStorageClass(o, cfg)
 	},
@@ -185,7 +217,8 @@ var fileStorageKind = kind[*cephv1alpha1.FileStorage, *cephv1.CephFilesystem]{
 		have.Spec.MetadataServer.ActiveCount = want.Spec.MetadataServer.ActiveCount
 		have.Spec.MetadataServer.ActiveStandby = want.Spec.MetadataServer.ActiveStandby
 	},
-	rookPhase: filesystemPhase,
+	failureDomain: func(f *cephv1.CephFilesystem) string { return f.Spec.MetadataPool.FailureDomain },
+	rookPhase:     filesystemPhase,
 	renderClass: func(o *cephv1alpha1.FileStorage, cfg Config) *storagev1.StorageClass {
 		return RenderCephFSStorageClass(o, cfg)
 	},
@@ -208,7 +241,8 @@ var objectStorageKind = kind[*cephv1alpha1.ObjectStorage, *cephv1.CephObjectStor
 		have.Spec.Gateway.Port = want.Spec.Gateway.Port
 		have.Spec.Gateway.Instances = want.Spec.Gateway.Instances
 	},
-	rookPhase: objectStorePhase,
+	failureDomain: func(o *cephv1.CephObjectStore) string { return o.Spec.DataPool.FailureDomain },
+	rookPhase:     objectStorePhase,
 	renderClass: func(o *cephv1alpha1.ObjectStorage, cfg Config) *storagev1.StorageClass {
 		return RenderBucketStorageClass(o, cfg)
 	},

@@ -52,6 +52,9 @@ type consumerOutcome struct {
 	// ReplicationChangeReason what caused it.
 	ReplicationChange       string
 	ReplicationChangeReason string
+	// Capacity and CephBudget are set once the Rook object is written.
+	Capacity   *cephv1alpha1.ConsumerCapacity
+	CephBudget *cephv1alpha1.CephBudgetUse
 	// DefaultClass is nil unless the consumer asks for the default class;
 	// then it says whether it holds it and, if not, why.
 	DefaultClass *defaultClassOutcome
@@ -77,6 +80,12 @@ func consumerStatus(prev cephv1alpha1.StorageStatus, out consumerOutcome, genera
 	if out.Replication != nil {
 		next.Replicas = out.Replication.Size
 		next.FailureDomain = out.Replication.FailureDomain
+	}
+	if out.Capacity != nil {
+		next.Capacity = out.Capacity
+	}
+	if out.CephBudget != nil {
+		next.CephBudget = out.CephBudget
 	}
 	ready := metav1.Condition{
 		Type:               cephv1alpha1.ConditionReady,

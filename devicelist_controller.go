@@ -81,7 +81,8 @@ func (r *DeviceListReconciler) SetupWithManager(mgr manager.Manager) error {
 		Named("cephcluster-devices").
 		Watches(&cephv1alpha1.DiskPool{}, toItem, builder.WithPredicates(claimsMayChange())).
 		Watches(&cephv1alpha1.Disk{}, handler.EnqueueRequestsFromMapFunc(r.ifListed), builder.WithPredicates(resolutionMayChange())).
-		Watches(cluster, toItem, builder.WithPredicates(r.isCluster(), r.storageNodesChangedByOthers())).
+		Watches(cluster, toItem, builder.WithPredicates(r.isCluster(),
+			predicate.Or(r.storageNodesChangedByOthers(), capacityChanged()))).
 		Complete(r)
 }
 
@@ -336,6 +337,28 @@ func (r *DeviceListReconciler) storageNodesChangedByOthers() predicate.Predicate
 			newNodes, _, _ := unstructured.NestedFieldNoCopy(newU.Object, "spec", "storage", "nodes")
 			return !sameJSONValue(oldNodes, newNodes) && !r.View.isOwnPatch(newNodes)
 		},
+		GenericFunc: func(event.GenericEvent) bool { return false },
+	}
+}
+
+// capacityChanged passes CephCluster updates that change the raw capacity
+// consumers report (Ceph's bytesTotal, the full ratio): the job reads the
+// CephCluster, and the ClusterView tells the consumers. Ceph's usage and
+// Rook's timestamps, which change every minute, do not pass.
+func capacityChanged() predicate.Predicate {
+	return predicate.Funcs{
+		CreateFunc: func(event.CreateEvent) bool { return false },
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			oldU, okOld := e.ObjectOld.(*unstructured.Unstructured)
+			newU, okNew := e.ObjectNew.(*unstructured.Unstructured)
+			if !okOld || !okNew {
+				return false
+			}
+			oldTotal, oldRatio := reportedCapacity(oldU)
+			newTotal, newRatio := reportedCapacity(newU)
+			return oldTotal != newTotal || oldRatio != newRatio
+		},
+		DeleteFunc:  func(event.DeleteEvent) bool { return false },
 		GenericFunc: func(event.GenericEvent) bool { return false },
 	}
 }

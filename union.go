@@ -249,6 +249,9 @@ type DiskUnion struct {
 	// Nodes is how many distinct nodes contribute disks: the node count
 	// ComputeReplication sizes every consumer against.
 	Nodes int
+	// RawBytes is the summed size of Disks: the shared OSD set's raw
+	// capacity before Ceph reports its own (UsableCapacity).
+	RawBytes int64
 	// Owners maps each listed disk to its owning pool (Disk.status.claimedBy).
 	Owners map[string]string
 	// Pools holds each live pool's resolution, by pool name, for its status.
@@ -276,6 +279,9 @@ func Union(pools []cephv1alpha1.DiskPool, byName map[string]*cephv1alpha1.Disk, 
 			seen[id] = true
 			nodes[id.Node] = true
 			u.Disks = append(u.Disks, d)
+			if d.Status.Size != nil {
+				u.RawBytes += d.Status.Size.Value()
+			}
 		}
 	}
 	u.Disks = sortedByDevice(u.Disks)
@@ -351,7 +357,7 @@ func (v *ClusterView) ComputeUnion(ctx context.Context, inCluster map[DeviceID]b
 	v.mu.Lock()
 	v.unionKnown = true
 	v.mu.Unlock()
-	v.observe(func(f *clusterFacts) { f.nodes = union.Nodes })
+	v.observe(func(f *clusterFacts) { f.nodes, f.capacity.DiskBytes = union.Nodes, union.RawBytes })
 	return union, nil
 }
 

@@ -26,6 +26,7 @@ type BlockStorageSpec struct {
 // +kubebuilder:printcolumn:name="Storage Class",type=string,JSONPath=`.status.storageClassName`
 // +kubebuilder:printcolumn:name="Replicas",type=integer,JSONPath=`.status.replicas`
 // +kubebuilder:printcolumn:name="Failure Domain",type=string,JSONPath=`.status.failureDomain`
+// +kubebuilder:printcolumn:name="Usable",type=string,JSONPath=`.status.capacity.usable`
 // +kubebuilder:printcolumn:name="Default",type=boolean,JSONPath=`.spec.default`,priority=1
 // +kubebuilder:printcolumn:name="Message",type=string,JSONPath=`.status.message`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`

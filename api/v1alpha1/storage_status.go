@@ -38,6 +38,16 @@ type StorageStatus struct {
 	// Message explains clamping of replicas or why the phase is Degraded.
 	// +optional
 	Message string `json:"message,omitempty"`
+	// Capacity is how much the consumer can store at its replica count.
+	// Every consumer shares the same OSD set: the figures of two consumers
+	// are not added together, and what one writes the others lose.
+	// +optional
+	Capacity *ConsumerCapacity `json:"capacity,omitempty"`
+	// CephBudget is the consumer's share of Ceph's budgets: the pools, CRUSH
+	// rules and placement group copies its Rook object makes. Absent until
+	// the Rook object exists.
+	// +optional
+	CephBudget *CephBudgetUse `json:"cephBudget,omitempty"`
 	// ObservedGeneration is the generation this status describes.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
@@ -45,6 +55,54 @@ type StorageStatus struct {
 	// +listMapKey=type
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// CapacitySource says what a consumer's capacity is computed from.
+// +kubebuilder:validation:Enum=Ceph;Disks
+type CapacitySource string
+
+const (
+	// CapacityFromCeph: the CephCluster's status.ceph.capacity.bytesTotal,
+	// the raw capacity of the OSDs Ceph runs.
+	CapacityFromCeph CapacitySource = "Ceph"
+	// CapacityFromDisks: the summed sizes of the Disks the DiskPools feed,
+	// before Ceph reports (no OSD may run on them yet).
+	CapacityFromDisks CapacitySource = "Disks"
+)
+
+// ConsumerCapacity is the usable capacity a consumer's replication implies
+// over the shared OSD set: usableBytes = rawBytes x Ceph's full ratio /
+// replicas (docs/rook-contract.md, "Usable capacity").
+type ConsumerCapacity struct {
+	// Usable is usableBytes as a person reads it ("1.8 TiB").
+	// +optional
+	Usable string `json:"usable,omitempty"`
+	// UsableBytes is how many bytes the consumer can store before Ceph
+	// stops writes (the full ratio), were nothing else stored.
+	// +optional
+	UsableBytes int64 `json:"usableBytes,omitempty"`
+	// RawBytes is the shared OSD set's raw capacity, before replication.
+	// +optional
+	RawBytes int64 `json:"rawBytes,omitempty"`
+	// FullRatioPercent is the share of raw capacity Ceph fills before it
+	// refuses writes: the CephCluster's spec.storage.fullRatio, or Ceph's
+	// mon_osd_full_ratio default (95).
+	// +optional
+	FullRatioPercent int32 `json:"fullRatioPercent,omitempty"`
+	// +optional
+	Source CapacitySource `json:"source,omitempty"`
+}
+
+// CephBudgetUse is what one consumer asks of Ceph's budgets.
+type CephBudgetUse struct {
+	// Pools is how many Ceph pools the consumer's Rook object makes.
+	Pools int32 `json:"pools"`
+	// CrushRules is how many CRUSH rules they take: one per pool, and one
+	// more for each failure domain a pool was moved to (Rook keeps the old).
+	CrushRules int32 `json:"crushRules"`
+	// PGCopies is the sum over its pools of placement groups times
+	// replicas: what Ceph's mon_max_pg_per_osd divides by the OSDs.
+	PGCopies int32 `json:"pgCopies"`
 }
 
 // StorageStatus returns the status every consumer kind shares.
