@@ -44,11 +44,10 @@ const FailureDomainsAnnotation = "ceph.fundament.io/failure-domains"
 
 // CephPools is what a set of consumers asks of Ceph.
 type CephPools struct {
-	// Pools and CrushRules: Rook v1.18.0 creates one CRUSH rule per pool,
-	// named after it (pkg/daemon/ceph/client/pool.go
-	// createReplicatedPoolForApp), and another, <pool>_<domain>, when a
-	// pool's failure domain changes (updatePoolCrushRule); none is
-	// removed (CrushRulesPerPool).
+	// Pools and CrushRules: Rook v1.18.0 gives a pool a CRUSH rule named
+	// after it (pkg/daemon/ceph/client/pool.go createReplicatedPoolForApp)
+	// and one <pool>_<domain> for each failure domain it has had
+	// (updatePoolCrushRule; CrushRulesPerPool).
 	Pools, CrushRules int
 	// PGReplicas is the sum over pools of pg_num × size: what Ceph's
 	// mon_max_pg_per_osd check divides by the OSDs.
@@ -76,19 +75,21 @@ type ConsumerBudget struct {
 }
 
 // CrushRulesPerPool is how many CRUSH rules a pool holds after the failure
-// domains it has had (created with the first): Rook v1.18.0 creates the
-// rule named after the pool, then on each change to a domain the rule
-// <pool>_<domain> when it does not exist yet, back to the first domain
-// included, and removes none (updatePoolCrushRule).
+// domains it has had (nil: a pool not made yet, which will have one).
+// Rook v1.18.0 creates the pool on a rule named after it
+// (createReplicatedPoolForApp), then, with enableCrushUpdates, moves it at
+// once to <pool>_<domain>: extractPoolDetails reads a class-less rule's
+// device class as its root, "default", which differs from the pool's ""
+// (seen on real Ceph: docs/rook-contract.md, finding 3). Each later change
+// of domain moves it to <pool>_<domain>, made when it does not exist yet,
+// and no rule is removed while the pool lives (updatePoolCrushRule). So: the
+// rule named after the pool, and one per distinct domain.
 func CrushRulesPerPool(domains []string) int {
-	if len(domains) < 2 {
-		return 1
+	distinct := map[string]bool{}
+	for _, d := range domains {
+		distinct[d] = true
 	}
-	movedTo := map[string]bool{}
-	for _, d := range domains[1:] {
-		movedTo[d] = true
-	}
-	return 1 + len(movedTo)
+	return 1 + max(len(distinct), 1)
 }
 
 // NextFailureDomains is the history recorded after the plugin writes want
@@ -125,14 +126,15 @@ func PoolsOf(c ConsumerBudget) CephPools {
 }
 
 // SharedPools is what the consumers share: the .mgr pool Ceph's manager
-// makes (size 3 by default, one rule), and .rgw.root once any object store
-// exists (Rook's metadata PG count, the object stores' size).
+// makes (size 3 by default, on Ceph's default rule), and .rgw.root once any
+// object store exists (Rook's metadata PG count, the object stores' size,
+// made as their metadata pools are: two rules).
 func SharedPools(consumers []ConsumerBudget) CephPools {
 	shared := CephPools{Pools: 1, CrushRules: 1, PGReplicas: 1 * 3} // .mgr: 1 PG, size 3
 	for _, c := range consumers {
 		if c.Kind == "ObjectStorage" {
 			size := int(max(c.Size, 1))
-			return shared.plus(CephPools{Pools: 1, CrushRules: 1, PGReplicas: rgwMetadataPoolPGs * size})
+			return shared.plus(CephPools{Pools: 1, CrushRules: CrushRulesPerPool(nil), PGReplicas: rgwMetadataPoolPGs * size})
 		}
 	}
 	return shared
@@ -204,7 +206,7 @@ func usedBy(consumers []ConsumerBudget) string {
 	})
 	parts := []string{"1 by Ceph's .mgr pool"}
 	if rules["ObjectStorage"] > 0 {
-		parts = append(parts, "1 by .rgw.root")
+		parts = append(parts, fmt.Sprintf("%d by .rgw.root", CrushRulesPerPool(nil)))
 	}
 	for _, k := range kinds {
 		parts = append(parts, fmt.Sprintf("%d by %ss", rules[k], k))

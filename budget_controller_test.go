@@ -68,7 +68,7 @@ func TestConsumersReportCapacityAndTheirShareOfCephsBudgets(t *testing.T) {
 	h.createConsumer(bs)
 	h.waitPhase(bs, func() cephv1alpha1.StorageStatus { return bs.Status }, cephv1alpha1.StorageProvisioning)
 	assert.Equal(t, UsableCapacity(RawCapacity{DiskBytes: diskBytes}, 1), bs.Status.Capacity)
-	assert.Equal(t, &cephv1alpha1.CephBudgetUse{Pools: 1, CrushRules: 1, PGCopies: 32}, bs.Status.CephBudget)
+	assert.Equal(t, &cephv1alpha1.CephBudgetUse{Pools: 1, CrushRules: 2, PGCopies: 32}, bs.Status.CephBudget)
 	var rook cephv1.CephBlockPool
 	require.NoError(t, h.c.Get(h.ctx, client.ObjectKey{Namespace: h.cfg.ClusterNamespace, Name: "ceph-cap"}, &rook))
 	assert.Equal(t, "osd", rook.Annotations[FailureDomainsAnnotation])
@@ -88,8 +88,8 @@ func TestConsumersReportCapacityAndTheirShareOfCephsBudgets(t *testing.T) {
 		return nil
 	})
 	assert.Equal(t, UsableCapacity(RawCapacity{DiskBytes: 3 * diskBytes}, 3), bs.Status.Capacity)
-	assert.Equal(t, &cephv1alpha1.CephBudgetUse{Pools: 1, CrushRules: 2, PGCopies: 96}, bs.Status.CephBudget,
-		"the osd rule stays in Ceph beside the host rule")
+	assert.Equal(t, &cephv1alpha1.CephBudgetUse{Pools: 1, CrushRules: 3, PGCopies: 96}, bs.Status.CephBudget,
+		"the pool's _osd rule stays in Ceph beside its _host rule")
 	require.NoError(t, h.c.Get(h.ctx, client.ObjectKeyFromObject(&rook), &rook))
 	assert.Equal(t, "osd,host", rook.Annotations[FailureDomainsAnnotation])
 

@@ -12,13 +12,14 @@ func TestPoolsOf(t *testing.T) {
 		consumer ConsumerBudget
 		want     CephPools
 	}{
-		{ConsumerBudget{Kind: "BlockStorage", Size: 3}, CephPools{Pools: 1, CrushRules: 1, PGReplicas: 96}},
-		{ConsumerBudget{Kind: "FileStorage", Size: 3}, CephPools{Pools: 2, CrushRules: 2, PGReplicas: 192}},
+		// Two rules a pool: the one named after it and <pool>_<domain>.
+		{ConsumerBudget{Kind: "BlockStorage", Size: 3}, CephPools{Pools: 1, CrushRules: 2, PGReplicas: 96}},
+		{ConsumerBudget{Kind: "FileStorage", Size: 3}, CephPools{Pools: 2, CrushRules: 4, PGReplicas: 192}},
 		// Six metadata pools of 8 PGs and a data pool of 32, three copies each.
-		{ConsumerBudget{Kind: "ObjectStorage", Size: 3}, CephPools{Pools: 7, CrushRules: 7, PGReplicas: 240}},
-		{ConsumerBudget{Kind: "ObjectStorage", Size: 1}, CephPools{Pools: 7, CrushRules: 7, PGReplicas: 80}},
-		// A failure domain that moved (osd to host) left a second rule per pool.
-		{ConsumerBudget{Kind: "FileStorage", Size: 2, FailureDomains: []string{"osd", "host"}}, CephPools{Pools: 2, CrushRules: 4, PGReplicas: 128}},
+		{ConsumerBudget{Kind: "ObjectStorage", Size: 3}, CephPools{Pools: 7, CrushRules: 14, PGReplicas: 240}},
+		{ConsumerBudget{Kind: "ObjectStorage", Size: 1}, CephPools{Pools: 7, CrushRules: 14, PGReplicas: 80}},
+		// A failure domain that moved (osd to host) left its rule behind.
+		{ConsumerBudget{Kind: "FileStorage", Size: 2, FailureDomains: []string{"osd", "host"}}, CephPools{Pools: 2, CrushRules: 6, PGReplicas: 128}},
 	}
 	for _, tc := range tests {
 		assert.Equal(t, tc.want, PoolsOf(tc.consumer), "%+v", tc.consumer)
@@ -27,7 +28,7 @@ func TestPoolsOf(t *testing.T) {
 
 func TestSharedPools(t *testing.T) {
 	assert.Equal(t, CephPools{Pools: 1, CrushRules: 1, PGReplicas: 3}, SharedPools(nil), ".mgr only")
-	assert.Equal(t, CephPools{Pools: 2, CrushRules: 2, PGReplicas: 3 + 16}, SharedPools([]ConsumerBudget{{Kind: "BlockStorage", Size: 3}, {Kind: "ObjectStorage", Size: 2}}),
+	assert.Equal(t, CephPools{Pools: 2, CrushRules: 3, PGReplicas: 3 + 16}, SharedPools([]ConsumerBudget{{Kind: "BlockStorage", Size: 3}, {Kind: "ObjectStorage", Size: 2}}),
 		".rgw.root once, whatever the number of object stores")
 }
 
@@ -49,12 +50,15 @@ func TestCheckBudget(t *testing.T) {
 		budget   string // "" fits
 		message  string
 	}{
-		// 1 (.mgr) + 1 (.rgw.root) + 7 per store: the 36th store ends at
-		// rule 254; the 37th would need 255 to 261.
-		{name: "the 36th object store fits the CRUSH rules", existing: objectStores(35, 3), newcomer: ConsumerBudget{Kind: "ObjectStorage", Name: "s3-new", Size: 3}, osds: 1000},
-		{name: "the 37th does not", existing: objectStores(36, 3), newcomer: ConsumerBudget{Kind: "ObjectStorage", Name: "s3-new", Size: 3}, osds: 1000,
-			budget: "CRUSH rules", message: "ObjectStorage s3-new needs 7 CRUSH rules; 254 of Ceph's 256 are used (1 by Ceph's .mgr pool, 1 by .rgw.root, 252 by ObjectStorages), 2 left"},
-		{name: "a block pool still fits in the last two", existing: objectStores(36, 3), newcomer: ConsumerBudget{Kind: "BlockStorage", Name: "db", Size: 3}, osds: 1000},
+		// 1 (.mgr) + 2 (.rgw.root) + 14 per store: the 18th store ends at
+		// rule 255; the 19th would need 256 to 269.
+		{name: "the 18th object store fits the CRUSH rules", existing: objectStores(17, 3), newcomer: ConsumerBudget{Kind: "ObjectStorage", Name: "s3-new", Size: 3}, osds: 1000},
+		{name: "the 19th does not", existing: objectStores(18, 3), newcomer: ConsumerBudget{Kind: "ObjectStorage", Name: "s3-new", Size: 3}, osds: 1000,
+			budget: "CRUSH rules", message: "ObjectStorage s3-new needs 14 CRUSH rules; 255 of Ceph's 256 are used (1 by Ceph's .mgr pool, 2 by .rgw.root, 252 by ObjectStorages), 1 left"},
+		// 17 stores and five block pools: 251 rules, 5 left.
+		{name: "a block pool fits where a store does not", existing: append(objectStores(17, 3), blockStores(5)...), newcomer: ConsumerBudget{Kind: "BlockStorage", Name: "db", Size: 3}, osds: 1000},
+		{name: "the store does not", existing: append(objectStores(17, 3), blockStores(5)...), newcomer: ConsumerBudget{Kind: "ObjectStorage", Name: "s3-new", Size: 3}, osds: 1000,
+			budget: "CRUSH rules", message: "251 of Ceph's 256 are used (1 by Ceph's .mgr pool, 2 by .rgw.root, 238 by ObjectStorages, 10 by BlockStorages), 5 left"},
 		// Three OSDs, size 3: every PG copy lands on each OSD. 250 × 3 = 750
 		// PG copies; .mgr takes 3, each block pool 96.
 		{name: "seven block pools on three OSDs", existing: blockStores(6), newcomer: ConsumerBudget{Kind: "BlockStorage", Name: "db-new", Size: 3}, osds: 3},
@@ -90,11 +94,11 @@ func TestCrushRulesPerPool(t *testing.T) {
 		domains []string
 		want    int
 	}{
-		{nil, 1},                                    // not created yet: its first rule
-		{[]string{"host"}, 1},                       // the rule named after the pool
-		{[]string{"osd", "host"}, 2},                // <pool>_host beside it
-		{[]string{"osd", "host", "osd"}, 3},         // back: <pool>_osd, a third
-		{[]string{"osd", "host", "osd", "host"}, 3}, // <pool>_host exists already
+		{nil, 2},                            // not made yet: it will have two
+		{[]string{"host"}, 2},               // <pool>, and <pool>_host Rook moves it to at once
+		{[]string{"osd", "host"}, 3},        // <pool>_osd stays beside <pool>_host
+		{[]string{"osd", "host", "osd"}, 3}, // back on <pool>_osd, which exists
+		{[]string{"osd", "host", "osd", "host"}, 3},
 	}
 	for _, tc := range tests {
 		assert.Equal(t, tc.want, CrushRulesPerPool(tc.domains), "%v", tc.domains)

@@ -33,6 +33,7 @@ const (
 	EnvDevInsecureCharts    = "FUNP_DEV_INSECURE_CHART_REPOSITORY"
 	EnvChartDigest          = "FUNP_CHART_DIGEST"
 	EnvCephMaxPGPerOSD      = "FUNP_CEPH_MAX_PG_PER_OSD"
+	EnvCephClusterMaxBytes  = "FUNP_CEPHCLUSTER_MAX_BYTES"
 	EnvKubeAPIQPS           = "FUNP_KUBE_API_QPS"
 	EnvKubeAPIBurst         = "FUNP_KUBE_API_BURST"
 	EnvLeaderElection       = "FUNP_LEADER_ELECTION"
@@ -43,7 +44,7 @@ const (
 var ConfigKeys = []string{
 	EnvOperatorNamespace, EnvClusterNamespace, EnvCephImage, EnvMonCount, EnvMgrCount,
 	EnvAllowMultiplePerNode, EnvDevLoopDevices, EnvMetrics, EnvCephFSMounter, EnvS3Region, EnvChartRepository,
-	EnvDevInsecureCharts, EnvChartDigest, EnvCephMaxPGPerOSD, EnvKubeAPIQPS, EnvKubeAPIBurst, EnvLeaderElection,
+	EnvDevInsecureCharts, EnvChartDigest, EnvCephMaxPGPerOSD, EnvCephClusterMaxBytes, EnvKubeAPIQPS, EnvKubeAPIBurst, EnvLeaderElection,
 }
 
 // Defaults for keys that are unset or empty, and the bounds Rook's
@@ -76,6 +77,12 @@ const (
 	// maxCephPGPerOSD bounds the setting far above any sane cluster's
 	// (Ceph warns well below it); it only keeps typos out.
 	maxCephPGPerOSD = 100000
+	// maxCephClusterBytes keeps typos out of FUNP_CEPHCLUSTER_MAX_BYTES:
+	// a CephCluster that large makes every watcher of it, Rook's operator
+	// first, decode that much on each change.
+	maxCephClusterBytes = 10 << 20
+	// minCephClusterBytes keeps room for the CephCluster without devices.
+	minCephClusterBytes = 64 << 10
 )
 
 // CephFS mounters the CephFS CSI driver accepts.
@@ -127,6 +134,10 @@ type Config struct {
 	// 250, unless an operator raised it): a consumer whose pools would pass
 	// it is refused before any Rook object is made (budget.go).
 	CephMaxPGPerOSD int
+	// CephClusterMaxBytes is the largest CephCluster, as JSON, the plugin
+	// writes: a device list that would pass it is not written
+	// (cephcluster_size.go).
+	CephClusterMaxBytes int
 	// KubeAPIQPS and KubeAPIBurst rate-limit the plugin's API client.
 	KubeAPIQPS, KubeAPIBurst int
 	// LeaderElection makes one of several plugin instances (a rolling
@@ -154,6 +165,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		ChartRepository:      r.chartRepository(),
 		ChartDigest:          r.chartDigest(),
 		CephMaxPGPerOSD:      r.count(EnvCephMaxPGPerOSD, CephDefaultMaxPGPerOSD, 1, maxCephPGPerOSD),
+		CephClusterMaxBytes:  r.count(EnvCephClusterMaxBytes, defaultCephClusterMaxBytes, minCephClusterBytes, maxCephClusterBytes),
 		KubeAPIQPS:           r.count(EnvKubeAPIQPS, defaultKubeAPIQPS, 1, maxKubeAPIQPS),
 		KubeAPIBurst:         r.count(EnvKubeAPIBurst, defaultKubeAPIBurst, 1, maxKubeAPIQPS),
 		LeaderElection:       r.booleanDefault(EnvLeaderElection, true),

@@ -26,20 +26,21 @@ func TestLoadConfigDefaults(t *testing.T) {
 	cfg, err := LoadConfig(environ(nil))
 	require.NoError(t, err)
 	assert.Equal(t, Config{
-		OperatorNamespace: "rook-ceph",
-		ClusterNamespace:  "rook-ceph",
-		CephImage:         "quay.io/ceph/ceph:v19.2.3",
-		MonCount:          3,
-		MgrCount:          2,
-		Metrics:           true,
-		CephFSMounter:     "kernel",
-		S3Region:          "nl-1",
-		ChartRepository:   "https://charts.rook.io/release",
-		ChartDigest:       publishedChartDigest,
-		CephMaxPGPerOSD:   250,
-		KubeAPIQPS:        1000,
-		KubeAPIBurst:      2000,
-		LeaderElection:    true,
+		OperatorNamespace:   "rook-ceph",
+		ClusterNamespace:    "rook-ceph",
+		CephImage:           "quay.io/ceph/ceph:v19.2.3",
+		MonCount:            3,
+		MgrCount:            2,
+		Metrics:             true,
+		CephFSMounter:       "kernel",
+		S3Region:            "nl-1",
+		ChartRepository:     "https://charts.rook.io/release",
+		ChartDigest:         publishedChartDigest,
+		CephMaxPGPerOSD:     250,
+		CephClusterMaxBytes: 1400000,
+		KubeAPIQPS:          1000,
+		KubeAPIBurst:        2000,
+		LeaderElection:      true,
 	}, cfg)
 }
 
@@ -59,6 +60,7 @@ func TestLoadConfigReadsEveryKey(t *testing.T) {
 		"FUNP_DEV_INSECURE_CHART_REPOSITORY": "true",
 		"FUNP_CHART_DIGEST":                  "sha256:" + strings.Repeat("ab", 32),
 		"FUNP_CEPH_MAX_PG_PER_OSD":           "300",
+		"FUNP_CEPHCLUSTER_MAX_BYTES":         "3000000",
 		"FUNP_KUBE_API_QPS":                  "50",
 		"FUNP_KUBE_API_BURST":                "75",
 		"FUNP_LEADER_ELECTION":               "false",
@@ -77,6 +79,7 @@ func TestLoadConfigReadsEveryKey(t *testing.T) {
 		ChartRepository:      "http://charts.local/rook",
 		ChartDigest:          "sha256:" + strings.Repeat("ab", 32),
 		CephMaxPGPerOSD:      300,
+		CephClusterMaxBytes:  3000000,
 		KubeAPIQPS:           50,
 		KubeAPIBurst:         75,
 	}, cfg)

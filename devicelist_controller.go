@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"time"
@@ -43,6 +44,9 @@ type DeviceListReconciler struct {
 	// PoolStatus receives one event per pool whose status is to be written.
 	PoolStatus chan<- event.GenericEvent
 	Now        func() time.Time
+	// MaxBytes is the largest CephCluster it writes
+	// (Config.CephClusterMaxBytes).
+	MaxBytes int
 
 	// checked is, per pool, the stored status (its resourceVersion) and
 	// the resolution (its Fingerprint) last found to agree. There is one
@@ -110,9 +114,14 @@ func (r *DeviceListReconciler) Reconcile(ctx context.Context, _ reconcile.Reques
 	var patchErr error
 	if problem.Reason == "" {
 		patchErr = r.patchStorageNodes(ctx, cluster, union)
+		var tooLarge *cephClusterTooLarge
 		switch {
 		case apierrors.IsConflict(patchErr):
 			return reconcile.Result{}, patchErr // someone else wrote: re-read and retry, nothing to report
+		case errors.As(patchErr, &tooLarge):
+			// Not retried: only a pool edit or a Disk change makes room,
+			// and either brings the job back.
+			problem, patchErr = ClusterProblem{Reason: ReasonCephClusterTooLarge, Message: tooLarge.Error()}, nil
 		case patchErr != nil:
 			// A refused patch (a webhook, a policy, validation, RBAC)
 			// leaves disks out of Ceph: their pools must not say Ready.
@@ -196,6 +205,65 @@ func (r *DeviceListReconciler) patchStorageNodes(ctx context.Context, cluster ce
 	managed := raw.GetAnnotations()[ManagedDevicesAnnotation]
 	retained := RetainedDevices(cluster.devices, managed, union, r.describedDevices(ctx))
 	plan := PlanStorageNodes(current, managed, RenderStorageNodes(union.Disks, retained...))
+	tooLarge, err := r.refuseOverflow(raw, plan, union.Disks, cluster.devices)
+	if err != nil {
+		return err
+	}
+	if tooLarge != nil {
+		// The devices the pools add wait; those they give up still go.
+		plan = PlanStorageNodes(current, managed, RenderStorageNodes(alreadyListed(union.Disks, cluster.devices), retained...))
+	}
+	if err := r.writePlan(ctx, raw, current, managed, plan, len(union.Disks), len(retained)); err != nil {
+		return err
+	}
+	if tooLarge != nil {
+		return tooLarge
+	}
+	return nil
+}
+
+// cephClusterTooLarge is a device list the plugin does not write: the
+// CephCluster would pass what the API server stores.
+type cephClusterTooLarge struct{ why string }
+
+func (e *cephClusterTooLarge) Error() string {
+	return e.why + ": the disks the pools add are not given to Ceph; take disks out of a pool, or raise etcd's --max-request-bytes and FUNP_CEPHCLUSTER_MAX_BYTES together"
+}
+
+// refuseOverflow measures the CephCluster plan would leave when it adds
+// devices (a plan that only removes cannot grow it), and refuses it over
+// the limits (CheckCephClusterSize).
+func (r *DeviceListReconciler) refuseOverflow(raw *unstructured.Unstructured, plan StorageNodesPlan, disks []*cephv1alpha1.Disk, listed map[DeviceID]bool) (*cephClusterTooLarge, error) {
+	if len(alreadyListed(disks, listed)) == len(disks) {
+		return nil, nil
+	}
+	size, err := sizeAfterPlan(raw, plan)
+	if err != nil {
+		return nil, err
+	}
+	limit := r.MaxBytes
+	if limit <= 0 {
+		limit = defaultCephClusterMaxBytes
+	}
+	if why := CheckCephClusterSize(size, limit); why != "" {
+		return &cephClusterTooLarge{why: why}, nil
+	}
+	return nil, nil
+}
+
+// alreadyListed are the disks the CephCluster lists already.
+func alreadyListed(disks []*cephv1alpha1.Disk, listed map[DeviceID]bool) []*cephv1alpha1.Disk {
+	out := make([]*cephv1alpha1.Disk, 0, len(disks))
+	for _, d := range disks {
+		if listed[DeviceIDOf(d)] {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// writePlan patches the plan in when it differs from what is there.
+func (r *DeviceListReconciler) writePlan(ctx context.Context, raw *unstructured.Unstructured, current []any, managed string, plan StorageNodesPlan, devices, retained int) error {
 	if sameJSONValue(current, plan.Nodes) && managed == plan.Managed {
 		return nil
 	}
@@ -216,7 +284,7 @@ func (r *DeviceListReconciler) patchStorageNodes(ctx context.Context, cluster ce
 		return fmt.Errorf("patch CephCluster %s spec.storage.nodes: %w", r.View.Cluster, err)
 	}
 	r.View.rememberPatch(raw.GetResourceVersion(), afterPatch(raw, plan.Nodes, answer))
-	logf.FromContext(ctx).Info("updated CephCluster device list", "nodes", len(plan.Nodes), "devices", len(union.Disks), "retained", len(retained))
+	logf.FromContext(ctx).Info("updated CephCluster device list", "nodes", len(plan.Nodes), "devices", devices, "retained", retained)
 	return nil
 }
 

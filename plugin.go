@@ -290,7 +290,7 @@ func setupReconcilers(mgr manager.Manager, cfg Config, host pluginruntime.Host) 
 	// The pools' two jobs: the CephCluster's device list, then each
 	// pool's status, handed on from the first to the second.
 	poolStatus := make(chan event.GenericEvent)
-	devices := &DeviceListReconciler{Client: c, View: view, PoolStatus: poolStatus}
+	devices := &DeviceListReconciler{Client: c, View: view, PoolStatus: poolStatus, MaxBytes: cfg.CephClusterMaxBytes}
 	if err := devices.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("CephCluster device list controller: %w", err)
 	}

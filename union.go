@@ -159,6 +159,9 @@ const (
 	ReasonNoUsableDisks      = "NoUsableDisks"
 	ReasonNoCephCluster      = "NoCephCluster"
 	ReasonCephClusterRefused = "CephClusterRefused"
+	// ReasonCephClusterTooLarge: the device list with the pool's disks
+	// would pass what the API server stores (cephcluster_size.go).
+	ReasonCephClusterTooLarge = "CephClusterTooLarge"
 )
 
 // PoolReport is what a pool's status says of its resolution, rendered

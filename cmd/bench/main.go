@@ -29,12 +29,13 @@ func main() {
 	sizes := flag.String("sizes", "50,125,250,500", "node counts to measure, smallest first")
 	flag.IntVar(&o.DevicesPerNode, "devices", 20, "devices per node")
 	flag.IntVar(&o.Pools, "pools", 20, "DiskPools (covering ~80% of the disks, overlapping)")
-	flag.IntVar(&o.Block, "block", 100, "BlockStorages")
-	flag.IntVar(&o.File, "file", 50, "FileStorages")
-	// Seven: with 100 BlockStorages and 50 FileStorages that is 251 of the
-	// 256 CRUSH rules a Ceph cluster holds (budget.go); more would be
-	// refused, as Ceph would refuse their pools.
-	flag.IntVar(&o.Object, "object", 7, "ObjectStorages")
+	// 50, 20 and 5: two CRUSH rules a pool (budget.go, CrushRulesPerPool)
+	// make 100 + 80 + 70, with .mgr and .rgw.root 253 of the 256 rules a
+	// Ceph cluster holds; more would be refused, as Ceph would refuse
+	// their pools.
+	flag.IntVar(&o.Block, "block", 50, "BlockStorages")
+	flag.IntVar(&o.File, "file", 20, "FileStorages")
+	flag.IntVar(&o.Object, "object", 5, "ObjectStorages")
 	flag.IntVar(&o.Edits, "edits", 50, "DiskPool edits timed")
 	flag.DurationVar(&o.Idle, "idle", 60*time.Second, "idle time after convergence in which no write may happen")
 	flag.IntVar(&o.FloorWorkers, "floor-workers", 8, "parallel workers of the floor client")
