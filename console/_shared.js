@@ -218,13 +218,11 @@ export function byName(a, b) {
 export async function capacitySection() {
   const section = card(heading('Cluster raw capacity', 3));
   try {
-    const { items: pools } = await sdk().k8s.list(RESOURCES.diskpools);
-    const ref = [...pools].sort(byName).map((p) => p.status && p.status.cephCluster).find(Boolean);
+    const { ref, cluster } = await fedCephCluster();
     if (!ref) {
       section.append(hint('No DiskPool feeds a CephCluster yet.'));
       return section;
     }
-    const cluster = await sdk().k8s.get({ ...RESOURCES.cephclusters, namespace: ref.namespace, name: ref.name });
     const capacity = cluster.status && cluster.status.ceph && cluster.status.ceph.capacity;
     if (!capacity || !capacity.bytesTotal) section.append(hint(`CephCluster ${ref.namespace}/${ref.name} reports no capacity yet.`));
     else section.append(capacityMeter(capacity), hint(`Raw capacity across every OSD of CephCluster ${ref.namespace}/${ref.name}, before replication; shared by every pool and storage kind.`));
@@ -232,6 +230,16 @@ export async function capacitySection() {
     section.append(errorBox(err, 'Could not read the CephCluster'));
   }
   return section;
+}
+
+// fedCephCluster reads the DiskPools and the CephCluster they feed: the one
+// the first pool by name names in its status (the plugin's configured
+// cluster). ref and cluster are null while no pool names one.
+export async function fedCephCluster() {
+  const { items: pools } = await sdk().k8s.list(RESOURCES.diskpools);
+  const ref = [...pools].sort(byName).map((p) => p.status && p.status.cephCluster).find(Boolean) || null;
+  const cluster = ref ? await sdk().k8s.get({ ...RESOURCES.cephclusters, namespace: ref.namespace, name: ref.name }) : null;
+  return { pools, ref, cluster };
 }
 
 function capacityMeter({ bytesTotal, bytesUsed = 0, bytesAvailable }) {

@@ -3,6 +3,8 @@ package devconsole_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"math"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -199,6 +201,121 @@ func TestConsoleInBrowser(t *testing.T) {
 		waitSheetClosed(t, b)
 		require.NoError(t, env.Client.Get(ctx, types.NamespacedName{Name: blockName}, &after))
 		assert.Nil(t, after.Spec.Replicas, "replicas: null returns to automatic sizing")
+	})
+
+	// The budget scenario, by hand. The pools feed CephCluster rook-ceph: 2
+	// devices on 2 nodes (2 OSDs, so Automatic is 2 copies and 3 is clamped
+	// to 2), 7 TiB reported, writes stop at 80%. What is used before a new
+	// consumer (status.cephBudget, bs-waiting at its spec's 1 copy):
+	//   CRUSH rules: .mgr 1 + .rgw.root 1 + bs-fast 1 + bs-waiting 1 + fs-shared 2 + os-s3 7 = 13
+	//   PG copies:   .mgr 3 + .rgw.root 8×2 + 64 + 32 + 128 + 160 = 403 (201 per OSD)
+	// A new ObjectStorage adds 7 rules (.rgw.root exists): 20, 236 left; at
+	// 2 copies 80×2 = 160 PG copies: 563 / 2 = 281 per OSD > 250, refused;
+	// at 1 copy 80: 483 / 2 = 241, fits. Usable: 7 TiB × 0.8 = 5.6 TiB at 1
+	// copy, 2.8 TiB at 2.
+	t.Run("budget: the create sheet shows Ceph's budget and usable capacity, live as replicas change", func(t *testing.T) {
+		b.T = t
+		b.Open("/view/objectstorages.ceph.fundament.io")
+		b.Click(browser.PageFrame, `[data-action="create"]`)
+		b.WaitText(browser.SheetFrame, `[data-budget="crush-rules"]`, "This ObjectStorage uses 7 of Ceph's 256 CRUSH rules; 13 used, 236 left after it.")
+
+		// Automatic: 2 copies on 2 nodes, which Ceph would refuse.
+		b.WaitText(browser.SheetFrame, `[data-budget="pgs"]`, "Placement groups: 281 copies per OSD over 2 OSDs after it, of Ceph's 250 (mon_max_pg_per_osd).")
+		b.WaitText(browser.SheetFrame, `[data-budget-refusal][role="alert"]`, "Ceph would refuse it: placement groups would reach 281 per OSD over 2 OSDs "+
+			"(it adds 160 PG copies to 403); Ceph refuses more than 250 (mon_max_pg_per_osd). The plugin will report it Degraded (OverBudget) and create nothing.")
+		b.WaitText(browser.SheetFrame, `[data-usable-selected]`, "Usable: 2.8 TiB of 7.0 TiB raw (2 copies, Ceph stops writes at 80% full)")
+		assertReplicaChoices(t, b, "2", map[string][]string{"1": {"1", "5.6 TiB"}, "2": {"2", "2.8 TiB"}, "3": {"3 (clamped to 2: 2 nodes)", "2.8 TiB"}})
+		assertOnlyElements(t, b, `[data-ceph-budget]`)
+		assertOnlyElements(t, b, `[data-usable]`)
+		b.WaitText(browser.SheetFrame, `[data-usable]`, "Automatic is min(3, nodes): 2 nodes list devices in CephCluster rook-ceph/rook-ceph.")
+		b.WaitText(browser.SheetFrame, `[data-usable]`, "Raw capacity is what Ceph reports of its OSDs (CephCluster rook-ceph/rook-ceph).")
+		b.WaitText(browser.SheetFrame, `[data-usable]`, "Every storage kind shares the same disks: what one stores, the others can no longer.")
+		b.WaitFor(browser.SheetFrame, `button[type="submit"]`, "function() { return !this.disabled; }")
+		b.Screenshot("objectstorage-create-over-budget")
+
+		// One copy fits.
+		b.Fill(browser.SheetFrame, `select[name="replicas"]`, "1")
+		b.WaitText(browser.SheetFrame, `[data-budget="pgs"]`, "Placement groups: 241 copies per OSD over 2 OSDs after it, of Ceph's 250 (mon_max_pg_per_osd).")
+		b.WaitText(browser.SheetFrame, `[data-budget="crush-rules"]`, "This ObjectStorage uses 7 of Ceph's 256 CRUSH rules; 13 used, 236 left after it.")
+		assert.Zero(t, b.Count(browser.SheetFrame, `[data-budget-refusal]`), "one copy fits: no refusal")
+		b.WaitText(browser.SheetFrame, `[data-usable-selected]`, "Usable: 5.6 TiB of 7.0 TiB raw (1 copy, Ceph stops writes at 80% full)")
+		assertReplicaChoices(t, b, "1", nil)
+		b.Screenshot("objectstorage-create-fits")
+
+		// Three is clamped to the 2 nodes: refused again.
+		b.Fill(browser.SheetFrame, `select[name="replicas"]`, "3")
+		b.WaitText(browser.SheetFrame, `[data-budget-refusal][role="alert"]`, "placement groups would reach 281 per OSD over 2 OSDs")
+		b.WaitText(browser.SheetFrame, `[data-usable-selected]`, "Usable: 2.8 TiB of 7.0 TiB raw (2 copies, Ceph stops writes at 80% full)")
+		assertReplicaChoices(t, b, "3", nil)
+
+		b.Click(browser.SheetFrame, `[data-action="cancel"]`)
+		waitSheetClosed(t, b)
+		assert.Empty(t, log.find("create", "objectstorages", ""), "the sheet writes nothing before Create")
+	})
+
+	// The edit sheet of os-s3 counts it once, as it is today: 13 rules
+	// (8 of them its 7 pools and .rgw.root, which it alone brings), 403 PG
+	// copies, 201 per OSD. At 1 copy its pools move from host to osd: Rook
+	// makes a rule per pool, 14, and keeps the old: 5 + 14 + 1 = 20 rules;
+	// PG copies 227 (the others and .mgr) + 80 + .rgw.root 8 = 315, 157 per
+	// OSD.
+	t.Run("budget: the edit sheet counts the consumer itself once", func(t *testing.T) {
+		b.T = t
+		b.Open("/view/objectstorages.ceph.fundament.io/" + objectName)
+		b.Click(browser.PageFrame, `[data-action="edit"]`)
+		b.WaitFor(browser.SheetFrame, `select[name="replicas"]`, `function() { return this.value === ""; }`)
+		b.WaitText(browser.SheetFrame, `[data-budget="crush-rules"]`, "This ObjectStorage uses 8 of Ceph's 256 CRUSH rules "+
+			"(7 for its pools, 1 for .rgw.root, which every ObjectStorage shares); 13 used with it, 243 left.")
+		b.WaitText(browser.SheetFrame, `[data-budget="pgs"]`, "Placement groups: 201 copies per OSD over 2 OSDs with it, of Ceph's 250 (mon_max_pg_per_osd).")
+		assert.Zero(t, b.Count(browser.SheetFrame, `[data-budget-refusal]`), "counted once, it fits as it does today")
+		assert.Zero(t, b.Count(browser.SheetFrame, `[data-budget="domain-move"]`))
+		b.WaitText(browser.SheetFrame, `[data-usable-selected]`, "Usable: 2.8 TiB of 7.0 TiB raw (2 copies, Ceph stops writes at 80% full)")
+
+		b.Fill(browser.SheetFrame, `select[name="replicas"]`, "1")
+		b.WaitText(browser.SheetFrame, `[data-budget="crush-rules"]`, "This ObjectStorage uses 15 of Ceph's 256 CRUSH rules "+
+			"(14 for its pools, 1 for .rgw.root, which every ObjectStorage shares); 20 used with it, 236 left.")
+		b.WaitText(browser.SheetFrame, `[data-budget="pgs"]`, "Placement groups: 157 copies per OSD over 2 OSDs with it (201 today), of Ceph's 250 (mon_max_pg_per_osd).")
+		b.WaitText(browser.SheetFrame, `[data-budget="domain-move"]`, "At 1 copy its pools' failure domain moves from host: Rook makes 7 more CRUSH rules and removes none.")
+		b.WaitText(browser.SheetFrame, `[data-usable-selected]`, "Usable: 5.6 TiB of 7.0 TiB raw (1 copy, Ceph stops writes at 80% full)")
+		assertOnlyElements(t, b, `[data-ceph-budget]`)
+		b.Screenshot("objectstorage-edit-budget")
+
+		b.Click(browser.SheetFrame, `[data-action="cancel"]`)
+		waitSheetClosed(t, b)
+		assert.Empty(t, log.find("patch", "objectstorages", objectName))
+	})
+
+	t.Run("budget: lists show Usable, detail pages the usable capacity and the Ceph budget", func(t *testing.T) {
+		b.T = t
+		b.Open("/view/objectstorages.ceph.fundament.io")
+		b.WaitText(browser.PageFrame, "thead", "Usable")
+		b.WaitText(browser.PageFrame, `tr[data-row="`+objectName+`"]`, "2.8 TiB")
+		b.Open("/view/filestorages.ceph.fundament.io")
+		b.WaitText(browser.PageFrame, `tr[data-row="`+fileName+`"]`, "409.6 GiB")
+
+		b.Open("/view/objectstorages.ceph.fundament.io/" + objectName)
+		b.WaitFor(browser.PageFrame, "body", deflistValue("Usable capacity", "2.8 TiB from Ceph's report (7.0 TiB raw, 2 copies, Ceph stops writes at 80% full)"))
+		b.WaitFor(browser.PageFrame, "body", deflistValue("Ceph budget", "7 pools, 7 CRUSH rules, 160 PG copies"))
+		b.WaitText(browser.PageFrame, "#app", "Every storage kind shares the same disks: what one stores, the others can no longer.")
+		b.Open("/view/filestorages.ceph.fundament.io/" + fileName)
+		b.WaitFor(browser.PageFrame, "body", deflistValue("Usable capacity", "409.6 GiB from Disk sizes, before Ceph reports (1.0 TiB raw, 2 copies, Ceph stops writes at 80% full)"))
+		b.WaitFor(browser.PageFrame, "body", deflistValue("Ceph budget", "2 pools, 2 CRUSH rules, 128 PG copies"))
+		b.Open("/view/blockstorages.ceph.fundament.io/" + blockName)
+		b.WaitFor(browser.PageFrame, "body", deflistValue("Ceph budget", "1 pool, 1 CRUSH rule, 64 PG copies"))
+		b.Screenshot("blockstorage-detail-budget")
+	})
+
+	t.Run("budget: budget.js decides as budget.go and capacity.go", func(t *testing.T) {
+		b.T = t
+		b.Open("/view/objectstorages.ceph.fundament.io")
+		b.WaitFor(browser.PageFrame, `tr[data-row="`+objectName+`"]`)
+		for _, tc := range budgetCases {
+			t.Run(tc.name, func(t *testing.T) {
+				got, _, err := b.Call(browser.PageFrame, "body", "async function() { const m = await import(new URL('budget.js', document.baseURI).href); "+tc.body+" }")
+				require.NoError(t, err)
+				assert.JSONEq(t, tc.want, string(got))
+			})
+		}
 	})
 
 	t.Run("a CRD validation error is shown in the form with the API server's message", func(t *testing.T) {
@@ -463,6 +580,122 @@ func TestConsoleInBrowser(t *testing.T) {
 			return strings.Contains(all, "CSP-VIOLATION style-src") && strings.Contains(all, "probe exception")
 		}, browser.DefaultWait, browser.PollEvery, "recorded: %v", b.Problems())
 	})
+}
+
+// assertReplicaChoices checks the sheet's table of what 1, 2 and 3
+// replicas give (want: row → replicas and usable cells) and that exactly
+// the selected row is marked, in words.
+func assertReplicaChoices(t *testing.T, b *browser.Browser, selected string, want map[string][]string) {
+	t.Helper()
+	for row, cells := range want {
+		for _, cell := range cells {
+			b.WaitText(browser.SheetFrame, `[data-usable] tr[data-row="`+row+`"]`, cell)
+		}
+	}
+	b.WaitText(browser.SheetFrame, `[data-usable] tr[data-row="`+selected+`"][aria-current="true"]`, "✔ Selected")
+	assert.Equal(t, 1, b.Count(browser.SheetFrame, `[data-usable] tr[aria-current]`), "one row is the selected one")
+	res, _, err := b.Call(browser.SheetFrame, "[data-usable] tbody", `function() { return [...this.rows].filter((r) => r.textContent.includes('Selected')).length; }`)
+	require.NoError(t, err)
+	assert.Equal(t, "1", string(res), "the word Selected marks one row")
+}
+
+// assertOnlyElements checks that a sheet card holds elements only: no stray
+// text ("null", "undefined") beside its paragraphs.
+func assertOnlyElements(t *testing.T, b *browser.Browser, sel string) {
+	t.Helper()
+	res, _, err := b.Call(browser.SheetFrame, sel, `function() { return [...this.childNodes].filter((n) => n.nodeType !== Node.ELEMENT_NODE).map((n) => n.textContent); }`)
+	require.NoError(t, err)
+	assert.JSONEq(t, "[]", string(res), "%s has text outside its elements", sel)
+}
+
+// deflistValue is a WaitFor check on a page's body: the deflist entry
+// labelled label reads want.
+func deflistValue(label, want string) string {
+	raw, _ := json.Marshal([]string{label, want})
+	return fmt.Sprintf(`function() {
+  const [label, want] = %s;
+  const dt = [...this.querySelectorAll('dt')].find((d) => d.textContent === label);
+  return Boolean(dt) && dt.nextElementSibling.textContent === want;
+}`, raw)
+}
+
+// budgetCases run budget.js's pure functions in the page (m is the
+// module); each body returns what is compared with want. The figures are
+// budget.go's and capacity.go's rules worked by hand.
+var budgetCases = []struct{ name, body, want string }{
+	{
+		name: "the first ObjectStorage brings .rgw.root: 8 rules, 80×3 + 8×3 PG copies",
+		body: `const a = m.checkBudget({ others: [], subject: { kind: 'ObjectStorage', name: 'x', replicas: 3, use: m.kindCost('ObjectStorage', 3) }, osds: 3 });
+return { takes: a.takes, after: a.after, pgPerOSD: a.pgPerOSD, refusal: a.refusal };`,
+		want: `{"takes": {"crushRules": 8, "pgCopies": 264}, "after": {"pools": 9, "crushRules": 9, "pgCopies": 267}, "pgPerOSD": 89, "refusal": null}`,
+	},
+	{
+		name: "the 257th CRUSH rule is refused, with what is used and left",
+		// 36 ObjectStorages: 252 rules, .mgr and .rgw.root 2 more: 254.
+		body: `const others = Array.from({ length: 36 }, (_, i) => m.existingConsumer('ObjectStorage', { metadata: { name: 'os-' + i }, status: { replicas: 1 } }, 3));
+const subject = { kind: 'ObjectStorage', name: 'x', replicas: 1, use: m.kindCost('ObjectStorage', 1) };
+const a = m.checkBudget({ others, subject, osds: 1000 });
+return { left: a.rulesLeft, refusal: a.refusal, refused: m.budgetSentences(subject, a).refused };`,
+		want: `{"left": 0, "refusal": {"budget": "CRUSH rules", "reason": "it needs 7 CRUSH rules; 254 of Ceph's 256 are used, 2 left."},
+"refused": "Ceph would refuse it: it needs 7 CRUSH rules; 254 of Ceph's 256 are used, 2 left. The plugin will report it Degraded (OverBudget) and create nothing."}`,
+	},
+	{
+		name: "35 ObjectStorages leave room for one more",
+		body: `const others = Array.from({ length: 35 }, (_, i) => m.existingConsumer('ObjectStorage', { metadata: { name: 'os-' + i }, status: { replicas: 1 } }, 3));
+const a = m.checkBudget({ others, subject: { kind: 'ObjectStorage', name: 'x', replicas: 1, use: m.kindCost('ObjectStorage', 1) }, osds: 1000 });
+return { used: a.after.crushRules, refusal: a.refusal };`,
+		want: `{"used": 254, "refusal": null}`,
+	},
+	{
+		name: "with no OSD, placement groups are not checked",
+		body: `const subject = { kind: 'BlockStorage', name: 'x', replicas: 3, use: m.kindCost('BlockStorage', 3) };
+const a = m.checkBudget({ others: [], subject, osds: 0 });
+return { pgPerOSD: a.pgPerOSD, refusal: a.refusal, pgs: m.budgetSentences(subject, a).pgs };`,
+		want: `{"pgPerOSD": null, "refusal": null, "pgs": "Placement groups cannot be checked until disks are in the cluster: the CephCluster lists no device yet."}`,
+	},
+	{
+		name: "a counted consumer over the limit is not refused by the plugin, Ceph would refuse the change",
+		// From 1 copy on osd to 3 on host: a rule more per pool, 64×3 PG
+		// copies; with the BlockStorage's 96 and .mgr's 3, 291 over 3 OSDs.
+		body: `const self = m.existingConsumer('FileStorage', { metadata: { name: 'fs' }, status: { replicas: 1, failureDomain: 'osd', cephBudget: { pools: 2, crushRules: 2, pgCopies: 64 } } }, 3);
+const block = m.existingConsumer('BlockStorage', { metadata: { name: 'bs' }, status: { replicas: 3, cephBudget: { pools: 1, crushRules: 1, pgCopies: 96 } } }, 3);
+const subject = { ...self, replicas: 3, use: m.editedUse(self, 3, 3) };
+const a = m.checkBudget({ others: [block], subject, current: self, osds: 3, maxPGsPerOSD: 90 });
+return { use: subject.use, today: a.pgPerOSDBefore, refused: m.budgetSentences(subject, a, { counted: true }).refused };`,
+		want: `{"use": {"pools": 2, "crushRules": 4, "pgCopies": 192, "movesDomain": true}, "today": 54,
+"refused": "Ceph would refuse it: placement groups would reach 97 per OSD over 3 OSDs (it adds 192 PG copies to 99); Ceph refuses more than 90 (mon_max_pg_per_osd). The plugin keeps a consumer whose pools exist: Rook would make the change and Ceph would refuse it."}`,
+	},
+	{
+		name: "a pool holds at most 3 rules: a third move of domain makes none",
+		body: `const self = m.existingConsumer('BlockStorage', { metadata: { name: 'bs' }, status: { replicas: 2, failureDomain: 'host', cephBudget: { pools: 1, crushRules: 3, pgCopies: 64 } } }, 3);
+return m.editedUse(self, 1, 3);`,
+		want: `{"pools": 1, "crushRules": 3, "pgCopies": 32, "movesDomain": true}`,
+	},
+	{
+		name: "replicas are sized as the plugin sizes them",
+		body: `return [m.effectiveReplicas(null, 5), m.effectiveReplicas(null, 2), m.effectiveReplicas(3, 2), m.effectiveReplicas(1, 2), m.effectiveReplicas(null, 0), m.effectiveReplicas(2, 0)];`,
+		want: `[3, 2, 2, 1, 3, 2]`,
+	},
+	{
+		name: "a consumer without cephBudget counts its kind at status.replicas, else at what its spec is sized to",
+		body: `return [
+  m.existingConsumer('FileStorage', { metadata: { name: 'a' }, status: { replicas: 3 } }, 2).use,
+  m.existingConsumer('FileStorage', { metadata: { name: 'b' }, spec: {} }, 2).use,
+  m.existingConsumer('FileStorage', { metadata: { name: 'c' }, spec: { replicas: 3 } }, 0).use];`,
+		want: `[{"pools": 2, "crushRules": 2, "pgCopies": 192}, {"pools": 2, "crushRules": 2, "pgCopies": 128}, {"pools": 2, "crushRules": 2, "pgCopies": 192}]`,
+	},
+	{
+		name: "before Ceph reports, raw is the fed DiskPools' rawCapacity, at Ceph's default full ratio",
+		body: `const ref = { namespace: 'rook-ceph', name: 'rook-ceph' };
+const pools = [{ status: { rawCapacity: '1Ti', cephCluster: ref } }, { status: { rawCapacity: '3Ti', cephCluster: ref } },
+  { status: { rawCapacity: '8Ti', cephCluster: { namespace: 'x', name: 'y' } } }, { status: {} }];
+const cluster = { spec: { storage: { nodes: [{ name: 'n1', devices: [{ name: 'a' }, { name: 'b' }] }, { name: 'n2', devices: [] }] } }, status: {} };
+const raw = m.rawCapacity(cluster, pools, ref);
+const ratio = m.fullRatio(cluster);
+return { raw, ratio, devices: m.clusterDevices(cluster), usable: m.usableBytes(raw.bytes, ratio, 2), sentence: m.usableSentence(raw.bytes, ratio, 2) };`,
+		want: fmt.Sprintf(`{"raw": {"bytes": %d, "source": "Disks"}, "ratio": 0.95, "devices": {"osds": 2, "nodes": 1}, "usable": %d,
+"sentence": "Usable: 1.9 TiB of 4.0 TiB raw (2 copies, Ceph stops writes at 95%% full)"}`, int64(4<<40), int64(math.Floor(float64(4<<40)*0.95/2))),
+	},
 }
 
 func waitSheetClosed(t *testing.T, b *browser.Browser) {

@@ -2,6 +2,8 @@ package devconsole_test
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -23,6 +25,7 @@ const (
 	existingPool = "pool-existing"
 	goneDisk     = "disk-gone" // listed by existingPool, no Disk any more
 	blockName    = "bs-fast"
+	waitingName  = "bs-waiting" // a BlockStorage the plugin has not reconciled yet
 	fileName     = "fs-shared"
 	objectName   = "os-s3"
 	objectClass  = "cephobj-os-s3"
@@ -87,21 +90,41 @@ func createFixtures(t *testing.T) {
 		CephCluster: &v1alpha1.ObjectReference{Namespace: rookNS, Name: "rook-ceph"}}
 	createWithStatus(t, pool)
 
-	ready := func(class string, replicas int32) v1alpha1.StorageStatus {
-		return v1alpha1.StorageStatus{Phase: v1alpha1.StorageReady, StorageClassName: class, Replicas: replicas, FailureDomain: "host", Message: "ready", ObservedGeneration: 1}
+	// The consumers as the plugin leaves them on the CephCluster below (2
+	// nodes, so 2 copies; Ceph reports 7 TiB and stops writes at 80%):
+	// each with its share of Ceph's budget at 2 copies and its usable
+	// capacity, 7 TiB × 0.8 / 2. The FileStorage's was last written before
+	// Ceph reported, from the 1 TiB of disks existingPool then fed.
+	ready := func(class string, budget v1alpha1.CephBudgetUse, capacity v1alpha1.ConsumerCapacity) v1alpha1.StorageStatus {
+		return v1alpha1.StorageStatus{Phase: v1alpha1.StorageReady, StorageClassName: class, Replicas: 2, FailureDomain: "host", Message: "ready", ObservedGeneration: 1,
+			Capacity: &capacity, CephBudget: &budget}
 	}
-	createWithStatus(t, &v1alpha1.BlockStorage{ObjectMeta: metav1.ObjectMeta{Name: blockName}, Spec: v1alpha1.BlockStorageSpec{Replicas: ptr.To[int32](2), Default: true}, Status: ready("ceph-"+blockName, 2)})
-	createWithStatus(t, &v1alpha1.FileStorage{ObjectMeta: metav1.ObjectMeta{Name: fileName}, Status: ready("cephfs-"+fileName, 2)})
-	createWithStatus(t, &v1alpha1.ObjectStorage{ObjectMeta: metav1.ObjectMeta{Name: objectName}, Status: ready(objectClass, 2)})
+	fromCeph := v1alpha1.ConsumerCapacity{Usable: "2.8 TiB", UsableBytes: 3078632557772, RawBytes: cephRawBytes, FullRatioPercent: 80, Source: v1alpha1.CapacityFromCeph}
+	fromDisks := v1alpha1.ConsumerCapacity{Usable: "409.6 GiB", UsableBytes: 439804651110, RawBytes: 1 << 40, FullRatioPercent: 80, Source: v1alpha1.CapacityFromDisks}
+	createWithStatus(t, &v1alpha1.BlockStorage{ObjectMeta: metav1.ObjectMeta{Name: blockName}, Spec: v1alpha1.BlockStorageSpec{Replicas: ptr.To[int32](2), Default: true},
+		Status: ready("ceph-"+blockName, v1alpha1.CephBudgetUse{Pools: 1, CrushRules: 1, PGCopies: 64}, fromCeph)})
+	createWithStatus(t, &v1alpha1.FileStorage{ObjectMeta: metav1.ObjectMeta{Name: fileName},
+		Status: ready("cephfs-"+fileName, v1alpha1.CephBudgetUse{Pools: 2, CrushRules: 2, PGCopies: 128}, fromDisks)})
+	createWithStatus(t, &v1alpha1.ObjectStorage{ObjectMeta: metav1.ObjectMeta{Name: objectName},
+		Status: ready(objectClass, v1alpha1.CephBudgetUse{Pools: 7, CrushRules: 7, PGCopies: 160}, fromCeph)})
+	// No status yet: the sheets count it at the size the plugin gives its
+	// spec, 1 copy (1 pool, 1 rule, 32 PG copies).
+	require.NoError(t, c.Create(ctx, &v1alpha1.BlockStorage{ObjectMeta: metav1.ObjectMeta{Name: waitingName}, Spec: v1alpha1.BlockStorageSpec{Replicas: ptr.To[int32](1)}}))
 
 	for _, ns := range []string{rookNS, appNamespace, decoyNS} {
 		require.NoError(t, c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
 	}
-	createWithStatus(t, cephClusterWithCapacity(rookNS, "rook-ceph", 7696581394432, 1099511627776))
+	// The CephCluster the pools feed lists one device on each of 2 nodes
+	// (2 OSDs) and stops writes at 80%.
+	cluster := cephClusterWithCapacity(rookNS, "rook-ceph", cephRawBytes, 1099511627776)
+	setStorage(cluster, 0.8, map[string][]string{"node-b": {"/dev/disk/by-id/wwn-disk-b1"}, "node-c": {"/dev/disk/by-id/wwn-disk-c1"}})
+	createWithStatus(t, cluster)
 
 	// Another CephCluster, which sorts first: not the one the pools feed,
-	// so its capacity must not be shown.
-	createWithStatus(t, cephClusterWithCapacity(decoyNS, "a-decoy", 107374182400, 0))
+	// so its capacity, devices and full ratio must not be shown.
+	decoy := cephClusterWithCapacity(decoyNS, "a-decoy", 107374182400, 0)
+	setStorage(decoy, 0.5, map[string][]string{"node-x": {"/dev/sda", "/dev/sdb"}, "node-y": {"/dev/sda", "/dev/sdb"}, "node-z": {"/dev/sda", "/dev/sdb"}})
+	createWithStatus(t, decoy)
 
 	// A claim Rook has bound, with the ConfigMap it writes.
 	createWithStatus(t, &unstructured.Unstructured{Object: map[string]any{
@@ -160,6 +183,24 @@ func createWithStatus(t *testing.T, obj client.Object) {
 		return // no status subresource: the create kept the status
 	}
 	require.NoError(t, err)
+}
+
+// cephRawBytes is what the pools' CephCluster reports: 7 TiB.
+const cephRawBytes = 7 << 40
+
+// setStorage gives a CephCluster spec.storage: its full ratio and the
+// devices it lists per node (one OSD each).
+func setStorage(cluster *unstructured.Unstructured, fullRatio float64, devices map[string][]string) {
+	nodes := []any{}
+	for _, node := range slices.Sorted(maps.Keys(devices)) {
+		list := []any{}
+		for _, d := range devices[node] {
+			list = append(list, map[string]any{"name": d})
+		}
+		nodes = append(nodes, map[string]any{"name": node, "devices": list})
+	}
+	spec := cluster.Object["spec"].(map[string]any)
+	spec["storage"] = map[string]any{"useAllNodes": false, "useAllDevices": false, "fullRatio": fullRatio, "nodes": nodes}
 }
 
 // cephClusterWithCapacity is a Ready CephCluster reporting its raw capacity.
