@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
 )
@@ -50,5 +51,24 @@ func BenchmarkUnionAndPlan(b *testing.B) {
 	for b.Loop() {
 		u := Union(pools, disks, nil)
 		PlanStorageNodes(current.Nodes, current.Managed, RenderStorageNodes(u.Disks))
+	}
+}
+
+// BenchmarkSizeAfterPlan is what an edit that adds devices pays on top of
+// BenchmarkUnionAndPlan, at the same scale: the CephCluster it would leave
+// measured as JSON (refuseOverflow). Read the two as a ratio.
+func BenchmarkSizeAfterPlan(b *testing.B) {
+	pools, list := benchInventory(500, 20, 20)
+	plan := PlanStorageNodes(nil, "", RenderStorageNodes(Union(pools, byName(list...), nil).Disks))
+	cluster := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "ceph.rook.io/v1", "kind": "CephCluster",
+		"metadata": map[string]any{"name": "rook-ceph", "namespace": "rook-ceph"},
+		"spec":     map[string]any{"storage": map[string]any{"useAllNodes": false, "nodes": plan.Nodes}},
+	}}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := sizeAfterPlan(cluster, plan); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
