@@ -9,10 +9,10 @@
 import { quantityToBytes, formatBytes } from './_shared.js';
 
 // What one consumer of each kind makes in Ceph, per budget.go's PoolsOf:
-// one CRUSH rule per pool, and pg_num × replicas placement group copies
-// (32 per pool, Ceph's default; 8 for each of an object store's 6 metadata
-// pools, Rook's). A Go test reads these lines to check them against
-// budget.go: keep one kind per line.
+// its pools, each with CRUSH_RULES_PER_NEW_POOL rules, and pg_num ×
+// replicas placement group copies (32 per pool, Ceph's default; 8 for each
+// of an object store's 6 metadata pools, Rook's). A Go test reads these
+// lines to check them against budget.go: keep one kind per line.
 export const POOLS_PER_KIND = {
   BlockStorage: { pools: 1, pgsPerReplica: 32 },
   FileStorage: { pools: 2, pgsPerReplica: 64 },
@@ -25,16 +25,17 @@ export const CEPH_MAX_CRUSH_RULES = 256;
 export const CEPH_DEFAULT_MAX_PG_PER_OSD = 250;
 // mon_osd_full_ratio's default: Ceph stops writes once an OSD is this full.
 export const CEPH_DEFAULT_FULL_RATIO = 0.95;
-// Ceph's .mgr pool: 1 PG, size 3, one rule; always there.
+// Ceph's .mgr pool: 1 PG, size 3, on Ceph's default rule; always there.
 export const MGR_PG_COPIES = 3;
 // .rgw.root, which every object store shares: 8 PGs at the object stores'
-// size, one rule, once any ObjectStorage exists.
+// size, its rules as a new pool's, once any ObjectStorage exists.
 export const RGW_ROOT_PGS_PER_REPLICA = 8;
 
 // CRUSH_RULES_PER_NEW_POOL is how many CRUSH rules a pool not made yet will
-// hold (budget.go's CrushRulesPerPool(nil)); a pool that exists is counted
-// from its consumer's status.cephBudget instead.
-export const CRUSH_RULES_PER_NEW_POOL = 1;
+// hold (budget.go's CrushRulesPerPool(nil)): Rook creates it on a rule
+// named after it and moves it at once to <pool>_<domain>. A pool that
+// exists is counted from its consumer's status.cephBudget instead.
+export const CRUSH_RULES_PER_NEW_POOL = 2;
 
 // Replica sizing as replication.go's ComputeReplication does it.
 const MAX_REPLICAS = 3;
@@ -157,9 +158,10 @@ export function checkBudget({
 
 // editedUse is what an existing consumer with Rook pools uses at a new
 // size: the same pools and rules, PG copies at the new size, and one more
-// rule per pool when the failure domain moves (Rook v1.18.0 creates
-// <pool>_<domain> and removes no rule; with two domains a pool holds at
-// most 3, budget.go CrushRulesPerPool).
+// rule per pool when the failure domain moves to one it has not had (Rook
+// v1.18.0 creates <pool>_<domain> and removes no rule: the rule named
+// after the pool and one per domain had, budget.go CrushRulesPerPool; with
+// two domains a pool holds at most 3, so fewer means the new one is new).
 export function editedUse(existing, size, nodes) {
   const cost = kindCost(existing.kind, size);
   let { crushRules } = existing.use;

@@ -206,10 +206,11 @@ func TestConsoleInBrowser(t *testing.T) {
 	// The budget scenario, by hand. The pools feed CephCluster rook-ceph: 2
 	// devices on 2 nodes (2 OSDs, so Automatic is 2 copies and 3 is clamped
 	// to 2), 7 TiB reported, writes stop at 80%. What is used before a new
-	// consumer (status.cephBudget, bs-waiting at its spec's 1 copy):
-	//   CRUSH rules: .mgr 1 + .rgw.root 1 + bs-fast 1 + bs-waiting 1 + fs-shared 2 + os-s3 7 = 13
+	// consumer (status.cephBudget, bs-waiting at its spec's 1 copy; a new
+	// pool takes 2 CRUSH rules):
+	//   CRUSH rules: .mgr 1 + .rgw.root 2 + bs-fast 2 + bs-waiting 2 + fs-shared 4 + os-s3 14 = 25
 	//   PG copies:   .mgr 3 + .rgw.root 8×2 + 64 + 32 + 128 + 160 = 403 (201 per OSD)
-	// A new ObjectStorage adds 7 rules (.rgw.root exists): 20, 236 left; at
+	// A new ObjectStorage adds 14 rules (.rgw.root exists): 39, 217 left; at
 	// 2 copies 80×2 = 160 PG copies: 563 / 2 = 281 per OSD > 250, refused;
 	// at 1 copy 80: 483 / 2 = 241, fits. Usable: 7 TiB × 0.8 = 5.6 TiB at 1
 	// copy, 2.8 TiB at 2.
@@ -217,7 +218,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		b.T = t
 		b.Open("/view/objectstorages.ceph.fundament.io")
 		b.Click(browser.PageFrame, `[data-action="create"]`)
-		b.WaitText(browser.SheetFrame, `[data-budget="crush-rules"]`, "This ObjectStorage uses 7 of Ceph's 256 CRUSH rules; 13 used, 236 left after it.")
+		b.WaitText(browser.SheetFrame, `[data-budget="crush-rules"]`, "This ObjectStorage uses 14 of Ceph's 256 CRUSH rules; 25 used, 217 left after it.")
 
 		// Automatic: 2 copies on 2 nodes, which Ceph would refuse.
 		b.WaitText(browser.SheetFrame, `[data-budget="pgs"]`, "Placement groups: 281 copies per OSD over 2 OSDs after it, of Ceph's 250 (mon_max_pg_per_osd).")
@@ -236,7 +237,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		// One copy fits.
 		b.Fill(browser.SheetFrame, `select[name="replicas"]`, "1")
 		b.WaitText(browser.SheetFrame, `[data-budget="pgs"]`, "Placement groups: 241 copies per OSD over 2 OSDs after it, of Ceph's 250 (mon_max_pg_per_osd).")
-		b.WaitText(browser.SheetFrame, `[data-budget="crush-rules"]`, "This ObjectStorage uses 7 of Ceph's 256 CRUSH rules; 13 used, 236 left after it.")
+		b.WaitText(browser.SheetFrame, `[data-budget="crush-rules"]`, "This ObjectStorage uses 14 of Ceph's 256 CRUSH rules; 25 used, 217 left after it.")
 		assert.Zero(t, b.Count(browser.SheetFrame, `[data-budget-refusal]`), "one copy fits: no refusal")
 		b.WaitText(browser.SheetFrame, `[data-usable-selected]`, "Usable: 5.6 TiB of 7.0 TiB raw (1 copy, Ceph stops writes at 80% full)")
 		assertReplicaChoices(t, b, "1", nil)
@@ -253,10 +254,10 @@ func TestConsoleInBrowser(t *testing.T) {
 		assert.Empty(t, log.find("create", "objectstorages", ""), "the sheet writes nothing before Create")
 	})
 
-	// The edit sheet of os-s3 counts it once, as it is today: 13 rules
-	// (8 of them its 7 pools and .rgw.root, which it alone brings), 403 PG
-	// copies, 201 per OSD. At 1 copy its pools move from host to osd: Rook
-	// makes a rule per pool, 14, and keeps the old: 5 + 14 + 1 = 20 rules;
+	// The edit sheet of os-s3 counts it once, as it is today: 25 rules
+	// (16 of them its pools' 14 and .rgw.root's 2, which it alone brings),
+	// 403 PG copies, 201 per OSD. At 1 copy its pools move from host to osd:
+	// Rook makes a rule per pool and keeps the old: 9 + 21 + 2 = 32 rules;
 	// PG copies 227 (the others and .mgr) + 80 + .rgw.root 8 = 315, 157 per
 	// OSD.
 	t.Run("budget: the edit sheet counts the consumer itself once", func(t *testing.T) {
@@ -264,16 +265,16 @@ func TestConsoleInBrowser(t *testing.T) {
 		b.Open("/view/objectstorages.ceph.fundament.io/" + objectName)
 		b.Click(browser.PageFrame, `[data-action="edit"]`)
 		b.WaitFor(browser.SheetFrame, `select[name="replicas"]`, `function() { return this.value === ""; }`)
-		b.WaitText(browser.SheetFrame, `[data-budget="crush-rules"]`, "This ObjectStorage uses 8 of Ceph's 256 CRUSH rules "+
-			"(7 for its pools, 1 for .rgw.root, which every ObjectStorage shares); 13 used with it, 243 left.")
+		b.WaitText(browser.SheetFrame, `[data-budget="crush-rules"]`, "This ObjectStorage uses 16 of Ceph's 256 CRUSH rules "+
+			"(14 for its pools, 2 for .rgw.root, which every ObjectStorage shares); 25 used with it, 231 left.")
 		b.WaitText(browser.SheetFrame, `[data-budget="pgs"]`, "Placement groups: 201 copies per OSD over 2 OSDs with it, of Ceph's 250 (mon_max_pg_per_osd).")
 		assert.Zero(t, b.Count(browser.SheetFrame, `[data-budget-refusal]`), "counted once, it fits as it does today")
 		assert.Zero(t, b.Count(browser.SheetFrame, `[data-budget="domain-move"]`))
 		b.WaitText(browser.SheetFrame, `[data-usable-selected]`, "Usable: 2.8 TiB of 7.0 TiB raw (2 copies, Ceph stops writes at 80% full)")
 
 		b.Fill(browser.SheetFrame, `select[name="replicas"]`, "1")
-		b.WaitText(browser.SheetFrame, `[data-budget="crush-rules"]`, "This ObjectStorage uses 15 of Ceph's 256 CRUSH rules "+
-			"(14 for its pools, 1 for .rgw.root, which every ObjectStorage shares); 20 used with it, 236 left.")
+		b.WaitText(browser.SheetFrame, `[data-budget="crush-rules"]`, "This ObjectStorage uses 23 of Ceph's 256 CRUSH rules "+
+			"(21 for its pools, 2 for .rgw.root, which every ObjectStorage shares); 32 used with it, 224 left.")
 		b.WaitText(browser.SheetFrame, `[data-budget="pgs"]`, "Placement groups: 157 copies per OSD over 2 OSDs with it (201 today), of Ceph's 250 (mon_max_pg_per_osd).")
 		b.WaitText(browser.SheetFrame, `[data-budget="domain-move"]`, "At 1 copy its pools' failure domain moves from host: Rook makes 7 more CRUSH rules and removes none.")
 		b.WaitText(browser.SheetFrame, `[data-usable-selected]`, "Usable: 5.6 TiB of 7.0 TiB raw (1 copy, Ceph stops writes at 80% full)")
@@ -295,13 +296,13 @@ func TestConsoleInBrowser(t *testing.T) {
 
 		b.Open("/view/objectstorages.ceph.fundament.io/" + objectName)
 		b.WaitFor(browser.PageFrame, "body", deflistValue("Usable capacity", "2.8 TiB from Ceph's report (7.0 TiB raw, 2 copies, Ceph stops writes at 80% full)"))
-		b.WaitFor(browser.PageFrame, "body", deflistValue("Ceph budget", "7 pools, 7 CRUSH rules, 160 PG copies"))
+		b.WaitFor(browser.PageFrame, "body", deflistValue("Ceph budget", "7 pools, 14 CRUSH rules, 160 PG copies"))
 		b.WaitText(browser.PageFrame, "#app", "Every storage kind shares the same disks: what one stores, the others can no longer.")
 		b.Open("/view/filestorages.ceph.fundament.io/" + fileName)
 		b.WaitFor(browser.PageFrame, "body", deflistValue("Usable capacity", "409.6 GiB from Disk sizes, before Ceph reports (1.0 TiB raw, 2 copies, Ceph stops writes at 80% full)"))
-		b.WaitFor(browser.PageFrame, "body", deflistValue("Ceph budget", "2 pools, 2 CRUSH rules, 128 PG copies"))
+		b.WaitFor(browser.PageFrame, "body", deflistValue("Ceph budget", "2 pools, 4 CRUSH rules, 128 PG copies"))
 		b.Open("/view/blockstorages.ceph.fundament.io/" + blockName)
-		b.WaitFor(browser.PageFrame, "body", deflistValue("Ceph budget", "1 pool, 1 CRUSH rule, 64 PG copies"))
+		b.WaitFor(browser.PageFrame, "body", deflistValue("Ceph budget", "1 pool, 2 CRUSH rules, 64 PG copies"))
 		b.Screenshot("blockstorage-detail-budget")
 	})
 
@@ -624,27 +625,27 @@ func deflistValue(label, want string) string {
 // budget.go's and capacity.go's rules worked by hand.
 var budgetCases = []struct{ name, body, want string }{
 	{
-		name: "the first ObjectStorage brings .rgw.root: 8 rules, 80×3 + 8×3 PG copies",
+		name: "the first ObjectStorage brings .rgw.root: 14 + 2 rules, 80×3 + 8×3 PG copies",
 		body: `const a = m.checkBudget({ others: [], subject: { kind: 'ObjectStorage', name: 'x', replicas: 3, use: m.kindCost('ObjectStorage', 3) }, osds: 3 });
 return { takes: a.takes, after: a.after, pgPerOSD: a.pgPerOSD, refusal: a.refusal };`,
-		want: `{"takes": {"crushRules": 8, "pgCopies": 264}, "after": {"pools": 9, "crushRules": 9, "pgCopies": 267}, "pgPerOSD": 89, "refusal": null}`,
+		want: `{"takes": {"crushRules": 16, "pgCopies": 264}, "after": {"pools": 9, "crushRules": 17, "pgCopies": 267}, "pgPerOSD": 89, "refusal": null}`,
 	},
 	{
 		name: "the 257th CRUSH rule is refused, with what is used and left",
-		// 36 ObjectStorages: 252 rules, .mgr and .rgw.root 2 more: 254.
-		body: `const others = Array.from({ length: 36 }, (_, i) => m.existingConsumer('ObjectStorage', { metadata: { name: 'os-' + i }, status: { replicas: 1 } }, 3));
+		// 18 ObjectStorages: 252 rules, .mgr's 1 and .rgw.root's 2: 255.
+		body: `const others = Array.from({ length: 18 }, (_, i) => m.existingConsumer('ObjectStorage', { metadata: { name: 'os-' + i }, status: { replicas: 1 } }, 3));
 const subject = { kind: 'ObjectStorage', name: 'x', replicas: 1, use: m.kindCost('ObjectStorage', 1) };
 const a = m.checkBudget({ others, subject, osds: 1000 });
 return { left: a.rulesLeft, refusal: a.refusal, refused: m.budgetSentences(subject, a).refused };`,
-		want: `{"left": 0, "refusal": {"budget": "CRUSH rules", "reason": "it needs 7 CRUSH rules; 254 of Ceph's 256 are used, 2 left."},
-"refused": "Ceph would refuse it: it needs 7 CRUSH rules; 254 of Ceph's 256 are used, 2 left. The plugin will report it Degraded (OverBudget) and create nothing."}`,
+		want: `{"left": 0, "refusal": {"budget": "CRUSH rules", "reason": "it needs 14 CRUSH rules; 255 of Ceph's 256 are used, 1 left."},
+"refused": "Ceph would refuse it: it needs 14 CRUSH rules; 255 of Ceph's 256 are used, 1 left. The plugin will report it Degraded (OverBudget) and create nothing."}`,
 	},
 	{
-		name: "35 ObjectStorages leave room for one more",
-		body: `const others = Array.from({ length: 35 }, (_, i) => m.existingConsumer('ObjectStorage', { metadata: { name: 'os-' + i }, status: { replicas: 1 } }, 3));
+		name: "17 ObjectStorages leave room for one more",
+		body: `const others = Array.from({ length: 17 }, (_, i) => m.existingConsumer('ObjectStorage', { metadata: { name: 'os-' + i }, status: { replicas: 1 } }, 3));
 const a = m.checkBudget({ others, subject: { kind: 'ObjectStorage', name: 'x', replicas: 1, use: m.kindCost('ObjectStorage', 1) }, osds: 1000 });
 return { used: a.after.crushRules, refusal: a.refusal };`,
-		want: `{"used": 254, "refusal": null}`,
+		want: `{"used": 255, "refusal": null}`,
 	},
 	{
 		name: "with no OSD, placement groups are not checked",
@@ -657,12 +658,12 @@ return { pgPerOSD: a.pgPerOSD, refusal: a.refusal, pgs: m.budgetSentences(subjec
 		name: "a counted consumer over the limit is not refused by the plugin, Ceph would refuse the change",
 		// From 1 copy on osd to 3 on host: a rule more per pool, 64×3 PG
 		// copies; with the BlockStorage's 96 and .mgr's 3, 291 over 3 OSDs.
-		body: `const self = m.existingConsumer('FileStorage', { metadata: { name: 'fs' }, status: { replicas: 1, failureDomain: 'osd', cephBudget: { pools: 2, crushRules: 2, pgCopies: 64 } } }, 3);
-const block = m.existingConsumer('BlockStorage', { metadata: { name: 'bs' }, status: { replicas: 3, cephBudget: { pools: 1, crushRules: 1, pgCopies: 96 } } }, 3);
+		body: `const self = m.existingConsumer('FileStorage', { metadata: { name: 'fs' }, status: { replicas: 1, failureDomain: 'osd', cephBudget: { pools: 2, crushRules: 4, pgCopies: 64 } } }, 3);
+const block = m.existingConsumer('BlockStorage', { metadata: { name: 'bs' }, status: { replicas: 3, cephBudget: { pools: 1, crushRules: 2, pgCopies: 96 } } }, 3);
 const subject = { ...self, replicas: 3, use: m.editedUse(self, 3, 3) };
 const a = m.checkBudget({ others: [block], subject, current: self, osds: 3, maxPGsPerOSD: 90 });
 return { use: subject.use, today: a.pgPerOSDBefore, refused: m.budgetSentences(subject, a, { counted: true }).refused };`,
-		want: `{"use": {"pools": 2, "crushRules": 4, "pgCopies": 192, "movesDomain": true}, "today": 54,
+		want: `{"use": {"pools": 2, "crushRules": 6, "pgCopies": 192, "movesDomain": true}, "today": 54,
 "refused": "Ceph would refuse it: placement groups would reach 97 per OSD over 3 OSDs (it adds 192 PG copies to 99); Ceph refuses more than 90 (mon_max_pg_per_osd). The plugin keeps a consumer whose pools exist: Rook would make the change and Ceph would refuse it."}`,
 	},
 	{
@@ -682,7 +683,7 @@ return m.editedUse(self, 1, 3);`,
   m.existingConsumer('FileStorage', { metadata: { name: 'a' }, status: { replicas: 3 } }, 2).use,
   m.existingConsumer('FileStorage', { metadata: { name: 'b' }, spec: {} }, 2).use,
   m.existingConsumer('FileStorage', { metadata: { name: 'c' }, spec: { replicas: 3 } }, 0).use];`,
-		want: `[{"pools": 2, "crushRules": 2, "pgCopies": 192}, {"pools": 2, "crushRules": 2, "pgCopies": 128}, {"pools": 2, "crushRules": 2, "pgCopies": 192}]`,
+		want: `[{"pools": 2, "crushRules": 4, "pgCopies": 192}, {"pools": 2, "crushRules": 4, "pgCopies": 128}, {"pools": 2, "crushRules": 4, "pgCopies": 192}]`,
 	},
 	{
 		name: "before Ceph reports, raw is the fed DiskPools' rawCapacity, at Ceph's default full ratio",

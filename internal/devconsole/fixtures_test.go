@@ -92,8 +92,8 @@ func createFixtures(t *testing.T) {
 
 	// The consumers as the plugin leaves them on the CephCluster below (2
 	// nodes, so 2 copies; Ceph reports 7 TiB and stops writes at 80%):
-	// each with its share of Ceph's budget at 2 copies and its usable
-	// capacity, 7 TiB × 0.8 / 2. The FileStorage's was last written before
+	// each with its share of Ceph's budget at 2 copies (2 CRUSH rules a
+	// pool, budget.go) and its usable capacity, 7 TiB × 0.8 / 2. The FileStorage's was last written before
 	// Ceph reported, from the 1 TiB of disks existingPool then fed.
 	ready := func(class string, budget v1alpha1.CephBudgetUse, capacity v1alpha1.ConsumerCapacity) v1alpha1.StorageStatus {
 		return v1alpha1.StorageStatus{Phase: v1alpha1.StorageReady, StorageClassName: class, Replicas: 2, FailureDomain: "host", Message: "ready", ObservedGeneration: 1,
@@ -102,13 +102,13 @@ func createFixtures(t *testing.T) {
 	fromCeph := v1alpha1.ConsumerCapacity{Usable: "2.8 TiB", UsableBytes: 3078632557772, RawBytes: cephRawBytes, FullRatioPercent: 80, Source: v1alpha1.CapacityFromCeph}
 	fromDisks := v1alpha1.ConsumerCapacity{Usable: "409.6 GiB", UsableBytes: 439804651110, RawBytes: 1 << 40, FullRatioPercent: 80, Source: v1alpha1.CapacityFromDisks}
 	createWithStatus(t, &v1alpha1.BlockStorage{ObjectMeta: metav1.ObjectMeta{Name: blockName}, Spec: v1alpha1.BlockStorageSpec{Replicas: ptr.To[int32](2), Default: true},
-		Status: ready("ceph-"+blockName, v1alpha1.CephBudgetUse{Pools: 1, CrushRules: 1, PGCopies: 64}, fromCeph)})
+		Status: ready("ceph-"+blockName, v1alpha1.CephBudgetUse{Pools: 1, CrushRules: 2, PGCopies: 64}, fromCeph)})
 	createWithStatus(t, &v1alpha1.FileStorage{ObjectMeta: metav1.ObjectMeta{Name: fileName},
-		Status: ready("cephfs-"+fileName, v1alpha1.CephBudgetUse{Pools: 2, CrushRules: 2, PGCopies: 128}, fromDisks)})
+		Status: ready("cephfs-"+fileName, v1alpha1.CephBudgetUse{Pools: 2, CrushRules: 4, PGCopies: 128}, fromDisks)})
 	createWithStatus(t, &v1alpha1.ObjectStorage{ObjectMeta: metav1.ObjectMeta{Name: objectName},
-		Status: ready(objectClass, v1alpha1.CephBudgetUse{Pools: 7, CrushRules: 7, PGCopies: 160}, fromCeph)})
+		Status: ready(objectClass, v1alpha1.CephBudgetUse{Pools: 7, CrushRules: 14, PGCopies: 160}, fromCeph)})
 	// No status yet: the sheets count it at the size the plugin gives its
-	// spec, 1 copy (1 pool, 1 rule, 32 PG copies).
+	// spec, 1 copy (1 pool, 2 rules, 32 PG copies).
 	require.NoError(t, c.Create(ctx, &v1alpha1.BlockStorage{ObjectMeta: metav1.ObjectMeta{Name: waitingName}, Spec: v1alpha1.BlockStorageSpec{Replicas: ptr.To[int32](1)}}))
 
 	for _, ns := range []string{rookNS, appNamespace, decoyNS} {
