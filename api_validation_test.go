@@ -280,14 +280,60 @@ func TestKubectlGetShowsUsefulColumnsAndFindsEveryKindByCategory(t *testing.T) {
 	assert.Len(t, found, len(want))
 }
 
+// TestKubectlGetPrintsSizesAsPeopleReadThem: the Size and Raw Capacity
+// columns show displaySize and displayRawCapacity, not the exact
+// quantities ("3907018584Ki").
+func TestKubectlGetPrintsSizesAsPeopleReadThem(t *testing.T) {
+	ctx := context.Background()
+	size := resource.MustParse("3907018584Ki")
+	disk := &cephv1alpha1.Disk{ObjectMeta: metav1.ObjectMeta{Name: "printed-size"}}
+	require.NoError(t, env.Client.Create(ctx, disk))
+	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), disk) })
+	disk.Status = cephv1alpha1.DiskStatus{Size: &size, DisplaySize: "3.6 TiB"}
+	require.NoError(t, env.Client.Status().Update(ctx, disk))
+	pool := &cephv1alpha1.DiskPool{ObjectMeta: metav1.ObjectMeta{Name: "printed-capacity"}, Spec: cephv1alpha1.DiskPoolSpec{Disks: []string{"printed-size"}}}
+	require.NoError(t, env.Client.Create(ctx, pool))
+	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), pool) })
+	pool.Status = cephv1alpha1.DiskPoolStatus{RawCapacity: &size, DisplayRawCapacity: "3.6 TiB"}
+	require.NoError(t, env.Client.Status().Update(ctx, pool))
+
+	assert.Equal(t, "3.6 TiB", tableCell(t, "disks", "printed-size", "Size"))
+	assert.Equal(t, "3.6 TiB", tableCell(t, "diskpools", "printed-capacity", "Raw Capacity"))
+}
+
+// tableCell is one cell of the Table kubectl get renders for one object.
+func tableCell(t *testing.T, plural, name, column string) any {
+	t.Helper()
+	table := serverTable(t, plural+"/"+name)
+	for i, c := range table.ColumnDefinitions {
+		if c.Name == column {
+			require.Len(t, table.Rows, 1)
+			return table.Rows[0].Cells[i]
+		}
+	}
+	t.Fatalf("%s has no column %q", plural, column)
+	return nil
+}
+
 // tableColumns asks the API server for the Table kubectl get renders. A
 // just-installed CRD may answer 404 or 429 until its storage is ready, so
 // it polls briefly.
 func tableColumns(t *testing.T, plural string) []string {
 	t.Helper()
+	var names []string
+	for _, c := range serverTable(t, plural).ColumnDefinitions {
+		names = append(names, c.Name)
+	}
+	return names
+}
+
+// serverTable is the Table the API server renders for path (a plural, or
+// plural/name) of our group.
+func serverTable(t *testing.T, path string) metav1.Table {
+	t.Helper()
 	httpClient, err := rest.HTTPClientFor(env.Config)
 	require.NoError(t, err)
-	url, err := neturl.JoinPath(env.Config.Host, env.Config.APIPath, "apis", cephv1alpha1.GroupVersion.Group, cephv1alpha1.GroupVersion.Version, plural)
+	url, err := neturl.JoinPath(env.Config.Host, env.Config.APIPath, "apis", cephv1alpha1.GroupVersion.Group, cephv1alpha1.GroupVersion.Version, path)
 	require.NoError(t, err)
 	var table metav1.Table
 	err = testenv.Eventually(context.Background(), 30*time.Second, func(ctx context.Context) error {
@@ -311,9 +357,5 @@ func tableColumns(t *testing.T, plural string) []string {
 		return json.Unmarshal(body, &table)
 	})
 	require.NoError(t, err)
-	var names []string
-	for _, c := range table.ColumnDefinitions {
-		names = append(names, c.Name)
-	}
-	return names
+	return table
 }

@@ -283,16 +283,17 @@ func (t *deviceTree) describe(node, root string) cephv1alpha1.DiskStatus {
 		d = t.impliedDisk(root)
 	}
 	status := cephv1alpha1.DiskStatus{
-		NodeName:   node,
-		Path:       "/dev/" + root,
-		StablePath: StablePath(d.DevLinks),
-		Size:       bytesQuantity(d.Size),
-		Type:       diskType(root, d.Rotational),
-		Rotational: d.Rotational,
-		Model:      d.Model,
-		Serial:     d.Serial,
-		WWN:        d.WWN,
-		Filesystem: d.Filesystem,
+		NodeName:    node,
+		Path:        "/dev/" + root,
+		StablePath:  StablePath(d.DevLinks),
+		Size:        bytesQuantity(d.Size),
+		DisplaySize: humanBytes(int64(min(d.Size, math.MaxInt64))),
+		Type:        diskType(root, d.Rotational),
+		Rotational:  d.Rotational,
+		Model:       d.Model,
+		Serial:      d.Serial,
+		WWN:         d.WWN,
+		Filesystem:  d.Filesystem,
 	}
 	status.Reason = t.unavailableReason(root, d)
 	if err := SafeDevicePath(status.Path); err != nil {

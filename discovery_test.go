@@ -78,17 +78,18 @@ func TestParseDiscoveryDescribesRooksExampleDisk(t *testing.T) {
 	got := parseOne(t, DiscoveryOptions{}, sdb())
 	size := resource.MustParse("4000787030016")
 	want := cephv1alpha1.DiskStatus{
-		NodeName:   "worker-1",
-		Path:       "/dev/sdb",
-		StablePath: "/dev/disk/by-id/wwn-0x5000c500a1b2c3d4",
-		Size:       &size,
-		Type:       cephv1alpha1.DiskTypeHDD,
-		Rotational: true,
-		Model:      "ST4000NM0035",
-		Serial:     "ST4000NM0035_ZC1ABCDE",
-		WWN:        "0x5000c500a1b2c3d4",
-		Available:  true,
-		State:      cephv1alpha1.DiskAvailable,
+		NodeName:    "worker-1",
+		Path:        "/dev/sdb",
+		StablePath:  "/dev/disk/by-id/wwn-0x5000c500a1b2c3d4",
+		Size:        &size,
+		DisplaySize: "3.6 TiB",
+		Type:        cephv1alpha1.DiskTypeHDD,
+		Rotational:  true,
+		Model:       "ST4000NM0035",
+		Serial:      "ST4000NM0035_ZC1ABCDE",
+		WWN:         "0x5000c500a1b2c3d4",
+		Available:   true,
+		State:       cephv1alpha1.DiskAvailable,
 	}
 	assert.Equal(t, DiskName("worker-1", "/dev/disk/by-id/wwn-0x5000c500a1b2c3d4"), got.Name)
 	assert.Equal(t, want.Size.Value(), got.Status.Size.Value())

@@ -97,7 +97,7 @@ func inherit(d *DiscoveredDisk, p *cephv1alpha1.Disk) {
 	s.Rotational, s.Type = old.Rotational, old.Type
 	if old.Size != nil && (s.Size == nil || old.Size.Cmp(*s.Size) > 0) {
 		size := old.Size.DeepCopy()
-		s.Size = &size
+		s.Size, s.DisplaySize = &size, humanBytes(size.Value())
 	}
 }
 

@@ -201,6 +201,7 @@ func (r PoolReport) DiskPoolStatus(prev cephv1alpha1.DiskPoolStatus, cluster *ce
 		Phase:              r.Phase,
 		SelectedDiskCount:  r.Selected,
 		RawCapacity:        &capacity,
+		DisplayRawCapacity: humanBytes(capacity.Value()),
 		Message:            r.Message,
 		ObservedGeneration: r.Generation,
 		CephCluster:        cluster,

@@ -47,6 +47,10 @@ type DiskStatus struct {
 	// Size is the capacity of the device.
 	// +optional
 	Size *resource.Quantity `json:"size,omitempty"`
+	// DisplaySize is size as a person reads it ("3.6 TiB"), for kubectl
+	// get and the console; size is exact.
+	// +optional
+	DisplaySize string `json:"displaySize,omitempty"`
 	// Type is hdd, ssd or nvme.
 	// +optional
 	Type DiskType `json:"type,omitempty"`
@@ -94,7 +98,7 @@ type DiskStatus struct {
 // +kubebuilder:resource:scope=Cluster,shortName=dsk,categories=ceph-storage
 // +kubebuilder:printcolumn:name="Node",type=string,JSONPath=`.status.nodeName`
 // +kubebuilder:printcolumn:name="Path",type=string,JSONPath=`.status.path`
-// +kubebuilder:printcolumn:name="Size",type=string,JSONPath=`.status.size`
+// +kubebuilder:printcolumn:name="Size",type=string,JSONPath=`.status.displaySize`
 // +kubebuilder:printcolumn:name="Type",type=string,JSONPath=`.status.type`
 // +kubebuilder:printcolumn:name="State",type=string,JSONPath=`.status.state`
 // +kubebuilder:printcolumn:name="Claimed By",type=string,JSONPath=`.status.claimedBy`

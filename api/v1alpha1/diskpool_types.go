@@ -42,6 +42,9 @@ type DiskPoolStatus struct {
 	// capacity: every pool feeds the same OSD set and data is replicated.
 	// +optional
 	RawCapacity *resource.Quantity `json:"rawCapacity,omitempty"`
+	// DisplayRawCapacity is rawCapacity as a person reads it ("36.4 TiB").
+	// +optional
+	DisplayRawCapacity string `json:"displayRawCapacity,omitempty"`
 	// Message explains skipped disks (missing, unusable, or owned by an
 	// older pool).
 	// +optional
@@ -76,7 +79,7 @@ type ObjectReference struct {
 // +kubebuilder:resource:scope=Cluster,shortName=dp,categories=ceph-storage
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Disks",type=integer,JSONPath=`.status.selectedDiskCount`
-// +kubebuilder:printcolumn:name="Raw Capacity",type=string,JSONPath=`.status.rawCapacity`
+// +kubebuilder:printcolumn:name="Raw Capacity",type=string,JSONPath=`.status.displayRawCapacity`
 // +kubebuilder:printcolumn:name="Message",type=string,JSONPath=`.status.message`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type DiskPool struct {

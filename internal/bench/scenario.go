@@ -73,7 +73,8 @@ func floorDisks(nodes, devices int) []*cephv1alpha1.Disk {
 			out = append(out, &cephv1alpha1.Disk{
 				ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("floor-%04d-%02d", i, j), Labels: map[string]string{floorLabel: "true"}},
 				Status: cephv1alpha1.DiskStatus{
-					NodeName: nodeName(i), Path: "/dev/" + d.Name, Size: size, Model: d.Model, Serial: d.Serial,
+					// displaySize as long as the plugin's ("3.6 TiB"): the same payload.
+					NodeName: nodeName(i), Path: "/dev/" + d.Name, Size: size, DisplaySize: fmt.Sprintf("%.1f TiB", float64(d.Size)/(1<<40)), Model: d.Model, Serial: d.Serial,
 					WWN: d.WWN, Rotational: d.Rotational, Available: d.Empty, State: state, Type: cephv1alpha1.DiskTypeHDD,
 				},
 			})
