@@ -23,6 +23,10 @@ plugin-controller *args:
 bench *args: tools
     go run ./cmd/bench {{args}}
 
+# The console's browser benchmark: the Disks page and the disk picker at 1,000 and 10,000 Disks in headless Chromium, against the same lists fetched with no rendering (CONSOLE_BENCH_SCREENSHOTS=1 keeps screenshots at 10,000).
+bench-console: tools
+    go test ./internal/devconsole/ -run '^$' -bench BenchmarkConsoleAtScale -benchtime 1x -timeout 40m
+
 # ceph-rook on a real one-node cluster (kubelet, containerd, the real Rook operator, real Ceph), then tear-down; needs root. Flags: -keep, -down, -from and -until cluster|platform|rook|ceph|file|object.
 e2e *args: tools
     go run ./internal/e2e/cmd/e2e {{args}}

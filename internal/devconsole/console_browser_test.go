@@ -50,7 +50,7 @@ func (l *proxyLog) find(verb, resource, name string) []devconsole.ProxiedRequest
 	return out
 }
 
-func startConsole(t *testing.T, log *proxyLog) *devconsole.Server {
+func startConsole(t testing.TB, log *proxyLog) *devconsole.Server {
 	t.Helper()
 	root := testenv.RepoRoot()
 	def, err := os.ReadFile(filepath.Join(root, "definition.yaml"))
