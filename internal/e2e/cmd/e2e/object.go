@@ -45,6 +45,9 @@ func (r *run) object() error {
 	if err := r.gatewayRunning("cephobj-e2e"); err != nil {
 		return err
 	}
+	if err := r.cephBudgetMatches(); err != nil {
+		return err
+	}
 	if err := r.createAppsNamespace(); err != nil {
 		return err
 	}
