@@ -125,8 +125,10 @@ func PoolsOf(c ConsumerBudget) CephPools {
 	return p
 }
 
-// SharedPools is what the consumers share: the .mgr pool Ceph's manager
-// makes (size 3 by default, on Ceph's default rule), and .rgw.root once any
+// SharedPools is what the consumers share: Ceph's default rule
+// (replicated_rule, always there) and the .mgr pool on it (1 PG, size 3)
+// once Ceph's manager makes it (counted before it does: e2e's cluster had
+// none), and .rgw.root once any
 // object store exists (Rook's metadata PG count, the object stores' size,
 // made as their metadata pools are: two rules).
 func SharedPools(consumers []ConsumerBudget) CephPools {
