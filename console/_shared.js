@@ -7,6 +7,12 @@
 // setAttribute, so a value from the API (a Disk's model, a status message) is
 // always shown as the text it is and never parsed as markup.
 
+// Every page links console.css, the console's own same-origin stylesheet
+// (style-src 'self' allows a file; no inline style is used anywhere).
+if (!document.querySelector('link[data-console-css]')) {
+  document.head.append(h('link', { rel: 'stylesheet', href: new URL('console.css', import.meta.url).href, attrs: { 'data-console-css': '' } }));
+}
+
 export const GROUP = 'ceph.fundament.io';
 export const VERSION = 'v1alpha1';
 
@@ -102,7 +108,15 @@ export function table(columns, rows, { empty = 'None yet.', rowKey } = {}) {
   return h('table', { class: 'plugin-table' },
     h('thead', {}, h('tr', {}, columns.map((c) => h('th', { attrs: { scope: 'col' }, text: c.label })))),
     h('tbody', {}, rows.map((row) => h('tr', { attrs: { 'data-row': rowKey ? rowKey(row) : undefined } },
-      columns.map((c) => h('td', {}, cellValue(c.cell(row))))))));
+      columns.map((c) => h('td', {}, truncated(cellValue(c.cell(row)))))))));
+}
+
+// truncated shows an identifier (a string without spaces: a name, a path)
+// cut to the cell's width by console.css, whole in its title; a sentence
+// wraps instead, and nodes are left as they are.
+function truncated(value) {
+  if (typeof value !== 'string' || /\s/.test(value)) return value;
+  return h('span', { class: 'console-truncate', attrs: { title: value }, text: value });
 }
 
 function cellValue(value) {
@@ -141,6 +155,15 @@ const BADGES = {
   Retired: 'success',
   Refused: 'danger',
   Cancelled: 'neutral',
+  // The CephCluster's phases and Ceph's health (the overview), and a disk
+  // two pools list.
+  Progressing: 'info',
+  Failure: 'danger',
+  Deleting: 'warning',
+  HEALTH_OK: 'success',
+  HEALTH_WARN: 'warning',
+  HEALTH_ERR: 'danger',
+  Contested: 'warning',
 };
 const BADGE_SYMBOLS = { success: '●', info: '◌', neutral: '○', warning: '▲', danger: '✖' };
 
@@ -153,8 +176,13 @@ export function badge(phase) {
 }
 
 // link is a button that looks like a row link and navigates on click.
+// A long label (a 248-character name) is cut by console.css, whole in its
+// title and on the page it opens.
 export function link(label, onClick) {
-  return h('button', { class: 'plugin-button plugin-button-secondary', type: 'button', text: label, attrs: { 'data-link': label }, on: { click: onClick } });
+  return h('button', {
+    class: 'plugin-button plugin-button-secondary console-truncate', type: 'button', text: label,
+    attrs: { 'data-link': label, title: label }, on: { click: onClick },
+  });
 }
 
 // post sends a protocol message to the console, always to its pinned origin.
@@ -170,9 +198,39 @@ export function navigateToDetail(kind, name, namespace) {
   post('plugin:navigate', { kind, name, namespace });
 }
 
+// openSheet opens a sheet over the page and remembers which control opened
+// it, so that focus can return there when the sheet closes (see below).
 export function openSheet(request) {
+  sheetOpener = openerKey(document.activeElement);
   return sdk().openSheet(request);
 }
+
+// Focus return. A sheet takes focus while it is open; when it closes, the
+// console focuses the page's frame again (the development console does; the
+// host contract says nothing about focus) and the browser puts focus back
+// on the element that had it. A page that rendered again meanwhile (a write
+// in the sheet lists it again) no longer has that element: the opener is
+// then found again by what it is, its data-action or data-link.
+let sheetOpener = null;
+
+function openerKey(el) {
+  if (!el || el === document.body || !(el instanceof HTMLElement)) return null;
+  for (const name of ['data-action', 'data-link']) {
+    const value = el.getAttribute(name);
+    if (value !== null) return { el, selector: `[${name}="${CSS.escape(value)}"]` };
+  }
+  return { el, selector: null };
+}
+
+window.addEventListener('focus', () => {
+  const opener = sheetOpener;
+  if (!opener) return;
+  sheetOpener = null;
+  const current = document.activeElement;
+  if (current && current !== document.body && current.isConnected) return;
+  const target = opener.el.isConnected ? opener.el : (opener.selector && document.querySelector(opener.selector));
+  if (target) target.focus();
+});
 
 export function closeSheet() {
   return sdk().closeSheet();
@@ -242,7 +300,7 @@ export async function fedCephCluster() {
   return { pools, ref, cluster };
 }
 
-function capacityMeter({ bytesTotal, bytesUsed = 0, bytesAvailable }) {
+export function capacityMeter({ bytesTotal, bytesUsed = 0, bytesAvailable }) {
   const available = bytesAvailable === undefined ? bytesTotal - bytesUsed : bytesAvailable;
   const label = `${formatBytes(bytesUsed)} used of ${formatBytes(bytesTotal)} (${formatBytes(available)} available)`;
   return h('div', { class: 'plugin-field' },
@@ -329,4 +387,14 @@ export function replicasFromSelect(value) {
 // newObject is a new cluster-scoped object of one of our kinds.
 export function newObject(kind, name, spec) {
   return { apiVersion: `${GROUP}/${VERSION}`, kind, metadata: { name }, spec };
+}
+
+// deletionNote is the Deleting card of a detail page: the console deletes
+// nothing of ours (allowedResources grants no delete), so it says the
+// kubectl command and what survives it.
+export function deletionNote(command, survives) {
+  return h('section', { class: 'plugin-card', attrs: { 'data-deletion': 'true' } },
+    heading('Deleting', 2),
+    h('p', { class: 'plugin-text' }, 'The console does not delete it. With kubectl: ', h('code', { attrs: { 'data-delete-command': 'true' }, text: command })),
+    h('ul', { class: 'plugin-text' }, survives.map((line) => h('li', { text: line }))));
 }
