@@ -108,15 +108,21 @@ export function table(columns, rows, { empty = 'None yet.', rowKey } = {}) {
   return h('table', { class: 'plugin-table' },
     h('thead', {}, h('tr', {}, columns.map((c) => h('th', { attrs: { scope: 'col' }, text: c.label })))),
     h('tbody', {}, rows.map((row) => h('tr', { attrs: { 'data-row': rowKey ? rowKey(row) : undefined } },
-      columns.map((c) => h('td', {}, truncated(cellValue(c.cell(row)))))))));
+      columns.map((c) => cell(cellValue(c.cell(row))))))));
 }
 
-// truncated shows an identifier (a string without spaces: a name, a path)
-// cut to the cell's width by console.css, whole in its title; a sentence
-// wraps instead, and nodes are left as they are.
-function truncated(value) {
-  if (typeof value !== 'string' || /\s/.test(value)) return value;
-  return h('span', { class: 'console-truncate', attrs: { title: value }, text: value });
+// LONG_IDENTIFIER is where an identifier starts being cut in a table.
+const LONG_IDENTIFIER = 24;
+
+// cell is a table cell. A long identifier (a string without spaces: a name,
+// a path) is cut to the cell's width by console.css, whole in its title, and
+// so is a link; a sentence wraps instead.
+function cell(value) {
+  if (typeof value === 'string' && value.length > LONG_IDENTIFIER && !/\s/.test(value)) {
+    return h('td', { class: 'console-cut' }, h('span', { class: 'console-truncate', attrs: { title: value }, text: value }));
+  }
+  const cut = value instanceof Element && value.classList.contains('console-truncate');
+  return h('td', { class: cut ? 'console-cut' : undefined }, value);
 }
 
 function cellValue(value) {
@@ -208,10 +214,12 @@ export function openSheet(request) {
 // Focus return. A sheet takes focus while it is open; when it closes, the
 // console focuses the page's frame again (the development console does; the
 // host contract says nothing about focus) and the browser puts focus back
-// on the element that had it. A page that rendered again meanwhile (a write
-// in the sheet lists it again) no longer has that element: the opener is
-// then found again by what it is, its data-action or data-link.
+// on the element that had it. A page that rendered again meanwhile, or
+// renders again just after (a write in the sheet lists it again), no longer
+// has that element: the control is then found again by what it is, its
+// data-action or data-link, and focused in its new element.
 let sheetOpener = null;
+let lastFocused = null;
 
 function openerKey(el) {
   if (!el || el === document.body || !(el instanceof HTMLElement)) return null;
@@ -222,15 +230,30 @@ function openerKey(el) {
   return { el, selector: null };
 }
 
-window.addEventListener('focus', () => {
-  const opener = sheetOpener;
-  if (!opener) return;
-  sheetOpener = null;
+// restoreFocus focuses key's control, or its successor, when focus was lost
+// with it; never while the page lacks focus (a page under an open sheet
+// must not take focus from the sheet) or when focus is elsewhere.
+function restoreFocus(key) {
+  if (!key || !document.hasFocus()) return;
   const current = document.activeElement;
-  if (current && current !== document.body && current.isConnected) return;
-  const target = opener.el.isConnected ? opener.el : (opener.selector && document.querySelector(opener.selector));
+  if (current && current !== document.body) return;
+  const target = key.el.isConnected ? key.el : (key.selector && document.querySelector(key.selector));
   if (target) target.focus();
+}
+
+document.addEventListener('focusin', (event) => { lastFocused = openerKey(event.target); });
+
+window.addEventListener('focus', () => {
+  const key = sheetOpener || lastFocused;
+  sheetOpener = null;
+  restoreFocus(key);
 });
+
+// keepingFocus renders again without losing focus.
+async function keepingFocus(render) {
+  await render();
+  restoreFocus(lastFocused);
+}
 
 export function closeSheet() {
   return sdk().closeSheet();
@@ -316,7 +339,7 @@ export function startPage(render) {
   fundament.init.then(async (ctx) => {
     applyTheme(ctx.theme);
     fundament.onThemeChange(applyTheme);
-    const run = () => render(root, ctx).catch((err) => mount(root, errorBox(err)));
+    const run = () => keepingFocus(() => render(root, ctx)).catch((err) => mount(root, errorBox(err)));
     fundament.onResourcesChanged(run);
     await run();
   }).catch((err) => mount(root, errorBox(err)));

@@ -312,22 +312,19 @@ function renderOverview(model) {
 }
 
 function attentionSection({ items, more, total }) {
-  const section = h('section', { class: 'plugin-card', attrs: { 'data-attention': 'true', 'aria-labelledby': 'attention-heading' } },
-    h('h2', { class: 'plugin-heading', id: 'attention-heading', text: total === 0 ? 'Needs attention' : `Needs attention (${total})` }));
-  if (total === 0) {
-    section.append(text('✔ Nothing needs attention: every pool and storage kind is working, and every disk the pools list is there and theirs.'));
-    return section;
-  }
-  section.append(h('ul', { class: 'plugin-text', attrs: { 'data-attention-list': 'true' } }, items.map(attentionItem)));
-  for (const { problem, more: n } of more) section.append(hint(`And ${n} more: ${problem.toLowerCase()}.`));
-  return section;
+  return h('section', { class: 'plugin-card', attrs: { 'data-attention': 'true', 'aria-labelledby': 'attention-heading' } },
+    h('h2', { class: 'plugin-heading', id: 'attention-heading', text: total === 0 ? 'Needs attention' : `Needs attention (${total})` }),
+    total === 0
+      ? text('✔ Nothing needs attention: every pool and storage kind is working, and every disk the pools list is there and theirs.')
+      : h('ul', { class: 'plugin-text', attrs: { 'data-attention-list': 'true' } }, items.map(attentionItem)),
+    more.map(({ problem, more: n }) => hint(`And ${n} more: ${problem.toLowerCase()}.`)));
 }
 
 function attentionItem(item) {
   const subject = item.subject;
   const key = subject ? `${item.problem}:${subject.kind}/${subject.name}` : item.problem;
   return h('li', { attrs: { 'data-problem': key } },
-    badge(item.badge), ' ', h('strong', { text: item.problem }),
+    badge(item.badge), item.problem === item.badge ? null : [' ', h('strong', { text: item.problem })],
     subject ? [' ', subjectLink(subject)] : null,
     ': ', h('span', { attrs: { 'data-reason': 'true' }, text: item.reason }),
     item.pools ? [' ', h('span', { class: 'plugin-hint' }, 'Pools: ', item.pools.map((name, i) => [i > 0 ? ', ' : '', link(name, () => navigateToDetail('DiskPool', name))]))] : null);
@@ -342,27 +339,11 @@ function subjectLink(subject) {
 }
 
 function clusterSection(cluster, devices, inventory) {
-  const section = h('section', { class: 'plugin-card', attrs: { 'data-cluster': 'true', 'aria-labelledby': 'cluster-heading' } },
-    h('h2', { class: 'plugin-heading', id: 'cluster-heading', text: 'Ceph cluster' }));
-  if (!cluster.found) {
-    section.append(hint(cluster.ref
+  return h('section', { class: 'plugin-card', attrs: { 'data-cluster': 'true', 'aria-labelledby': 'cluster-heading' } },
+    h('h2', { class: 'plugin-heading', id: 'cluster-heading', text: 'Ceph cluster' }),
+    cluster.found ? clusterStatus(cluster) : hint(cluster.ref
       ? `CephCluster ${cluster.ref.namespace}/${cluster.ref.name}, which the DiskPools feed, does not exist.`
-      : 'No CephCluster to show yet.'));
-  } else {
-    section.append(
-      deflist([
-        ['CephCluster', `${cluster.ref.namespace}/${cluster.ref.name}`],
-        ['Phase', badge(cluster.deleting ? 'Deleting' : cluster.phase || 'Unknown')],
-        ['Health', badge(cluster.health || 'Unknown')],
-        ['Message', cluster.message],
-      ]),
-      cluster.how === 'only' ? hint('No DiskPool names a CephCluster yet; this is the only one there is.') : null,
-      heading('Raw capacity', 3),
-      cluster.capacity
-        ? [capacityMeter(cluster.capacity), hint('Raw capacity across every OSD, before replication; shared by every pool and storage kind.')]
-        : hint('Ceph reports no capacity yet.'));
-  }
-  section.append(
+      : 'No CephCluster to show yet.'),
     heading('Devices in the cluster', 3),
     devices.total.devices === 0
       ? hint('The CephCluster lists no device yet: a DiskPool adds its disks.')
@@ -376,7 +357,22 @@ function clusterSection(cluster, devices, inventory) {
         ], [...devices.rows, devices.total], { rowKey: (r) => r.node }),
       ],
     h('p', { class: 'plugin-text', attrs: { 'data-inventory': 'true' }, text: inventorySentence(inventory) }));
-  return section;
+}
+
+function clusterStatus(cluster) {
+  return [
+    deflist([
+      ['CephCluster', `${cluster.ref.namespace}/${cluster.ref.name}`],
+      ['Phase', badge(cluster.deleting ? 'Deleting' : cluster.phase || 'Unknown')],
+      ['Health', badge(cluster.health || 'Unknown')],
+      ['Message', cluster.message],
+    ]),
+    cluster.how === 'only' ? hint('No DiskPool names a CephCluster yet; this is the only one there is.') : null,
+    heading('Raw capacity', 3),
+    cluster.capacity
+      ? [capacityMeter(cluster.capacity), hint('Raw capacity across every OSD, before replication; shared by every pool and storage kind.')]
+      : hint('Ceph reports no capacity yet.'),
+  ];
 }
 
 function inventorySentence(c) {
@@ -387,24 +383,18 @@ function inventorySentence(c) {
 
 function kindSection(summary) {
   const id = `kind-${summary.kind}`;
-  const section = h('section', { attrs: { 'data-kind': summary.kind, 'aria-labelledby': id } },
-    h('h3', { class: 'plugin-heading', id, text: `${summary.title} (${summary.total})` }));
-  if (summary.total === 0) {
-    section.append(hint(`No ${summary.title.toLowerCase()} yet.`));
-    return section;
-  }
-  section.append(h('p', { class: 'plugin-text', attrs: { 'data-phases': 'true' } },
-    summary.phases.map(([phase, n], i) => [i > 0 ? ' ' : '', h('span', { attrs: { 'data-phase': phase } }, badge(phase), ` ${n}`)])));
-  if (summary.objects.length > 0) {
-    section.append(table([
+  return h('section', { attrs: { 'data-kind': summary.kind, 'aria-labelledby': id } },
+    h('h3', { class: 'plugin-heading', id, text: `${summary.title} (${summary.total})` }),
+    summary.total === 0 ? hint(`No ${summary.title.toLowerCase()} yet.`) : null,
+    summary.total === 0 ? null : h('p', { class: 'plugin-text', attrs: { 'data-phases': 'true' } },
+      summary.phases.map(([phase, n], i) => [i > 0 ? ' ' : '', h('span', { attrs: { 'data-phase': phase } }, badge(phase), ` ${n}`)])),
+    summary.objects.length === 0 ? null : table([
       { label: 'Name', cell: (o) => link(o.name, () => navigateToDetail(summary.kind, o.name)) },
       { label: 'Phase', cell: (o) => badge(o.phase) },
       { label: 'Message', cell: (o) => o.message },
-    ], summary.objects, { rowKey: (o) => `${summary.kind}/${o.name}` }));
-  }
-  if (summary.unlisted > 0) section.append(hint(`And ${summary.unlisted} more: see ${summary.title} in the menu.`));
-  if (summary.finished > 0) section.append(hint(`${summary.finished} finished (retired or cancelled): see Disk retirements in the menu.`));
-  return section;
+    ], summary.objects, { rowKey: (o) => `${summary.kind}/${o.name}` }),
+    summary.unlisted > 0 ? hint(`And ${summary.unlisted} more: see ${summary.title} in the menu.`) : null,
+    summary.finished > 0 ? hint(`${summary.finished} finished (retired or cancelled): see Disk retirements in the menu.`) : null);
 }
 
 function joinNames(names) {
