@@ -50,8 +50,12 @@ envtest:
 rook-artifacts:
     go run ./hack/rook
 
+# Fetch axe-core (npm pack, integrity checked) into the cache for the console's accessibility tests (no-op when cached).
+axe-core:
+    go run ./hack/axe
+
 # Everything the tests need that is built or fetched once, outside the clone.
-tools: envtest rook-artifacts
+tools: envtest rook-artifacts axe-core
 
 # Regenerate deepcopy, CRDs and the metadata API code.
 generate:

@@ -8,9 +8,10 @@ import (
 )
 
 // consoleFiles are the hand-written console pages (no build step): the HTML,
-// the ES modules and nothing else, so a stray file in console/ is not served.
+// the ES modules, the stylesheet and nothing else, so a stray file in
+// console/ is not served.
 //
-//go:embed console/*.html console/*.js
+//go:embed console/*.html console/*.js console/*.css
 var consoleFiles embed.FS
 
 // consoleAssets is what the plugin serves at /console/ as a

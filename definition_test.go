@@ -40,13 +40,23 @@ func TestDefinitionIsValidAndUnpublished(t *testing.T) {
 	def := parsedDefinition(t)
 	assert.Equal(t, "ceph-rook", def.Metadata.Name)
 	assert.Empty(t, def.Spec.Image, "the image is injected at publish time, never authored")
-	for _, entry := range slices.Concat(def.Spec.Menu.Organization, def.Spec.Menu.Project) {
+	menu := slices.Concat(def.Spec.Menu.Organization, def.Spec.Menu.Project)
+	require.NotEmpty(t, menu)
+	// The overview comes first: the list page of Rook's CephCluster kind,
+	// the one menu entry that names a CRD the plugin does not own.
+	assert.Equal(t, overviewCRD, menu[0].CRD, "the overview is the first page")
+	assert.True(t, menu[0].List && !menu[0].Detail, "the overview is a list page only")
+	assert.Equal(t, "overview.html", def.Spec.CustomComponents["CephCluster"].List)
+	for _, entry := range menu[1:] {
 		assert.Contains(t, def.Spec.CRDs, entry.CRD, "menu entry %s must name one of the plugin's CRDs", entry.CRD)
 	}
 	for _, crd := range def.Spec.CRDs {
 		assert.Contains(t, def.Spec.UIHints, crd, "%s needs a status badge mapping", crd)
 	}
 }
+
+// overviewCRD routes the overview page (definition.yaml's menu).
+const overviewCRD = "cephclusters.ceph.rook.io"
 
 func TestDefinitionDeclaresTheClusterAdminRuleTheRookInstallNeeds(t *testing.T) {
 	def := parsedDefinition(t)

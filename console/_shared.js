@@ -7,6 +7,12 @@
 // setAttribute, so a value from the API (a Disk's model, a status message) is
 // always shown as the text it is and never parsed as markup.
 
+// Every page links console.css, the console's own same-origin stylesheet
+// (style-src 'self' allows a file; no inline style is used anywhere).
+if (!document.querySelector('link[data-console-css]')) {
+  document.head.append(h('link', { rel: 'stylesheet', href: new URL('console.css', import.meta.url).href, attrs: { 'data-console-css': '' } }));
+}
+
 export const GROUP = 'ceph.fundament.io';
 export const VERSION = 'v1alpha1';
 
@@ -102,7 +108,21 @@ export function table(columns, rows, { empty = 'None yet.', rowKey } = {}) {
   return h('table', { class: 'plugin-table' },
     h('thead', {}, h('tr', {}, columns.map((c) => h('th', { attrs: { scope: 'col' }, text: c.label })))),
     h('tbody', {}, rows.map((row) => h('tr', { attrs: { 'data-row': rowKey ? rowKey(row) : undefined } },
-      columns.map((c) => h('td', {}, cellValue(c.cell(row))))))));
+      columns.map((c) => cell(cellValue(c.cell(row))))))));
+}
+
+// LONG_IDENTIFIER is where an identifier starts being cut in a table.
+const LONG_IDENTIFIER = 24;
+
+// cell is a table cell. A long identifier (a string without spaces: a name,
+// a path) is cut to the cell's width by console.css, whole in its title, and
+// so is a link; a sentence wraps instead.
+function cell(value) {
+  if (typeof value === 'string' && value.length > LONG_IDENTIFIER && !/\s/.test(value)) {
+    return h('td', { class: 'console-cut' }, h('span', { class: 'console-truncate', attrs: { title: value }, text: value }));
+  }
+  const cut = value instanceof Element && value.classList.contains('console-truncate');
+  return h('td', { class: cut ? 'console-cut' : undefined }, value);
 }
 
 function cellValue(value) {
@@ -141,6 +161,15 @@ const BADGES = {
   Retired: 'success',
   Refused: 'danger',
   Cancelled: 'neutral',
+  // The CephCluster's phases and Ceph's health (the overview), and a disk
+  // two pools list.
+  Progressing: 'info',
+  Failure: 'danger',
+  Deleting: 'warning',
+  HEALTH_OK: 'success',
+  HEALTH_WARN: 'warning',
+  HEALTH_ERR: 'danger',
+  Contested: 'warning',
 };
 const BADGE_SYMBOLS = { success: '●', info: '◌', neutral: '○', warning: '▲', danger: '✖' };
 
@@ -153,8 +182,13 @@ export function badge(phase) {
 }
 
 // link is a button that looks like a row link and navigates on click.
+// A long label (a 248-character name) is cut by console.css, whole in its
+// title and on the page it opens.
 export function link(label, onClick) {
-  return h('button', { class: 'plugin-button plugin-button-secondary', type: 'button', text: label, attrs: { 'data-link': label }, on: { click: onClick } });
+  return h('button', {
+    class: 'plugin-button plugin-button-secondary console-truncate', type: 'button', text: label,
+    attrs: { 'data-link': label, title: label }, on: { click: onClick },
+  });
 }
 
 // post sends a protocol message to the console, always to its pinned origin.
@@ -170,8 +204,55 @@ export function navigateToDetail(kind, name, namespace) {
   post('plugin:navigate', { kind, name, namespace });
 }
 
+// openSheet opens a sheet over the page and remembers which control opened
+// it, so that focus can return there when the sheet closes (see below).
 export function openSheet(request) {
+  sheetOpener = openerKey(document.activeElement);
   return sdk().openSheet(request);
+}
+
+// Focus return. A sheet takes focus while it is open; when it closes, the
+// console focuses the page's frame again (the development console does; the
+// host contract says nothing about focus) and the browser puts focus back
+// on the element that had it. A page that rendered again meanwhile, or
+// renders again just after (a write in the sheet lists it again), no longer
+// has that element: the control is then found again by what it is, its
+// data-action or data-link, and focused in its new element.
+let sheetOpener = null;
+let lastFocused = null;
+
+function openerKey(el) {
+  if (!el || el === document.body || !(el instanceof HTMLElement)) return null;
+  for (const name of ['data-action', 'data-link']) {
+    const value = el.getAttribute(name);
+    if (value !== null) return { el, selector: `[${name}="${CSS.escape(value)}"]` };
+  }
+  return { el, selector: null };
+}
+
+// restoreFocus focuses key's control, or its successor, when focus was lost
+// with it; never while the page lacks focus (a page under an open sheet
+// must not take focus from the sheet) or when focus is elsewhere.
+function restoreFocus(key) {
+  if (!key || !document.hasFocus()) return;
+  const current = document.activeElement;
+  if (current && current !== document.body) return;
+  const target = key.el.isConnected ? key.el : (key.selector && document.querySelector(key.selector));
+  if (target) target.focus();
+}
+
+document.addEventListener('focusin', (event) => { lastFocused = openerKey(event.target); });
+
+window.addEventListener('focus', () => {
+  const key = sheetOpener || lastFocused;
+  sheetOpener = null;
+  restoreFocus(key);
+});
+
+// keepingFocus renders again without losing focus.
+async function keepingFocus(render) {
+  await render();
+  restoreFocus(lastFocused);
 }
 
 export function closeSheet() {
@@ -242,7 +323,7 @@ export async function fedCephCluster() {
   return { pools, ref, cluster };
 }
 
-function capacityMeter({ bytesTotal, bytesUsed = 0, bytesAvailable }) {
+export function capacityMeter({ bytesTotal, bytesUsed = 0, bytesAvailable }) {
   const available = bytesAvailable === undefined ? bytesTotal - bytesUsed : bytesAvailable;
   const label = `${formatBytes(bytesUsed)} used of ${formatBytes(bytesTotal)} (${formatBytes(available)} available)`;
   return h('div', { class: 'plugin-field' },
@@ -258,7 +339,7 @@ export function startPage(render) {
   fundament.init.then(async (ctx) => {
     applyTheme(ctx.theme);
     fundament.onThemeChange(applyTheme);
-    const run = () => render(root, ctx).catch((err) => mount(root, errorBox(err)));
+    const run = () => keepingFocus(() => render(root, ctx)).catch((err) => mount(root, errorBox(err)));
     fundament.onResourcesChanged(run);
     await run();
   }).catch((err) => mount(root, errorBox(err)));
@@ -329,4 +410,14 @@ export function replicasFromSelect(value) {
 // newObject is a new cluster-scoped object of one of our kinds.
 export function newObject(kind, name, spec) {
   return { apiVersion: `${GROUP}/${VERSION}`, kind, metadata: { name }, spec };
+}
+
+// deletionNote is the Deleting card of a detail page: the console deletes
+// nothing of ours (allowedResources grants no delete), so it says the
+// kubectl command and what survives it.
+export function deletionNote(command, survives) {
+  return h('section', { class: 'plugin-card', attrs: { 'data-deletion': 'true' } },
+    heading('Deleting', 2),
+    h('p', { class: 'plugin-text' }, 'The console does not delete it. With kubectl: ', h('code', { attrs: { 'data-delete-command': 'true' }, text: command })),
+    h('ul', { class: 'plugin-text' }, survives.map((line) => h('li', { text: line }))));
 }

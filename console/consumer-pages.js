@@ -4,7 +4,7 @@
 import {
   RESOURCES, sdk, h, mount, heading, hint, text, deflist, table, badge, link, navigateToDetail, openSheet, closeSheet,
   actions, button, card, capacitySection, fedCephCluster, field, input, select, checkbox, form, newObject, byName, startPage,
-  formatReplicas, formatBytes, errorBox, REPLICAS_OPTIONS, replicasFromSelect,
+  formatReplicas, formatBytes, errorBox, REPLICAS_OPTIONS, replicasFromSelect, deletionNote,
 } from './_shared.js';
 import {
   effectiveReplicas, kindCost, existingConsumer, olderFirst, checkBudget, editedUse, clusterDevices, fullRatio,
@@ -48,6 +48,13 @@ export const CONSUMER_KINDS = {
     title: 'Block storage',
     summary: 'RBD volumes (ReadWriteOnce) from a derived StorageClass.',
     consume: (sc) => `Reference StorageClass ${sc} in a PersistentVolumeClaim (ReadWriteOnce).`,
+    // The CRD's rule and message (api/v1alpha1/blockstorage_types.go).
+    name: { max: 248, dots: true, rule: 'metadata.name must be at most 248 characters: the derived CephBlockPool and StorageClass ceph-<name> must stay within 253' },
+    deletion: (name) => [
+      `Its CephBlockPool ceph-${name} and StorageClass ceph-${name} go with it (they are owned by it).`,
+      `The Ceph pool and its data survive while volumes use it: Rook keeps the CephBlockPool as long as the pool holds RBD images (PersistentVolumes), so delete the PersistentVolumeClaims on StorageClass ceph-${name} first. Once the pool is empty, Rook deletes it and what it held.`,
+      DISKS_STAY,
+    ],
     fields: [{
       key: 'default',
       label: 'Default StorageClass',
@@ -63,6 +70,12 @@ export const CONSUMER_KINDS = {
     title: 'File storage',
     summary: 'CephFS volumes (ReadWriteMany) from a derived StorageClass.',
     consume: (sc) => `Reference StorageClass ${sc} in a PersistentVolumeClaim (ReadWriteMany).`,
+    name: { max: 53, dots: false, rule: 'metadata.name must be at most 53 characters without dots: Rook puts each MDS daemon id, cephfs-<name>-<one or two letters>, in label values (at most 63)' },
+    deletion: (name) => [
+      `Its CephFilesystem cephfs-${name} and StorageClass cephfs-${name} go with it; Rook holds the deletion while subvolumes (PersistentVolumeClaims) or subvolume groups use the filesystem.`,
+      `The filesystem and its pools survive, with their data (preserveFilesystemOnDelete): Rook marks the filesystem failed and keeps it. A FileStorage created again under the name ${name} takes it back.`,
+      DISKS_STAY,
+    ],
     fields: [countField('metadataServers', 'Metadata servers', 'Active MDS daemons, each paired with a standby.')],
   },
   ObjectStorage: {
@@ -71,9 +84,18 @@ export const CONSUMER_KINDS = {
     title: 'Object storage',
     summary: 'S3-compatible buckets, claimed with ObjectBucketClaims on a derived StorageClass.',
     consume: (sc) => `Create an ObjectBucketClaim with storageClassName ${sc}, or use the Buckets section below.`,
+    name: { max: 30, dots: false, rule: "metadata.name must be at most 30 characters without dots: the derived CephObjectStore cephobj-<name> must stay within Rook's 38 and name the Service rook-ceph-rgw-cephobj-<name>" },
+    deletion: (name) => [
+      `Its CephObjectStore cephobj-${name} and StorageClass cephobj-${name} go with it; Rook holds the deletion while any bucket exists.`,
+      `Its seven cephobj-${name}.rgw.* pools and their data survive (preservePoolsOnDelete). Reclaiming the space is a second step in the Ceph toolbox: ceph osd pool ls | grep cephobj-${name}, then ceph osd pool rm for each pool (with mon_allow_pool_delete=true).`,
+      `Rook v1.18 leaves the store's realm behind: an ObjectStorage created again as ${name} fails until radosgw-admin realm rm --rgw-realm=cephobj-${name} is run in a Rook pod.`,
+      DISKS_STAY,
+    ],
     fields: [countField('gatewayInstances', 'Gateway instances', 'RGW pods serving S3 in the cluster.')],
   },
 };
+
+const DISKS_STAY = 'The disks, their OSDs and every DiskPool stay: the other storage kinds go on using them.';
 
 // consumerListPage starts the list page of a consumer kind.
 export function consumerListPage(kindName) {
@@ -138,7 +160,8 @@ export function consumerDetailPage(kindName, extraSections = async () => []) {
         ])),
       conditionsCard(s.conditions || []),
       extra,
-      capacity);
+      capacity,
+      deletionNote(`kubectl delete ${config.kind.toLowerCase()} ${object.metadata.name}`, config.deletion(object.metadata.name)));
   });
 }
 
@@ -168,18 +191,41 @@ export async function consumerForm(root, ctx) {
 }
 
 async function createForm(root, config) {
-  const name = input('name', { required: true, autocomplete: 'off' });
+  const name = input('name', { required: true, autocomplete: 'off', spellcheck: false });
   const replicas = select('replicas', REPLICAS_OPTIONS, '');
   const controls = config.fields.map((f) => ({ f, control: f.control(undefined) }));
   const preview = cephPreview(config, await cephFacts(), null, replicas);
+  const problem = h('p', { class: 'plugin-error', id: 'name-problem', hidden: true, attrs: { 'data-name-problem': 'true', 'aria-live': 'polite' } });
+  name.setAttribute('aria-describedby', 'name-rule name-problem');
+  const check = () => {
+    const sentence = nameProblem(config, name.value.trim());
+    problem.textContent = sentence || '';
+    problem.hidden = !sentence;
+    if (sentence) name.setAttribute('aria-invalid', 'true'); else name.removeAttribute('aria-invalid');
+    return sentence;
+  };
+  name.addEventListener('input', () => { if (name.value !== '') check(); });
   mount(root,
     heading(`New ${config.title.toLowerCase()}`, 1),
     hint(config.summary),
     form({
-      children: [field('Name', name), replicasField(replicas), preview, controls.map(({ f, control }) => field(f.label, control, f.hint))],
+      children: [
+        h('div', { class: 'plugin-field' },
+          h('label', { class: 'plugin-label', attrs: { for: name.id }, text: 'Name' }),
+          name,
+          h('p', { class: 'plugin-hint', id: 'name-rule', text: nameRuleSentence(config) }),
+          problem),
+        replicasField(replicas), preview, controls.map(({ f, control }) => field(f.label, control, f.hint))],
       submitLabel: 'Create',
       onCancel: () => closeSheet(),
       onSubmit: async () => {
+        // The name is checked here, in words, rather than left to the API
+        // server, whose answer is its regular expression.
+        const sentence = check();
+        if (sentence) {
+          name.focus();
+          throw new Error(sentence);
+        }
         const spec = specFrom(replicas, controls);
         // Absent fields are left to the API server's defaults on create.
         for (const key of Object.keys(spec)) if (spec[key] === null) delete spec[key];
@@ -195,10 +241,11 @@ async function editForm(root, ctx, config) {
   const replicas = select('replicas', REPLICAS_OPTIONS, current.replicas === undefined ? '' : String(current.replicas));
   const controls = config.fields.map((f) => ({ f, control: f.control(current[f.key]) }));
   const preview = cephPreview(config, facts, object, replicas);
+  const warning = replicaWarning(config, object, facts, replicas);
   mount(root,
     heading(`Edit ${config.title.toLowerCase()} ${object.metadata.name}`, 1),
     form({
-      children: [replicasField(replicas), preview, controls.map(({ f, control }) => field(f.label, control, f.hint))],
+      children: [replicasField(replicas), warning, preview, controls.map(({ f, control }) => field(f.label, control, f.hint))],
       submitLabel: 'Save',
       onCancel: () => closeSheet(),
       onSubmit: async () => {
@@ -208,6 +255,63 @@ async function editForm(root, ctx, config) {
         closeSheet();
       },
     }));
+}
+
+// replicaWarning says, before saving, what a replica change costs: Ceph
+// re-replicates the consumer, copying every byte of its data to the new
+// placement. It follows the replicas select and is silent while the choice
+// is what the spec says.
+function replicaWarning(config, object, facts, replicas) {
+  const el = h('div', { attrs: { 'data-replica-warning': 'true' } });
+  const current = spec(object).replicas === undefined ? '' : String(spec(object).replicas);
+  const nodes = facts.error ? 0 : facts.nodes;
+  const what = `${config.title.toLowerCase()} ${object.metadata.name}`;
+  const update = () => {
+    el.replaceChildren();
+    if (replicas.value === current) return;
+    const now = status(object).replicas || effectiveReplicas(replicasFromSelect(current), nodes);
+    const next = effectiveReplicas(replicasFromSelect(replicas.value), nodes);
+    const copies = (n) => `${n} ${n === 1 ? 'copy' : 'copies'}`;
+    el.append(h('p', {
+      class: 'plugin-error',
+      attrs: { role: 'alert' },
+      text: next !== now
+        ? `▲ Ceph will re-replicate ${what}: going from ${copies(now)} to ${copies(next)}, it copies every byte of its data to the new placement. Disks and network are busier until that is done.`
+        : `▲ On ${nodes} ${nodes === 1 ? 'node' : 'nodes'} this still means ${copies(now)}, so nothing is copied now; but when the node count changes, Ceph will re-replicate ${what}, copying every byte of its data.`,
+    }));
+  };
+  replicas.addEventListener('change', update);
+  update();
+  return el;
+}
+
+// nameRuleSentence is the name rule of a kind, said before anything is
+// typed: Kubernetes' DNS subdomain rule and the kind's own cap.
+function nameRuleSentence(config) {
+  const chars = config.name.dots ? 'lower-case letters, digits, “-” and “.”' : 'lower-case letters, digits and “-” (no dots)';
+  return `Up to ${config.name.max} characters: ${chars}, starting and ending with a letter or digit.`;
+}
+
+// nameProblem is what is wrong with a name, as a sentence, or null: the
+// rules the API server applies (a DNS subdomain name, the kind's length cap
+// in its CRD's own words), said instead of its regular expression.
+export function nameProblem(config, name) {
+  const what = config.title.toLowerCase();
+  if (name === '') return `Give the ${what} a name.`;
+  if (name.length > config.name.max) return `The name has ${name.length} characters; ${config.name.rule}.`;
+  if (!config.name.dots && name.includes('.')) return `The name has a dot; ${config.name.rule}.`;
+  const found = [];
+  if (/[A-Z]/.test(name)) found.push('upper-case letters');
+  const others = [...new Set(name.replace(/[A-Za-z0-9.-]/g, ''))];
+  if (others.length > 0) found.push(others.map((c) => (c === ' ' ? 'a space' : `“${c}”`)).join(', '));
+  if (!/^[A-Za-z0-9]/.test(name)) found.push(`“${name[0]}” first`);
+  if (name.length > 1 && !/[A-Za-z0-9]$/.test(name)) found.push(`“${name[name.length - 1]}” last`);
+  if (/\.\.|\.-|-\./.test(name)) found.push('a dot beside a dot or a “-”');
+  if (found.length === 0) return null;
+  const chars = config.name.dots
+    ? 'lower-case letters, digits, “-” and “.”, start and end with a letter or digit, and have letters or digits on both sides of each dot'
+    : 'lower-case letters, digits and “-”, and start and end with a letter or digit';
+  return `A ${what} name may hold only ${chars} (Kubernetes names are DNS subdomains); this one has ${found.join(' and ')}.`;
 }
 
 function replicasField(control) {

@@ -2,7 +2,7 @@
 // the cluster's raw capacity.
 import {
   RESOURCES, sdk, mount, heading, hint, deflist, table, badge, link, formatBytes, navigateToDetail, openSheet,
-  actions, button, card, capacitySection, startPage,
+  actions, button, card, capacitySection, startPage, deletionNote,
 } from './_shared.js';
 
 startPage(render);
@@ -31,7 +31,11 @@ async function render(root, ctx) {
     card(
       heading('Disks', 2),
       table(diskColumns(pool.metadata.name), listed.map((name) => ({ name, disk: known.get(name) })), { empty: 'This pool lists no disks.', rowKey: (r) => r.name })),
-    await capacitySection());
+    await capacitySection(),
+    deletionNote(`kubectl delete diskpool ${pool.metadata.name}`, [
+      'Its disks leave the CephCluster\'s device list (those no other pool lists), but their OSDs keep running, and keep their data, until they are purged from Ceph: Rook removes an OSD only when asked. To take a disk out of Ceph safely, retire it from its page (Retire) before deleting the pool.',
+      'The Disks stay in the inventory, and every storage kind stays: the data on these OSDs is still there meanwhile, and Ceph may rebalance it.',
+    ]));
 }
 
 function diskColumns(poolName) {

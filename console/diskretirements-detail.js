@@ -25,7 +25,7 @@ async function render(root, ctx) {
       ]),
       retirementFacts(retirement)),
     preflightSection(s.preflight),
-    card(heading('Deleting', 2), deletionHint(retirement)));
+    h('section', { class: 'plugin-card', attrs: { 'data-deletion': 'true' } }, heading('Deleting', 2), deletionHint(retirement)));
 }
 
 // manualSteps is what the operator must still do; once the disk is retired

@@ -1,6 +1,6 @@
 // Package cachedir names the folders outside the clone where the project's
-// tooling keeps what it builds or fetches once: the envtest control plane
-// and Rook's chart and CRDs. Scripts in hack/ and the test helpers agree on
+// tooling keeps what it builds or fetches once: the envtest control plane,
+// Rook's chart and CRDs, and axe-core for the console's accessibility tests. Scripts in hack/ and the test helpers agree on
 // these paths through this package (and hack/*.sh, which mirror it).
 package cachedir
 
@@ -16,6 +16,9 @@ const (
 	EtcdVersion = "v3.7.3"
 	// RookVersion is the Rook release whose chart and CRDs the plugin installs.
 	RookVersion = "v1.18.0"
+	// AxeCoreVersion is the axe-core release the console's browser tests
+	// check every page and sheet with (hack/axe fetches it).
+	AxeCoreVersion = "4.10.3"
 )
 
 // Root is the project's cache folder: $CEPH_ROOK_CACHE, else
@@ -59,4 +62,14 @@ func RookOSDPurgeJob() string {
 // RookCRDs is Rook's deploy/examples/crds.yaml.
 func RookCRDs() string {
 	return filepath.Join(RookDir(), "crds.yaml")
+}
+
+// AxeCoreDir holds axe-core's browser bundle and its licence.
+func AxeCoreDir() string {
+	return filepath.Join(Root(), "axe-core", AxeCoreVersion)
+}
+
+// AxeCoreScript is axe-core's minified browser bundle (axe.min.js).
+func AxeCoreScript() string {
+	return filepath.Join(AxeCoreDir(), "axe.min.js")
 }

@@ -73,7 +73,15 @@ type Options struct {
 	// OnProxyRequest, when set, is told of every API request the
 	// kube-api-proxy checks, allowed or refused: what a page really sent.
 	OnProxyRequest func(ProxiedRequest)
+	// TestFiles, when set, are served on the plugin origin under
+	// TestFilesPath, under the same CSP as the pages: scripts a browser test
+	// injects into a page as a same-origin file (axe-core). The platform
+	// serves nothing there; cmd/devconsole never sets it.
+	TestFiles http.FileSystem
 }
+
+// TestFilesPath is where Options.TestFiles are served on the plugin origin.
+const TestFilesPath = "/__test/"
 
 // Server is a running development console.
 type Server struct {
@@ -137,7 +145,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	}
 	consolePrefix := fmt.Sprintf("/clusters/%s/plugins/%s/%s/console/", clusterID, installationName(def), pluginVersion(def))
 	s.config = s.hostConfig(clusterID, consolePrefix, kinds)
-	pages := &pluginSite{consolePrefix: consolePrefix, console: opts.Console, csp: pluginCSP(s.consoleURL, s.consoleURL, s.pluginURL)}
+	pages := &pluginSite{consolePrefix: consolePrefix, console: opts.Console, testFiles: opts.TestFiles, csp: pluginCSP(s.consoleURL, s.consoleURL, s.pluginURL)}
 	s.serve(consoleLn, opts.ConsoleAddr, s.hostSite())
 	s.serve(pluginLn, opts.PluginAddr, pages)
 	return s, nil

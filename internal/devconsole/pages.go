@@ -11,7 +11,9 @@ type pluginSite struct {
 	// consolePrefix is /clusters/{id}/plugins/{installation}/{version}/console/.
 	consolePrefix string
 	console       http.FileSystem
-	csp           string
+	// testFiles are Options.TestFiles (nil: TestFilesPath is a 404).
+	testFiles http.FileSystem
+	csp       string
 }
 
 func (s *pluginSite) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -27,6 +29,10 @@ func (s *pluginSite) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if file, ok := strings.CutPrefix(r.URL.Path, "/plugins/sdk/v1/"); ok {
 		s.serveSDK(w, r, file)
+		return
+	}
+	if file, ok := strings.CutPrefix(r.URL.Path, TestFilesPath); ok && s.testFiles != nil && file != "" {
+		serveFile(w, r, s.testFiles, file)
 		return
 	}
 	file, ok := strings.CutPrefix(r.URL.Path, s.consolePrefix)

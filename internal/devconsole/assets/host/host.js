@@ -21,6 +21,11 @@ document.getElementById('theme-toggle').addEventListener('click', toggleTheme);
 document.getElementById('sheet-close').addEventListener('click', closeSheet);
 window.addEventListener('popstate', renderRoute);
 window.addEventListener('message', onMessage);
+// Escape on the host's own sheet chrome (its close button) closes the sheet,
+// as Escape inside the sheet's page does (the page asks with closeSheet).
+document.addEventListener('keydown', (event) => {
+  if (event.key === 'Escape' && frames.sheet) closeSheet();
+});
 renderMenu();
 renderRoute();
 
@@ -134,6 +139,11 @@ function onMessage(event) {
 function initFrame(record) {
   record.ready = true;
   clearTimeout(record.timer);
+  // Focus follows the sheet: the console contract says nothing about focus,
+  // so this host moves it into a sheet's iframe when the sheet is ready; the
+  // sheet's page then puts it on its first field (a page cannot focus
+  // anything in a frame the browser has not focused).
+  if (record.slot === 'sheet') record.iframe.focus();
   post(record, {
     type: 'fundament:init',
     protocolVersion: PROTOCOL_VERSION,
@@ -164,7 +174,9 @@ function openSheet(request) {
   const file = component(request.kind, request.view);
   const sheet = document.getElementById('sheet');
   sheet.hidden = false;
-  document.getElementById('sheet-title').textContent = [request.view, request.kind, request.name].filter(Boolean).join(' ');
+  const title = document.getElementById('sheet-title');
+  title.textContent = [request.view, request.kind, request.name].filter(Boolean).join(' ');
+  title.title = title.textContent;
   if (!file) {
     document.getElementById('sheet-frame-slot').replaceChildren();
     return showError(document.getElementById('sheet-error'), `${request.kind} has no ${request.view} sheet`);
@@ -175,10 +187,16 @@ function openSheet(request) {
 }
 
 function closeSheet() {
+  const wasOpen = !document.getElementById('sheet').hidden;
   if (frames.sheet) clearTimeout(frames.sheet.timer);
   frames.sheet = null;
   document.getElementById('sheet-frame-slot').replaceChildren();
   document.getElementById('sheet').hidden = true;
+  // Focus goes back to the page under the sheet, which the contract leaves
+  // unsaid: this host focuses the page's iframe, and the page, regaining
+  // focus, returns it to the control that opened the sheet (_shared.js
+  // openSheet remembers it).
+  if (wasOpen && frames.page) frames.page.iframe.focus();
 }
 
 // A write in a sheet makes the page under it list again.
