@@ -7,7 +7,8 @@
 // 10,000 disks only the 500 group headers are there until someone opens a
 // node. When everything the filter shows fits in AUTO_EXPAND_ROWS rows
 // (a small cluster, or a narrow search) the groups open by themselves;
-// Expand all opens groups up to MAX_EXPANDED_ROWS rows and says so.
+// Expand all opens groups up to MAX_EXPANDED_ROWS rows and says so;
+// Collapse all closes every group until the filter changes.
 import { h, field, input, formatBytes } from './_shared.js';
 import { DISK_TYPES, UNCLAIMED, emptyFilter, parseSize, formatCount } from './disk-filter.js';
 
@@ -152,6 +153,7 @@ export function groupedDisks({ columns, row, signature, refresh = null, counts, 
   const sections = new Map();
   const explicit = new Map();
   let mode = 'auto';
+  let autoOff = false; // Collapse all: small results stay closed until the filter changes
   let last = [];
   let lastTotal = 0;
   let serial = 0;
@@ -168,7 +170,7 @@ export function groupedDisks({ columns, row, signature, refresh = null, counts, 
       }
       if (mode === 'expanded') {
         if (g.disks.length <= budget || open.size === 0) { open.add(g.node); budget -= g.disks.length; } else capped += 1;
-      } else if (mode === 'auto' && total <= AUTO_EXPAND_ROWS) open.add(g.node);
+      } else if (mode === 'auto' && !autoOff && total <= AUTO_EXPAND_ROWS) open.add(g.node);
     }
     return { open, capped };
   };
@@ -252,8 +254,12 @@ export function groupedDisks({ columns, row, signature, refresh = null, counts, 
   return {
     element,
     update: draw,
-    expandAll() { mode = 'expanded'; explicit.clear(); draw(last, lastTotal); },
-    collapseAll() { mode = 'collapsed'; explicit.clear(); draw(last, lastTotal); },
+    expandAll() { mode = 'expanded'; autoOff = false; explicit.clear(); draw(last, lastTotal); },
+    collapseAll() { mode = 'auto'; autoOff = true; explicit.clear(); draw(last, lastTotal); },
+    // filterChanged is called before drawing a new filter's groups: what
+    // Collapse all closed may open by itself again when the result is small
+    // (a node opened or closed by hand stays so).
+    filterChanged() { autoOff = false; },
     // openRows is how many disk rows are in the DOM.
     openRows() { let n = 0; for (const s of sections.values()) n += s.rows.size; return n; },
   };

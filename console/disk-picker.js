@@ -68,6 +68,7 @@ export function createDiskPicker({ disks = null, poolName = '', selected = [], o
   const filters = filterBar({
     picker: true,
     onChange: () => {
+      groups.filterChanged();
       draw();
       filterGeneration += 1;
       element.dataset.filterGeneration = String(filterGeneration);

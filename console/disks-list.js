@@ -54,6 +54,7 @@ function showDisks(root) {
   const container = h('div', { class: 'cr-disks', attrs: { 'data-role': 'disk-list', 'data-filter-generation': '0' } });
   const filters = filterBar({
     onChange: () => {
+      groups.filterChanged();
       draw();
       filterGeneration += 1;
       container.dataset.filterGeneration = String(filterGeneration);
