@@ -333,7 +333,25 @@ export function capacityMeter({ bytesTotal, bytesUsed = 0, bytesAvailable }) {
 
 // startPage waits for the console's init, keeps the theme in sync, renders
 // and renders again whenever a sheet reports a successful write.
-export function startPage(render) {
+//
+// Opt-in, a page also follows changes to what it shows:
+//
+//   startPage(render, { follow: (ctx, changed) => stop })
+//
+// follow is called once, after the first render; it starts watching (for
+// the page's own resource, live.js's followChanges does it: a list, then
+// a watch from its resourceVersion) and calls changed() whenever what it
+// watches changed, and returns a function that stops it (called when the
+// page goes away). startPage renders again at most once every debounceMs
+// (default 250 ms; changes in between make one render), never two renders
+// at once, and puts keyboard focus back on the control that had it (found
+// again by id, data-action or name). Example, disks-detail.js:
+//
+//   startPage(render, { follow: (ctx, changed) => followChanges({
+//     list: (opts) => k8s.list(RESOURCES.disks, { ...opts, fieldSelector: `metadata.name=${ctx.resource.name}` }),
+//     watch: (opts) => k8s.watch(RESOURCES.disks, { ...opts, fieldSelector: `metadata.name=${ctx.resource.name}` }),
+//   }, changed) });
+export function startPage(render, { follow = null, debounceMs = 250 } = {}) {
   const root = document.getElementById('app');
   const fundament = sdk();
   fundament.init.then(async (ctx) => {
@@ -342,7 +360,43 @@ export function startPage(render) {
     const run = () => keepingFocus(() => render(root, ctx)).catch((err) => mount(root, errorBox(err)));
     fundament.onResourcesChanged(run);
     await run();
+    if (follow) followPage(follow, ctx, () => keepingFocus(run), debounceMs);
   }).catch((err) => mount(root, errorBox(err)));
+}
+
+// followPage runs startPage's follow option: changes are gathered for
+// debounceMs and renders never overlap.
+function followPage(follow, ctx, rerender, debounceMs) {
+  let timer = null;
+  let running = false;
+  let again = false;
+  const fire = async () => {
+    timer = null;
+    if (running) { again = true; return; }
+    running = true;
+    try { await rerender(); } finally { running = false; }
+    if (again) { again = false; changed(); }
+  };
+  const changed = () => { if (!timer) timer = setTimeout(fire, debounceMs); };
+  const stop = follow(ctx, changed);
+  if (typeof stop === 'function') window.addEventListener('pagehide', stop, { once: true });
+}
+
+// keepingFocus runs a render that replaces the page and focuses again the
+// control that had focus before it, if the render made it again.
+async function keepingFocus(run) {
+  const active = document.activeElement;
+  let selector = null;
+  if (active && active !== document.body) {
+    if (active.id) selector = `#${CSS.escape(active.id)}`;
+    else if (active.dataset && active.dataset.action) selector = `[data-action="${CSS.escape(active.dataset.action)}"]`;
+    else if (active.getAttribute('name')) selector = `[name="${CSS.escape(active.getAttribute('name'))}"]`;
+  }
+  await run();
+  if (selector && (!document.activeElement || document.activeElement === document.body)) {
+    const again = document.querySelector(selector);
+    if (again) again.focus();
+  }
 }
 
 function applyTheme(theme) {

@@ -5,17 +5,31 @@ import {
 } from './_shared.js';
 import { createDiskPicker } from './disk-picker.js';
 import { retireSheet } from './retirement-pages.js';
+import { k8s, follow } from './live.js';
 
-// diskPoolForm renders the create or edit form for ctx.view.
+// diskPoolForm renders the create or edit form for ctx.view. The form is
+// there at once; the picker fills as the disks arrive, in pages, and
+// follows them while the sheet is open.
 export async function diskPoolForm(root, ctx) {
-  const { items: disks } = await sdk().k8s.list(RESOURCES.disks);
-  if (ctx.view === 'edit') return editForm(root, ctx, disks);
-  return createForm(root, disks);
+  if (ctx.view === 'edit') return editForm(root, ctx);
+  return createForm(root);
 }
 
-function createForm(root, disks) {
+// feedPicker lists the disks into the picker and keeps it current.
+function feedPicker(picker) {
+  const feed = follow({
+    list: (opts) => k8s.list(RESOURCES.disks, opts),
+    watch: (opts) => k8s.watch(RESOURCES.disks, opts),
+    onChange: (batch) => picker.update(batch),
+    onError: (err, info) => picker.problem(err, info),
+    onLive: () => picker.problem(null),
+  });
+  window.addEventListener('pagehide', () => feed.stop(), { once: true });
+}
+
+function createForm(root) {
   const name = input('name', { required: true, autocomplete: 'off' });
-  const picker = createDiskPicker({ disks });
+  const picker = createDiskPicker({});
   mount(root,
     heading('New disk pool', 1),
     hint('The selected disks become OSDs of the cluster\'s single CephCluster; every storage kind shares them.'),
@@ -28,12 +42,13 @@ function createForm(root, disks) {
         navigateToDetail('DiskPool', created.metadata.name);
       },
     }));
+  feedPicker(picker);
 }
 
-async function editForm(root, ctx, disks) {
+async function editForm(root, ctx) {
   const pool = await sdk().k8s.get({ ...RESOURCES.diskpools, name: ctx.resource.name });
   const picker = createDiskPicker({
-    disks, poolName: pool.metadata.name, selected: (pool.spec && pool.spec.disks) || [],
+    poolName: pool.metadata.name, selected: (pool.spec && pool.spec.disks) || [],
     onRetire: (disk) => retireInstead(root, ctx, pool.metadata.name, picker, disk),
   });
   mount(root,
@@ -48,6 +63,7 @@ async function editForm(root, ctx, disks) {
         closeSheet();
       },
     }));
+  feedPicker(picker);
 }
 
 // retireInstead shows, in this sheet, the retire flow the Disk detail page

@@ -1,12 +1,23 @@
 // Disk detail: everything discovery knows about one device, and who claims
-// it; a disk a pool uses can be retired or replaced from here.
+// it; a disk a pool uses can be retired or replaced from here. The page
+// follows the Disk: when discovery or a pool changes it, it is drawn again.
 import {
   RESOURCES, sdk, mount, heading, hint, deflist, badge, formatBytes, card, link, navigateToDetail, openSheet,
   actions, button, startPage,
 } from './_shared.js';
 import { isRetired } from './retirement-pages.js';
+import { k8s, followChanges } from './live.js';
+import { diskType } from './disk-filter.js';
 
-startPage(render);
+startPage(render, {
+  follow: (ctx, changed) => {
+    const fieldSelector = `metadata.name=${ctx.resource.name}`;
+    return followChanges({
+      list: (opts) => k8s.list(RESOURCES.disks, { ...opts, fieldSelector }),
+      watch: (opts) => k8s.watch(RESOURCES.disks, { ...opts, fieldSelector }),
+    }, changed);
+  },
+});
 
 async function render(root, ctx) {
   const disk = await sdk().k8s.get({ ...RESOURCES.disks, name: ctx.resource.name });
@@ -31,7 +42,7 @@ async function render(root, ctx) {
         ['Path', s.path],
         ['Stable path', s.stablePath],
         ['Size', formatBytes(s.size)],
-        ['Type', s.type],
+        ['Type', diskType(s.type) || s.type],
         ['Rotational', s.rotational === undefined ? '' : (s.rotational ? 'Yes' : 'No')],
         ['Model', s.model],
         ['Serial', s.serial],
