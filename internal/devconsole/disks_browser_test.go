@@ -342,7 +342,7 @@ func TestDisksAtScaleInBrowser(t *testing.T) {
 		b.WaitFor(browser.PageFrame, `tr[data-row="`+name+`"]`)
 		assertTruncated(t, b, browser.PageFrame, `tr[data-row="`+name+`"] [data-link]`, name)
 		assertTruncated(t, b, browser.PageFrame, `tr[data-row="`+name+`"] td:nth-child(3) .cr-truncate`, longStablePath+"-0")
-		assertNoSidewaysScroll(t, b, browser.PageFrame)
+		assertNoSidewaysScroll(t, b, browser.PageFrame, "the Disks page")
 		b.Screenshot("disks-long-names")
 		applyFilter(t, b, browser.PageFrame, `[data-role="disk-list"]`, diskFilter{})
 	})
@@ -596,7 +596,7 @@ func TestDisksAtScaleInBrowser(t *testing.T) {
 		}
 		b.WaitText(browser.SheetFrame, row, "7.0 TiB")
 		b.WaitText(browser.SheetFrame, row, "● Available")
-		assertNoSidewaysScroll(t, b, browser.SheetFrame)
+		assertNoSidewaysScroll(t, b, browser.SheetFrame, "the disk picker")
 		b.Screenshot("picker-long-node")
 		b.Click(browser.SheetFrame, `[data-action="cancel"]`)
 		waitSheetClosed(t, b)
@@ -738,13 +738,6 @@ func assertTruncated(t *testing.T, b *browser.Browser, frame, sel, full string) 
 	assert.Equal(t, full, got.Title, "%s: the whole text is in the tooltip", sel)
 	assert.Equal(t, full, got.Text)
 	assert.True(t, got.Cut, "%s is cut to its box", sel)
-}
-
-func assertNoSidewaysScroll(t *testing.T, b *browser.Browser, frame string) {
-	t.Helper()
-	var widths struct{ Scroll, Client int }
-	jsValue(t, b, frame, "html", `function() { return { scroll: this.scrollWidth, client: this.clientWidth }; }`, &widths)
-	assert.LessOrEqual(t, widths.Scroll, widths.Client, "the page does not scroll sideways")
 }
 
 // thousands writes n as the pages do: 10,000.
