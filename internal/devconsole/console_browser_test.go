@@ -52,6 +52,14 @@ func (l *proxyLog) find(verb, resource, name string) []devconsole.ProxiedRequest
 
 func startConsole(t testing.TB, log *proxyLog) *devconsole.Server {
 	t.Helper()
+	return startConsoleWith(t, log.add, nil)
+}
+
+// startConsoleWith is the dev console on the package's API server, every
+// proxied request told to onRequest, and testFiles (when set) served on
+// the plugin origin.
+func startConsoleWith(t testing.TB, onRequest func(devconsole.ProxiedRequest), testFiles http.FileSystem) *devconsole.Server {
+	t.Helper()
 	root := testenv.RepoRoot()
 	def, err := os.ReadFile(filepath.Join(root, "definition.yaml"))
 	require.NoError(t, err)
@@ -60,7 +68,8 @@ func startConsole(t testing.TB, log *proxyLog) *devconsole.Server {
 		Console:        http.Dir(filepath.Join(root, "console")),
 		RESTConfig:     env.Config,
 		Namespaces:     []string{appNamespace, "default"},
-		OnProxyRequest: log.add,
+		OnProxyRequest: onRequest,
+		TestFiles:      testFiles,
 	})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = srv.Close() })

@@ -4,9 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -20,7 +17,6 @@ import (
 	"github.com/fundament-oss/ceph-rook/api/v1alpha1"
 	"github.com/fundament-oss/ceph-rook/internal/browser"
 	"github.com/fundament-oss/ceph-rook/internal/devconsole"
-	"github.com/fundament-oss/ceph-rook/internal/testenv"
 )
 
 // listGate records what the kube-api-proxy saw and can hold one Disk list
@@ -65,23 +61,6 @@ func (g *listGate) diskLists() int {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.lists
-}
-
-func startGatedConsole(t *testing.T, gate *listGate) *devconsole.Server {
-	t.Helper()
-	root := testenv.RepoRoot()
-	def, err := os.ReadFile(filepath.Join(root, "definition.yaml"))
-	require.NoError(t, err)
-	srv, err := devconsole.Start(context.Background(), devconsole.Options{
-		Definition:     def,
-		Console:        http.Dir(filepath.Join(root, "console")),
-		RESTConfig:     env.Config,
-		Namespaces:     []string{appNamespace, "default"},
-		OnProxyRequest: gate.observe,
-	})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = srv.Close() })
-	return srv
 }
 
 // diskFilter is what a test sets in the filter bar of the Disks page or
@@ -236,7 +215,7 @@ func checkFilterCases(t *testing.T, b *browser.Browser, frame, root string, inve
 func TestDisksAtScaleInBrowser(t *testing.T) {
 	inventory := createBigInventory(t)
 	gate := &listGate{}
-	srv := startGatedConsole(t, gate)
+	srv := startConsoleWith(t, gate.observe, nil)
 	b := browser.Start(t, srv.URL())
 	ctx := context.Background()
 	all := allDisks(t)

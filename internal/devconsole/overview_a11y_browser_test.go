@@ -77,7 +77,7 @@ func TestOverviewAndAccessibilityInBrowser(t *testing.T) {
 	t.Cleanup(func() { resetConsoleObjects(t) })
 	createOverviewFixtures(t)
 	log := &proxyLog{}
-	srv := startConsoleWith(t, log, http.Dir(axeDir))
+	srv := startConsoleWith(t, log.add, http.Dir(axeDir))
 	b := browser.Start(t, srv.URL())
 	axeURL := srv.PluginURL() + devconsole.TestFilesPath + "axe.min.js"
 
@@ -464,25 +464,6 @@ func TestOverviewAndAccessibilityInBrowser(t *testing.T) {
 	t.Run("no CSP violations, page errors or dialogs on any page", func(t *testing.T) {
 		assert.Empty(t, b.Problems())
 	})
-}
-
-// startConsoleWith is startConsole serving testFiles on the plugin origin.
-func startConsoleWith(t *testing.T, log *proxyLog, testFiles http.FileSystem) *devconsole.Server {
-	t.Helper()
-	root := testenv.RepoRoot()
-	def, err := os.ReadFile(filepath.Join(root, "definition.yaml"))
-	require.NoError(t, err)
-	srv, err := devconsole.Start(context.Background(), devconsole.Options{
-		Definition:     def,
-		Console:        http.Dir(filepath.Join(root, "console")),
-		RESTConfig:     env.Config,
-		Namespaces:     []string{appNamespace, "default"},
-		OnProxyRequest: log.add,
-		TestFiles:      testFiles,
-	})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = srv.Close() })
-	return srv
 }
 
 type axeViolation struct {
