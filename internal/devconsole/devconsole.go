@@ -39,6 +39,7 @@ import (
 	"time"
 
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -119,7 +120,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if s.kube, err = kubernetes.NewForConfig(opts.RESTConfig); err != nil {
 		return nil, fmt.Errorf("devconsole: kubernetes client: %w", err)
 	}
-	kinds, err := resolveKinds(ctx, opts.RESTConfig, def)
+	kinds, err := resolveKinds(ctx, opts.RESTConfig, def, s.log)
 	if err != nil {
 		return nil, err
 	}
@@ -265,9 +266,11 @@ func pluginVersion(def *definition.PluginDefinition) string {
 }
 
 // resolveKinds maps every CRD the definition names (crds and menu) to its
-// kind, as the console learns it from the API server; a CRD that is not
-// installed is an error naming it.
-func resolveKinds(ctx context.Context, cfg *rest.Config, def *definition.PluginDefinition) (map[string]string, error) {
+// kind, as the console learns it from the API server. One of the plugin's
+// own CRDs that is not installed is an error naming it; a menu entry over
+// another's (the overview over Rook's CephCluster, before Rook is
+// installed) is left out of the menu, and logged.
+func resolveKinds(ctx context.Context, cfg *rest.Config, def *definition.PluginDefinition, log *slog.Logger) (map[string]string, error) {
 	client, err := apiextensionsclient.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("devconsole: apiextensions client: %w", err)
@@ -280,6 +283,10 @@ func resolveKinds(ctx context.Context, cfg *rest.Config, def *definition.PluginD
 	kinds := map[string]string{}
 	for _, name := range slices.Compact(names) {
 		crd, err := client.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) && !slices.Contains(def.Spec.CRDs, name) {
+			log.Warn("devconsole: a menu entry's CRD is not installed; the entry is left out", "crd", name)
+			continue
+		}
 		if err != nil {
 			return nil, fmt.Errorf("devconsole: CRD %s named by definition.yaml: %w", name, err)
 		}
@@ -305,6 +312,9 @@ func (s *Server) hostConfig(clusterID, consolePrefix string, kinds map[string]st
 	}
 	for section, entries := range map[string][]definition.MenuEntry{"organization": s.def.Spec.Menu.Organization, "project": s.def.Spec.Menu.Project} {
 		for _, e := range entries {
+			if kinds[e.CRD] == "" {
+				continue // not installed (resolveKinds)
+			}
 			cfg.Menu[section] = append(cfg.Menu[section], menuItem{CRD: e.CRD, Kind: kinds[e.CRD], Label: e.Label})
 		}
 	}
