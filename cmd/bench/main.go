@@ -1,8 +1,8 @@
 // Command bench is `just bench`: ceph-rook at scale against a real API
 // server, with a floor measured in the same run (see internal/bench).
 //
-//	go run ./cmd/bench                    # 1k, 2.5k, 5k and 10k disks
-//	go run ./cmd/bench -sizes 25 -idle 5s # a quick look
+//	go run ./cmd/bench                               # 1k, 2.5k, 5k and 10k disks, 3 samples each
+//	go run ./cmd/bench -sizes 25 -idle 5s -samples 1 # a quick look
 package main
 
 import (
@@ -39,6 +39,8 @@ func main() {
 	flag.IntVar(&o.Edits, "edits", 50, "DiskPool edits timed")
 	flag.DurationVar(&o.Idle, "idle", 60*time.Second, "idle time after convergence in which no write may happen")
 	flag.IntVar(&o.FloorWorkers, "floor-workers", 8, "parallel workers of the floor client")
+	flag.IntVar(&o.Samples, "samples", 3, "samples of discovery convergence and its floors per size, interleaved")
+	flag.IntVar(&o.LimitWorkers, "limit-workers", 0, "workers of the write-limit floor (0: found by a sweep at the first size)")
 	qps := flag.Int("qps", 0, "FUNP_KUBE_API_QPS for the plugin (0: its default)")
 	burst := flag.Int("burst", 0, "FUNP_KUBE_API_BURST for the plugin (0: its default)")
 	flag.StringVar(&o.Profiles, "profiles", "", "folder for the plugin's pprof profiles (heap after convergence and at the end, CPU during the edits); empty: not profiled")

@@ -39,6 +39,12 @@ type Scenario struct {
 	Edits                 int
 	Idle                  time.Duration
 	FloorWorkers          int
+	// Samples is how often discovery convergence and its two floors are
+	// measured, interleaved (floor, write limit, plugin, floor, ...).
+	Samples int
+	// LimitWorkers is how many workers the write-limit floor runs with; 0
+	// has Run find it first (sweepWriteLimit).
+	LimitWorkers int
 	// PluginEnv adds FUNP_ settings (e.g. FUNP_KUBE_API_QPS) to the plugin.
 	PluginEnv []string
 	// Profiles, when set, is a folder for the plugin's pprof profiles:
@@ -46,11 +52,47 @@ type Scenario struct {
 	Profiles string
 }
 
+// Sample is one round of the interleaved convergence measure: the two
+// floors, then the plugin, on the same API server, one after the other.
+type Sample struct {
+	// FloorSeconds: a plain client with FloorWorkers workers creates the
+	// inventory's Disks and writes their status, the plugin stopped.
+	FloorSeconds float64 `json:"floorSeconds"`
+	// LimitSeconds: the same with LimitWorkers workers, as many as the
+	// API server takes before its throughput stops growing.
+	LimitSeconds float64 `json:"limitSeconds"`
+	// ConvergeSeconds: from the first discovery ConfigMap's create to the
+	// watch seeing the last Disk with its status, the plugin (started
+	// fresh, ready and leading) waiting before the clock starts.
+	ConvergeSeconds float64 `json:"convergeSeconds"`
+	// FirstDiskSeconds is when the watch saw the first published Disk;
+	// ConfigMapsSeconds is when the last ConfigMap was created.
+	FirstDiskSeconds  float64        `json:"firstDiskSeconds"`
+	ConfigMapsSeconds float64        `json:"configMapsSeconds"`
+	ConvergeWrites    int            `json:"convergeWrites"`
+	ConvergeWritesBy  map[string]int `json:"convergeWritesBy"`
+	ReconcileErrors   float64        `json:"reconcileErrors"`
+	ReconcileRetries  float64        `json:"reconcileRetries"`
+}
+
 // Result is what one scenario measured.
 type Result struct {
-	Disks            int            `json:"disks"`
-	FloorSeconds     float64        `json:"floorSeconds"`
-	ConvergeSeconds  float64        `json:"convergeSeconds"`
+	Disks   int      `json:"disks"`
+	Samples []Sample `json:"samples"`
+	// Converge, Floor and Limit summarise the samples' seconds;
+	// FloorRatio and LimitRatio each sample's convergence over the floor
+	// measured just before it.
+	Converge     Spread `json:"converge"`
+	Floor        Spread `json:"floor"`
+	Limit        Spread `json:"limit"`
+	FloorRatio   Spread `json:"floorRatio"`
+	LimitRatio   Spread `json:"limitRatio"`
+	LimitWorkers int    `json:"limitWorkers"`
+	// WriteLimit is the sweep that chose LimitWorkers, when this scenario
+	// ran it.
+	WriteLimit *WriteLimit `json:"writeLimit,omitempty"`
+	// ConvergeWrites is the most writes any sample needed (and by kind);
+	// errors and retries are summed over the samples.
 	ConvergeWrites   int            `json:"convergeWrites"`
 	ConvergeWritesBy map[string]int `json:"convergeWritesBy"`
 	ReconcileErrors  float64        `json:"reconcileErrors"`
@@ -68,31 +110,102 @@ type Result struct {
 	EditFloorP99Millis float64        `json:"editFloorP99Millis"`
 	FanoutReconciles   map[string]int `json:"fanoutReconciles"`
 	FanoutWrites       map[string]int `json:"fanoutWrites"`
-	PeakRSSBytes       int64          `json:"peakRSSBytes"`
-	PeakAnonBytes      int64          `json:"peakAnonBytes"`
-	PeakFileBytes      int64          `json:"peakFileBytes"`
+	// Memory: the largest of every plugin process of the scenario.
+	PeakRSSBytes  int64 `json:"peakRSSBytes"`
+	PeakAnonBytes int64 `json:"peakAnonBytes"`
+	PeakFileBytes int64 `json:"peakFileBytes"`
 	// HelperPeakRSSBytes is the largest VmHWM of the plugin's child
 	// processes (the Helm helper, during the install at each start).
 	HelperPeakRSSBytes int64   `json:"helperPeakRSSBytes"`
 	IdleSeconds        float64 `json:"idleSeconds"`
 }
 
-// WritesPerDisk is the convergence's writes over the published disks.
+// WritesPerDisk is the convergence's writes over the published disks (the
+// sample that wrote most).
 func (r Result) WritesPerDisk() float64 { return float64(r.ConvergeWrites) / float64(max(1, r.Disks)) }
+
+// summarise fills the spreads and totals from the samples.
+func (r *Result) summarise() {
+	var converge, floor, limit []float64
+	r.ConvergeWrites, r.ConvergeWritesBy, r.ReconcileErrors, r.ReconcileRetries = 0, nil, 0, 0
+	for _, s := range r.Samples {
+		converge, floor, limit = append(converge, s.ConvergeSeconds), append(floor, s.FloorSeconds), append(limit, s.LimitSeconds)
+		if s.ConvergeWrites >= r.ConvergeWrites {
+			r.ConvergeWrites, r.ConvergeWritesBy = s.ConvergeWrites, s.ConvergeWritesBy
+		}
+		r.ReconcileErrors += s.ReconcileErrors
+		r.ReconcileRetries += s.ReconcileRetries
+	}
+	r.Converge, r.Floor, r.Limit = SpreadOf(converge), SpreadOf(floor), SpreadOf(limit)
+	r.FloorRatio, r.LimitRatio = SpreadOf(ratios(converge, floor)), SpreadOf(ratios(converge, limit))
+}
+
+// run is one scenario's control plane, proxy and plugin process.
+type run struct {
+	sc         Scenario
+	binary     string
+	admin      client.Client
+	env        *testenv.Env
+	proxy      *countingProxy
+	kubeconfig string
+	repo       *chartrepo.Server
+	pluginLog  io.Writer
+	plugin     *pluginProcess
+	res        *Result
+}
+
+// startPlugin starts a plugin process and waits until it is ready and its
+// inventory controller runs (it leads): what it does from then on is what
+// is measured.
+func (r *run) startPlugin(ctx context.Context) error {
+	p, err := startPluginProcess(r.binary, r.kubeconfig, r.repo, r.sc.PluginEnv, r.sc.Profiles != "", r.pluginLog)
+	if err != nil {
+		return err
+	}
+	r.plugin = p
+	if err := p.WaitReady(ctx, 3*time.Minute); err != nil {
+		return err
+	}
+	return p.waitController(ctx, "diskinventory", time.Minute)
+}
+
+// stopPlugin stops the plugin process, keeping its peak memory.
+func (r *run) stopPlugin() error {
+	if r.plugin == nil {
+		return nil
+	}
+	r.notePeaks()
+	err := r.plugin.stop()
+	r.plugin = nil
+	return err
+}
+
+// notePeaks folds the running plugin's memory peaks into the result.
+func (r *run) notePeaks() {
+	if r.plugin == nil {
+		return
+	}
+	if rss, err := r.plugin.peakRSS(); err == nil {
+		r.res.PeakRSSBytes = max(r.res.PeakRSSBytes, rss)
+	}
+	anon, file := r.plugin.peakSplit()
+	r.res.PeakAnonBytes, r.res.PeakFileBytes = max(r.res.PeakAnonBytes, anon), max(r.res.PeakFileBytes, file)
+	r.res.HelperPeakRSSBytes = max(r.res.HelperPeakRSSBytes, r.plugin.childPeak())
+}
 
 // Run measures one scenario on a fresh control plane.
 func Run(ctx context.Context, binary string, sc Scenario, log io.Writer) (res Result, err error) {
 	start := time.Now()
-	var plugin *pluginProcess
+	r := &run{sc: sc, binary: binary, res: &res}
 	// Every step says when it ended and the plugin's peak memory so far,
 	// which places the peak.
 	logf := func(format string, a ...any) {
-		note := ""
-		if plugin != nil {
-			anon, file := plugin.peakSplit()
-			note = fmt.Sprintf("  [%.0fs; peak heap etc. %.0f MiB, binary %.0f MiB]", time.Since(start).Seconds(), float64(anon)/(1<<20), float64(file)/(1<<20))
+		note := fmt.Sprintf("  [%.0fs", time.Since(start).Seconds())
+		if r.plugin != nil {
+			anon, file := r.plugin.peakSplit()
+			note += fmt.Sprintf("; peak heap etc. %.0f MiB, binary %.0f MiB", float64(anon)/(1<<20), float64(file)/(1<<20))
 		}
-		fmt.Fprintf(log, "  "+format+note+"\n", a...)
+		fmt.Fprintf(log, "  "+format+note+"]\n", a...)
 	}
 	res.Disks = sc.Nodes * sc.DevicesPerNode
 	scheme := testenv.DefaultScheme()
@@ -104,96 +217,103 @@ func Run(ctx context.Context, binary string, sc Scenario, log io.Writer) (res Re
 		return res, err
 	}
 	defer env.Stop()
+	r.env = env
 	fast := rest.CopyConfig(env.Config)
 	fast.QPS, fast.Burst = 5000, 10000
-	admin, err := client.New(fast, client.Options{Scheme: scheme})
-	if err != nil {
+	if r.admin, err = client.New(fast, client.Options{Scheme: scheme}); err != nil {
 		return res, err
 	}
-	proxy, err := startProxy(env.Config)
-	if err != nil {
+	admin := r.admin
+	if r.proxy, err = startProxy(env.Config); err != nil {
 		return res, err
 	}
+	proxy := r.proxy
 	defer proxy.Close()
 	dir, err := os.MkdirTemp("", "bench-")
 	if err != nil {
 		return res, err
 	}
 	defer os.RemoveAll(dir)
-	kubeconfig, err := proxy.kubeconfig(dir)
-	if err != nil {
+	if r.kubeconfig, err = proxy.kubeconfig(dir); err != nil {
 		return res, err
 	}
-	repo, err := chartrepo.Serve("127.0.0.1:0", cachedir.RookChartArchive())
-	if err != nil {
+	if r.repo, err = chartrepo.Serve("127.0.0.1:0", cachedir.RookChartArchive()); err != nil {
 		return res, err
 	}
-	defer repo.Close()
+	defer r.repo.Close()
 	pluginLog, err := os.Create(filepath.Join(os.TempDir(), fmt.Sprintf("bench-plugin-%d.log", sc.Nodes*sc.DevicesPerNode)))
 	if err != nil {
 		return res, err
 	}
 	defer pluginLog.Close()
+	r.pluginLog = pluginLog
+	defer func() { _ = r.stopPlugin() }()
 
-	plugin, err = startPluginProcess(binary, kubeconfig, repo, sc.PluginEnv, sc.Profiles != "", pluginLog)
-	if err != nil {
-		return res, err
-	}
-	defer func() {
-		if plugin != nil {
-			_ = plugin.stop()
-		}
-	}()
-	if err := plugin.WaitReady(ctx, 3*time.Minute); err != nil {
+	// The first start installs Rook and the CRDs, which the floors write to.
+	if err := r.startPlugin(ctx); err != nil {
 		return res, err
 	}
 	logf("plugin installed and ready")
+	if err := r.stopPlugin(); err != nil {
+		return res, err
+	}
+	if sc.LimitWorkers == 0 {
+		limit, err := sweepWriteLimit(ctx, admin, min(limitSweepDisks, res.Disks), sc.DevicesPerNode, sc.FloorWorkers)
+		if err != nil {
+			return res, fmt.Errorf("write limit: %w", err)
+		}
+		res.WriteLimit, sc.LimitWorkers = &limit, limit.Workers
+		r.sc.LimitWorkers = limit.Workers
+		logf("write limit: %s", limit)
+	}
+	res.LimitWorkers = sc.LimitWorkers
 
-	// The floor: a plain client publishing the same inventory.
-	floor := floorDisks(sc.Nodes, sc.DevicesPerNode)
-	floorStart := time.Now()
-	if err := writeFloor(ctx, admin, sc.FloorWorkers, floor); err != nil {
-		return res, fmt.Errorf("floor: %w", err)
+	// Discovery convergence, sampled: each round clears the inventory, runs
+	// both floors with the plugin stopped, then starts the plugin and
+	// publishes the inventory through it.
+	var watcher *watcher
+	defer func() {
+		if watcher != nil {
+			watcher.stop()
+		}
+	}()
+	for i := range max(1, sc.Samples) {
+		if watcher != nil {
+			watcher.stop()
+		}
+		if err := r.stopPlugin(); err != nil {
+			return res, err
+		}
+		if err := clearInventory(ctx, admin); err != nil {
+			return res, err
+		}
+		var s Sample
+		if s.FloorSeconds, err = timeFloor(ctx, admin, sc.FloorWorkers, sc.Nodes, sc.DevicesPerNode); err != nil {
+			return res, fmt.Errorf("floor: %w", err)
+		}
+		if s.LimitSeconds, err = timeFloor(ctx, admin, sc.LimitWorkers, sc.Nodes, sc.DevicesPerNode); err != nil {
+			return res, fmt.Errorf("write-limit floor: %w", err)
+		}
+		if err := r.startPlugin(ctx); err != nil {
+			return res, err
+		}
+		if watcher, err = newWatcher(ctx, env.Config, scheme); err != nil {
+			return res, err
+		}
+		if err := r.converge(ctx, watcher, &s); err != nil {
+			return res, err
+		}
+		res.Samples = append(res.Samples, s)
+		logf("sample %d: floor %.2fs, write limit %.2fs (%d workers), plugin %.2fs (%.2f×, %.2f× the limit; first Disk %.2fs, ConfigMaps %.2fs; %.2f writes/disk, %v errors, %v retries)",
+			i+1, s.FloorSeconds, s.LimitSeconds, sc.LimitWorkers, s.ConvergeSeconds, s.ConvergeSeconds/s.FloorSeconds, s.ConvergeSeconds/s.LimitSeconds,
+			s.FirstDiskSeconds, s.ConfigMapsSeconds, float64(s.ConvergeWrites)/float64(res.Disks), s.ReconcileErrors, s.ReconcileRetries)
 	}
-	res.FloorSeconds = time.Since(floorStart).Seconds()
-	logf("floor: %d disks in %.1fs", len(floor), res.FloorSeconds)
-	if err := admin.DeleteAllOf(ctx, &cephv1alpha1.Disk{}, client.MatchingLabels{floorLabel: "true"}); err != nil {
-		return res, err
-	}
-
-	watcher, err := newWatcher(ctx, env.Config, scheme)
-	if err != nil {
-		return res, err
-	}
-	if err := waitFor(ctx, 2*time.Minute, func() bool { return watcher.floorDisks() == 0 }); err != nil {
-		return res, fmt.Errorf("floor disks not deleted: %w", err)
-	}
-
-	// Discovery convergence.
-	cms, err := discoveryConfigMaps(Namespace, sc.Nodes, sc.DevicesPerNode)
-	if err != nil {
-		return res, err
-	}
-	before, metricsBefore := proxy.snapshot(), mustMetrics(plugin)
-	convergeStart := time.Now()
-	if err := parallel(ctx, sc.FloorWorkers, cms, func(ctx context.Context, cm *corev1.ConfigMap) error { return admin.Create(ctx, cm) }); err != nil {
-		return res, fmt.Errorf("create discovery ConfigMaps: %w", err)
-	}
-	if err := waitFor(ctx, 30*time.Minute, func() bool { return watcher.publishedDisks() >= res.Disks }); err != nil {
-		return res, fmt.Errorf("discovery did not converge (%d of %d Disks): %w", watcher.publishedDisks(), res.Disks, err)
-	}
-	res.ConvergeSeconds = watcher.lastPublished().Sub(convergeStart).Seconds()
-	if err := waitQuiet(ctx, proxy, 2*time.Second, time.Minute); err != nil {
-		return res, err
-	}
-	res.ConvergeWrites, res.ConvergeWritesBy = writesSince(before, proxy.snapshot())
-	metricsAfter := mustMetrics(plugin)
-	res.ReconcileErrors = metricsAfter["errors"] - metricsBefore["errors"]
-	res.ReconcileRetries = (metricsAfter["all error"] - metricsBefore["all error"]) + (metricsAfter["all requeue"] - metricsBefore["all requeue"])
+	res.summarise()
+	plugin := r.plugin
 	if err := plugin.profiler(sc.Profiles, res.Disks).heap(ctx, "converged"); err != nil {
 		return res, err
 	}
-	logf("discovery: %d disks in %.1fs (%.2f writes/disk, %v errors, %v retries)", res.Disks, res.ConvergeSeconds, res.WritesPerDisk(), res.ReconcileErrors, res.ReconcileRetries)
+	logf("discovery: %d disks in %s s, floor %s s, write limit %s s", res.Disks, res.Converge.Format("%.2f"), res.Floor.Format("%.2f"), res.Limit.Format("%.2f"))
 
 	// Pools and consumers; the simulated operator marks Rook objects Ready.
 	opCtx, stopOperator := context.WithCancel(ctx)
@@ -219,26 +339,18 @@ func Run(ctx context.Context, binary string, sc Scenario, log io.Writer) (res Re
 	if err := waitQuiet(ctx, proxy, 3*time.Second, 2*time.Minute); err != nil {
 		return res, err
 	}
-	before = proxy.snapshot()
+	before := proxy.snapshot()
 	time.Sleep(sc.Idle)
 	res.IdleSeconds = sc.Idle.Seconds()
 	res.IdleWrites, res.IdleWritesBy = writesSince(before, proxy.snapshot())
-	if rss, err := plugin.peakRSS(); err == nil {
-		res.PeakRSSBytes = rss
-	}
-	res.PeakAnonBytes, res.PeakFileBytes = plugin.peakSplit()
-	res.HelperPeakRSSBytes = plugin.childPeak()
-	if err := plugin.stop(); err != nil {
+	if err := r.stopPlugin(); err != nil {
 		return res, err
 	}
 	before = proxy.snapshot()
-	plugin, err = startPluginProcess(binary, kubeconfig, repo, sc.PluginEnv, sc.Profiles != "", pluginLog)
-	if err != nil {
+	if err := r.startPlugin(ctx); err != nil {
 		return res, err
 	}
-	if err := plugin.WaitReady(ctx, 3*time.Minute); err != nil {
-		return res, err
-	}
+	plugin = r.plugin
 	if err := waitSettled(ctx, plugin, 3*time.Second, 2*time.Minute); err != nil {
 		return res, err
 	}
@@ -271,14 +383,42 @@ func Run(ctx context.Context, binary string, sc Scenario, log io.Writer) (res Re
 		return res, err
 	}
 	logf("fan-out: reconciles %v, writes %v", res.FanoutReconciles, res.FanoutWrites)
-	if rss, err := plugin.peakRSS(); err == nil && rss > res.PeakRSSBytes {
-		res.PeakRSSBytes = rss
-	}
-	anon, file := plugin.peakSplit()
-	res.PeakAnonBytes, res.PeakFileBytes = max(res.PeakAnonBytes, anon), max(res.PeakFileBytes, file)
-	res.HelperPeakRSSBytes = max(res.HelperPeakRSSBytes, plugin.childPeak())
+	r.notePeaks()
 	res.FailedRequests = proxy.failures()
 	return res, plugin.profiler(sc.Profiles, res.Disks).heap(ctx, "end")
+}
+
+// converge publishes the inventory through the running plugin and times
+// it until the watch has seen every Disk with its status.
+func (r *run) converge(ctx context.Context, w *watcher, s *Sample) error {
+	cms, err := discoveryConfigMaps(Namespace, r.sc.Nodes, r.sc.DevicesPerNode)
+	if err != nil {
+		return err
+	}
+	disks := r.sc.Nodes * r.sc.DevicesPerNode
+	// Nothing the start-up wrote is still under way when the clock starts.
+	if err := waitQuiet(ctx, r.proxy, time.Second, time.Minute); err != nil {
+		return err
+	}
+	before, metricsBefore := r.proxy.snapshot(), mustMetrics(r.plugin)
+	start := time.Now()
+	if err := parallel(ctx, r.sc.FloorWorkers, cms, func(ctx context.Context, cm *corev1.ConfigMap) error { return r.admin.Create(ctx, cm) }); err != nil {
+		return fmt.Errorf("create discovery ConfigMaps: %w", err)
+	}
+	s.ConfigMapsSeconds = time.Since(start).Seconds()
+	if err := waitFor(ctx, 30*time.Minute, func() bool { return w.publishedDisks() >= disks }); err != nil {
+		return fmt.Errorf("discovery did not converge (%d of %d Disks): %w", w.publishedDisks(), disks, err)
+	}
+	first, last := w.publishedSpan()
+	s.ConvergeSeconds, s.FirstDiskSeconds = last.Sub(start).Seconds(), first.Sub(start).Seconds()
+	if err := waitQuiet(ctx, r.proxy, 2*time.Second, time.Minute); err != nil {
+		return err
+	}
+	s.ConvergeWrites, s.ConvergeWritesBy = writesSince(before, r.proxy.snapshot())
+	metricsAfter := mustMetrics(r.plugin)
+	s.ReconcileErrors = metricsAfter["errors"] - metricsBefore["errors"]
+	s.ReconcileRetries = (metricsAfter["all error"] - metricsBefore["all error"]) + (metricsAfter["all requeue"] - metricsBefore["all requeue"])
+	return nil
 }
 
 func mustMetrics(p *pluginProcess) map[string]float64 {
@@ -404,16 +544,22 @@ func Measure(ctx context.Context, o Options) (Report, error) {
 	if err != nil {
 		return Report{}, err
 	}
-	report := Report{Settings: fmt.Sprintf("%d devices/node; %d pools; %d BlockStorage, %d FileStorage, %d ObjectStorage; %d edits; %s idle; floor %d workers; plugin env %v (defaults: FUNP_KUBE_API_QPS=1000, FUNP_KUBE_API_BURST=2000)",
-		o.DevicesPerNode, o.Pools, o.Block, o.File, o.Object, o.Edits, o.Idle, o.FloorWorkers, o.PluginEnv)}
+	report := Report{Settings: fmt.Sprintf("%d devices/node; %d pools; %d BlockStorage, %d FileStorage, %d ObjectStorage; %d edits; %s idle; %d samples; floor %d workers; plugin env %v (defaults: FUNP_KUBE_API_QPS=1000, FUNP_KUBE_API_BURST=2000)",
+		o.DevicesPerNode, o.Pools, o.Block, o.File, o.Object, o.Edits, o.Idle, max(1, o.Samples), o.FloorWorkers, o.PluginEnv)}
+	limitWorkers := o.LimitWorkers
 	for _, nodes := range o.Sizes {
 		sc := o.Scenario
-		sc.Nodes = nodes
+		sc.Nodes, sc.LimitWorkers = nodes, limitWorkers
 		fmt.Fprintf(o.Out, "scenario: %d nodes × %d devices = %d disks\n", nodes, sc.DevicesPerNode, nodes*sc.DevicesPerNode)
 		res, err := Run(ctx, binary, sc, o.Out)
 		if err != nil {
 			return report, fmt.Errorf("%d disks: %w", nodes*sc.DevicesPerNode, err)
 		}
+		// The first size's sweep chooses the workers of every later one.
+		if res.WriteLimit != nil {
+			report.WriteLimit = res.WriteLimit
+		}
+		limitWorkers = res.LimitWorkers
 		report.Scales = append(report.Scales, res)
 	}
 	return report, nil

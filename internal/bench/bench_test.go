@@ -20,13 +20,25 @@ func TestBenchmarkSmoke(t *testing.T) {
 	report, err := Measure(context.Background(), Options{
 		RepoRoot: testenv.RepoRoot(),
 		Sizes:    []int{5},
-		Scenario: Scenario{DevicesPerNode: 4, Pools: 2, Block: 2, File: 1, Object: 1, Edits: 2, Idle: 2 * time.Second, FloorWorkers: 8},
+		// Two samples: the interleaving and the medians run as in `just bench`.
+		Scenario: Scenario{DevicesPerNode: 4, Pools: 2, Block: 2, File: 1, Object: 1, Edits: 2, Idle: 2 * time.Second, FloorWorkers: 8, Samples: 2},
 		Out:      &logWriter{t},
 	})
 	require.NoError(t, err)
 	require.Len(t, report.Scales, 1)
 	res := report.Scales[0]
 	assert.Equal(t, 20, res.Disks)
+	require.Len(t, res.Samples, 2)
+	for i, s := range res.Samples {
+		assert.Positive(t, s.FloorSeconds, "sample %d", i)
+		assert.Positive(t, s.LimitSeconds, "sample %d", i)
+		assert.Positive(t, s.ConvergeSeconds, "sample %d", i)
+		assert.LessOrEqual(t, s.FirstDiskSeconds, s.ConvergeSeconds, "sample %d", i)
+	}
+	require.NotNil(t, report.WriteLimit, "the first size sweeps the write limit")
+	assert.Greater(t, len(report.WriteLimit.Steps), limitFlatSteps)
+	assert.Equal(t, report.WriteLimit.Workers, res.LimitWorkers)
+	assert.Equal(t, 2, res.Converge.N)
 	assert.LessOrEqual(t, res.WritesPerDisk(), TargetWritesPerDisk, "writes by kind: %v", res.ConvergeWritesBy)
 	assert.Zero(t, res.IdleWrites, "writes while idle: %v", res.IdleWritesBy)
 	assert.Zero(t, res.RestartWrites, "writes after a restart: %v", res.RestartWritesBy)

@@ -168,7 +168,8 @@ func (p *pluginProcess) peakRSS() (int64, error) {
 
 // metrics scrapes the controllers' reconcile counters, keyed by
 // "controller result" (results: success, error, requeue, requeue_after),
-// plus "errors" for controller_runtime_reconcile_errors_total.
+// plus "errors" for controller_runtime_reconcile_errors_total and
+// "workers controller" for each started controller's worker count.
 func (p *pluginProcess) metrics() (map[string]float64, error) {
 	resp, err := http.Get("http://" + p.metricsAddr + "/metrics")
 	if err != nil {
@@ -181,7 +182,7 @@ func (p *pluginProcess) metrics() (map[string]float64, error) {
 	for s.Scan() {
 		line := s.Text()
 		name, rest, ok := strings.Cut(line, "{")
-		if !ok || (name != "controller_runtime_reconcile_total" && name != "controller_runtime_reconcile_errors_total") {
+		if !ok || (name != "controller_runtime_reconcile_total" && name != "controller_runtime_reconcile_errors_total" && name != "controller_runtime_max_concurrent_reconciles") {
 			continue
 		}
 		labels, value, _ := strings.Cut(rest, "} ")
@@ -190,8 +191,12 @@ func (p *pluginProcess) metrics() (map[string]float64, error) {
 			continue
 		}
 		controller, result := label(labels, "controller"), label(labels, "result")
-		if name == "controller_runtime_reconcile_errors_total" {
+		switch name {
+		case "controller_runtime_reconcile_errors_total":
 			out["errors"] += v
+			continue
+		case "controller_runtime_max_concurrent_reconciles":
+			out["workers "+controller] = v
 			continue
 		}
 		out[controller+" "+result] += v
@@ -208,4 +213,27 @@ func label(labels, name string) string {
 		}
 	}
 	return ""
+}
+
+// waitController waits until the plugin runs the named controller: its
+// worker count is set when the controller starts, which is after the
+// plugin won leader election and the controller's caches synced. Ready
+// (/readyz) comes before that, once the caches synced.
+func (p *pluginProcess) waitController(ctx context.Context, name string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		if m, err := p.metrics(); err == nil && m["workers "+name] > 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the plugin's %s controller did not start within %s", name, timeout)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-p.Done():
+			return fmt.Errorf("the plugin exited: %v", p.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }

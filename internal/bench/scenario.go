@@ -7,9 +7,6 @@ import (
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
 	"github.com/fundament-oss/ceph-rook/internal/simulate"
@@ -55,44 +52,6 @@ func parallel[T any](ctx context.Context, n int, items []T, fn func(context.Cont
 	close(ch)
 	wg.Wait()
 	return first
-}
-
-const floorLabel = "bench.ceph.fundament.io/floor"
-
-// floorDisks are what a plain client writes to publish the same inventory:
-// one Disk and one status per device, with no reconciler in between.
-func floorDisks(nodes, devices int) []*cephv1alpha1.Disk {
-	var out []*cephv1alpha1.Disk
-	for i := range nodes {
-		for j, d := range simulate.MixedDevices(nodeName(i), devices) {
-			size := resource.NewQuantity(int64(d.Size), resource.BinarySI)
-			state := cephv1alpha1.DiskAvailable
-			if !d.Empty {
-				state = cephv1alpha1.DiskInUse
-			}
-			out = append(out, &cephv1alpha1.Disk{
-				ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("floor-%04d-%02d", i, j), Labels: map[string]string{floorLabel: "true"}},
-				Status: cephv1alpha1.DiskStatus{
-					// displaySize as long as the plugin's ("3.6 TiB"): the same payload.
-					NodeName: nodeName(i), Path: "/dev/" + d.Name, Size: size, DisplaySize: fmt.Sprintf("%.1f TiB", float64(d.Size)/(1<<40)), Model: d.Model, Serial: d.Serial,
-					WWN: d.WWN, Rotational: d.Rotational, Available: d.Empty, State: state, Type: cephv1alpha1.DiskTypeHDD,
-				},
-			})
-		}
-	}
-	return out
-}
-
-// writeFloor creates each Disk and writes its status with workers.
-func writeFloor(ctx context.Context, c client.Client, workers int, disks []*cephv1alpha1.Disk) error {
-	return parallel(ctx, workers, disks, func(ctx context.Context, d *cephv1alpha1.Disk) error {
-		status := d.Status
-		if err := c.Create(ctx, d); err != nil {
-			return err
-		}
-		d.Status = status
-		return c.Status().Update(ctx, d)
-	})
 }
 
 // poolPlan splits the published disks (sorted by node and path) into

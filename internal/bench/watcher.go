@@ -20,22 +20,26 @@ import (
 // costs the API server nothing beyond one watch each.
 type watcher struct {
 	cache cache.Cache
+	// stop ends the watches.
+	stop context.CancelFunc
 
-	mu        sync.Mutex
-	published map[string]cephv1alpha1.Disk
-	floor     map[string]bool
-	last      time.Time
-	clusterCh chan *unstructured.Unstructured
+	mu          sync.Mutex
+	published   map[string]cephv1alpha1.Disk
+	first, last time.Time
+	clusterCh   chan *unstructured.Unstructured
 }
 
-func newWatcher(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme) (*watcher, error) {
+// newWatcher starts the watches; stop ends them.
+func newWatcher(parent context.Context, cfg *rest.Config, scheme *runtime.Scheme) (*watcher, error) {
 	c, err := cache.New(cfg, cache.Options{Scheme: scheme})
 	if err != nil {
 		return nil, err
 	}
-	w := &watcher{cache: c, published: map[string]cephv1alpha1.Disk{}, floor: map[string]bool{}, clusterCh: make(chan *unstructured.Unstructured, 1024)}
+	ctx, stop := context.WithCancel(parent)
+	w := &watcher{cache: c, stop: stop, published: map[string]cephv1alpha1.Disk{}, clusterCh: make(chan *unstructured.Unstructured, 1024)}
 	disks, err := c.GetInformer(ctx, &cephv1alpha1.Disk{})
 	if err != nil {
+		stop()
 		return nil, err
 	}
 	_, err = disks.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
@@ -44,6 +48,7 @@ func newWatcher(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme) (
 		DeleteFunc: func(obj any) { w.disk(obj, true) },
 	})
 	if err != nil {
+		stop()
 		return nil, err
 	}
 	cluster := &unstructured.Unstructured{}
@@ -51,6 +56,7 @@ func newWatcher(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme) (
 	cluster.SetKind("CephCluster")
 	clusters, err := c.GetInformer(ctx, cluster)
 	if err != nil {
+		stop()
 		return nil, err
 	}
 	_, err = clusters.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
@@ -58,10 +64,12 @@ func newWatcher(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme) (
 		UpdateFunc: func(_, obj any) { w.cluster(obj) },
 	})
 	if err != nil {
+		stop()
 		return nil, err
 	}
 	go func() { _ = c.Start(ctx) }()
 	if !c.WaitForCacheSync(ctx) {
+		stop()
 		return nil, fmt.Errorf("bench watcher: caches did not sync")
 	}
 	return w, nil
@@ -77,19 +85,14 @@ func (w *watcher) disk(obj any, deleted bool) {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if strings.HasPrefix(d.Name, "floor-") {
-		if deleted {
-			delete(w.floor, d.Name)
-		} else {
-			w.floor[d.Name] = true
-		}
-		return
-	}
-	if deleted || d.Status.NodeName == "" {
+	if deleted || d.Status.NodeName == "" || strings.HasPrefix(d.Name, floorPrefix) {
 		return
 	}
 	if _, seen := w.published[d.Name]; !seen {
 		w.last = time.Now()
+		if w.first.IsZero() {
+			w.first = w.last
+		}
 	}
 	w.published[d.Name] = *d.DeepCopy()
 }
@@ -111,16 +114,12 @@ func (w *watcher) publishedDisks() int {
 	return len(w.published)
 }
 
-func (w *watcher) floorDisks() int {
+// publishedSpan is when the watch saw the first and the last Disk with
+// a status.
+func (w *watcher) publishedSpan() (first, last time.Time) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return len(w.floor)
-}
-
-func (w *watcher) lastPublished() time.Time {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.last
+	return w.first, w.last
 }
 
 func (w *watcher) disks() []cephv1alpha1.Disk {
