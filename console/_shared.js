@@ -360,7 +360,7 @@ export function startPage(render, { follow = null, debounceMs = 250 } = {}) {
     const run = () => keepingFocus(() => render(root, ctx)).catch((err) => mount(root, errorBox(err)));
     fundament.onResourcesChanged(run);
     await run();
-    if (follow) followPage(follow, ctx, () => keepingFocus(run), debounceMs);
+    if (follow) followPage(follow, ctx, run, debounceMs);
   }).catch((err) => mount(root, errorBox(err)));
 }
 
@@ -380,23 +380,6 @@ function followPage(follow, ctx, rerender, debounceMs) {
   const changed = () => { if (!timer) timer = setTimeout(fire, debounceMs); };
   const stop = follow(ctx, changed);
   if (typeof stop === 'function') window.addEventListener('pagehide', stop, { once: true });
-}
-
-// keepingFocus runs a render that replaces the page and focuses again the
-// control that had focus before it, if the render made it again.
-async function keepingFocus(run) {
-  const active = document.activeElement;
-  let selector = null;
-  if (active && active !== document.body) {
-    if (active.id) selector = `#${CSS.escape(active.id)}`;
-    else if (active.dataset && active.dataset.action) selector = `[data-action="${CSS.escape(active.dataset.action)}"]`;
-    else if (active.getAttribute('name')) selector = `[name="${CSS.escape(active.getAttribute('name'))}"]`;
-  }
-  await run();
-  if (selector && (!document.activeElement || document.activeElement === document.body)) {
-    const again = document.querySelector(selector);
-    if (again) again.focus();
-  }
 }
 
 function applyTheme(theme) {

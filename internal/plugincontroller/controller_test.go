@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	pluginsv1 "github.com/fundament-oss/ceph-rook/internal/plugincontroller/api/v1"
@@ -138,9 +139,7 @@ func TestRefusedInstallationsDeployNothing(t *testing.T) {
 		assert.Empty(t, status.Namespace)
 		assertNothingDeployed(t, inst.Name)
 
-		require.NoError(t, get(ctx, inst))
-		inst.Spec.DefinitionRef.DefinitionHash = definition.Hash(raw)
-		require.NoError(t, env.Client.Update(ctx, inst))
+		updateLatest(t, inst, func() { inst.Spec.DefinitionRef.DefinitionHash = definition.Hash(raw) })
 		deployedPlugin(t, inst)
 	})
 
@@ -313,14 +312,11 @@ func assertRemoved(t *testing.T, inst *pluginsv1.PluginInstallation, deploy *app
 
 func TestConfigEditRollsTheDeployment(t *testing.T) {
 	h := startController(t)
-	ctx := context.Background()
 	inst := h.install(t, "configured", map[string]string{"TIER": "fast"})
 	deploy := deployedPlugin(t, inst)
 	oldHash := deploy.Spec.Template.Annotations[AnnotationConfigHash]
 
-	require.NoError(t, get(ctx, inst))
-	inst.Spec.Config = map[string]string{"TIER": "cheap", "DEBUG": "true"}
-	require.NoError(t, env.Client.Update(ctx, inst))
+	updateLatest(t, inst, func() { inst.Spec.Config = map[string]string{"TIER": "cheap", "DEBUG": "true"} })
 
 	eventually(t, "the Deployment has the new FUNP_ variables", func(ctx context.Context) error {
 		if err := get(ctx, deploy); err != nil {
@@ -392,9 +388,10 @@ func TestDriftIsRepairedAndConvergenceWritesNothing(t *testing.T) {
 		role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: scope}}
 		require.NoError(t, get(ctx, role))
 		want := role.DeepCopy().Rules
-		role.Rules[1].ResourceNames = nil
-		role.Rules = append(role.Rules, rbacv1.PolicyRule{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: []string{"*"}})
-		require.NoError(t, env.Client.Update(ctx, role))
+		updateLatest(t, role, func() {
+			role.Rules[1].ResourceNames = nil
+			role.Rules = append(role.Rules, rbacv1.PolicyRule{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: []string{"*"}})
+		})
 		eventually(t, "the ClusterRole is repaired", func(ctx context.Context) error {
 			if err := get(ctx, role); err != nil {
 				return err
@@ -467,4 +464,18 @@ func TestCephRooksOwnDefinitionDeploys(t *testing.T) {
 	deployedPlugin(t, inst)
 	status := statusOf(t, inst, "not failed", func(s pluginsv1.PluginInstallationStatus) bool { return s.Namespace != "" })
 	assert.NotEqual(t, pluginsv1.PhaseFailed, status.Phase, status.Message)
+}
+
+// updateLatest reads obj, applies edit and updates it, again on a
+// Conflict: the controller writes the same objects (finalizers, status,
+// repairs), and an edit on a stale read would fail under load.
+func updateLatest(t *testing.T, obj client.Object, edit func()) {
+	t.Helper()
+	require.NoError(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := get(context.Background(), obj); err != nil {
+			return err
+		}
+		edit()
+		return env.Client.Update(context.Background(), obj)
+	}))
 }
