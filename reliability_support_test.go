@@ -436,15 +436,18 @@ type nothingLost struct {
 	clusterName      string
 	clusterNamespace string
 
-	mu         sync.Mutex
-	protected  map[DeviceID]bool
-	seen       map[DeviceID]bool
-	revisions  int
-	preserves  int
-	replayed   int64
-	replaying  atomic.Int32
-	violations []string
-	foreign    map[string]string // kind/namespace/name → resourceVersion
+	mu        sync.Mutex
+	protected map[DeviceID]bool
+	seen      map[DeviceID]bool
+	revisions int
+	// fewestListed is the fewest devices any CephCluster revision listed
+	// (-1 before the first): every revision, not samples of them.
+	fewestListed int
+	preserves    int
+	replayed     int64
+	replaying    atomic.Int32
+	violations   []string
+	foreign      map[string]string // kind/namespace/name → resourceVersion
 	// ready closes when a watch has listed; a kind that does not exist yet
 	// (the chart installs Rook's CRDs) is listed as soon as it does, before
 	// the plugin can write any of it.
@@ -463,6 +466,7 @@ func watchNothingLost(t *testing.T, cfg *rest.Config, clusterNamespace string) *
 	n := &nothingLost{
 		t: t, c: c, clusterName: CephClusterName, clusterNamespace: clusterNamespace,
 		protected: map[DeviceID]bool{}, seen: map[DeviceID]bool{}, foreign: map[string]string{}, cancel: cancel,
+		fewestListed: -1,
 	}
 	watches := []struct {
 		kind      string
@@ -667,6 +671,9 @@ func (n *nothingLost) onCluster(ev watch.Event, obj *unstructured.Unstructured) 
 	}
 	n.mu.Lock()
 	n.revisions++
+	if n.fewestListed < 0 || len(present) < n.fewestListed {
+		n.fewestListed = len(present)
+	}
 	var dropped []DeviceID
 	for id := range n.protected {
 		if present[id] {
