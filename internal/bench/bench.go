@@ -73,6 +73,11 @@ type Sample struct {
 	ConvergeWritesBy  map[string]int `json:"convergeWritesBy"`
 	ReconcileErrors   float64        `json:"reconcileErrors"`
 	ReconcileRetries  float64        `json:"reconcileRetries"`
+	// CPU seconds by process during the floor, the write limit and the
+	// plugin's convergence.
+	FloorCPU    CPU `json:"floorCPU"`
+	LimitCPU    CPU `json:"limitCPU"`
+	ConvergeCPU CPU `json:"convergeCPU"`
 }
 
 // Result is what one scenario measured.
@@ -288,10 +293,24 @@ func Run(ctx context.Context, binary string, sc Scenario, log io.Writer) (res Re
 			return res, err
 		}
 		var s Sample
-		if s.FloorSeconds, err = timeFloor(ctx, admin, sc.FloorWorkers, sc.Nodes, sc.DevicesPerNode); err != nil {
+		// The last round is profiled (-profiles): the API server during the
+		// floor and the convergence, the plugin during the convergence, each
+		// for as long as the earlier rounds took.
+		last := i == max(1, sc.Samples)-1
+		apiProfiler, floorLength, convergeLength := (*profiler)(nil), profileLength(res.Samples, res.Disks, false), profileLength(res.Samples, res.Disks, true)
+		if last {
+			if apiProfiler, err = apiServerProfiler(env.Config, sc.Profiles, res.Disks); err != nil {
+				return res, err
+			}
+		}
+		err = apiProfiler.cpuFor(ctx, "floor", floorLength, func() (err error) {
+			s.FloorSeconds, s.FloorCPU, err = timeFloor(ctx, admin, sc.FloorWorkers, sc.Nodes, sc.DevicesPerNode, r.cpuNow)
+			return err
+		})
+		if err != nil {
 			return res, fmt.Errorf("floor: %w", err)
 		}
-		if s.LimitSeconds, err = timeFloor(ctx, admin, sc.LimitWorkers, sc.Nodes, sc.DevicesPerNode); err != nil {
+		if s.LimitSeconds, s.LimitCPU, err = timeFloor(ctx, admin, sc.LimitWorkers, sc.Nodes, sc.DevicesPerNode, r.cpuNow); err != nil {
 			return res, fmt.Errorf("write-limit floor: %w", err)
 		}
 		if err := r.startPlugin(ctx); err != nil {
@@ -300,13 +319,25 @@ func Run(ctx context.Context, binary string, sc Scenario, log io.Writer) (res Re
 		if watcher, err = newWatcher(ctx, env.Config, scheme); err != nil {
 			return res, err
 		}
-		if err := r.converge(ctx, watcher, &s); err != nil {
+		// Nothing the start-up wrote is still under way when the clock starts.
+		if err := waitQuiet(ctx, r.proxy, time.Second, time.Minute); err != nil {
+			return res, err
+		}
+		var pluginProfiler *profiler
+		if last {
+			pluginProfiler = r.plugin.profiler(sc.Profiles, res.Disks)
+		}
+		err = apiProfiler.cpuFor(ctx, "converge", convergeLength, func() error {
+			return pluginProfiler.cpuFor(ctx, "converge", convergeLength, func() error { return r.converge(ctx, watcher, &s) })
+		})
+		if err != nil {
 			return res, err
 		}
 		res.Samples = append(res.Samples, s)
 		logf("sample %d: floor %.2fs, write limit %.2fs (%d workers), plugin %.2fs (%.2f×, %.2f× the limit; first Disk %.2fs, ConfigMaps %.2fs; %.2f writes/disk, %v errors, %v retries)",
 			i+1, s.FloorSeconds, s.LimitSeconds, sc.LimitWorkers, s.ConvergeSeconds, s.ConvergeSeconds/s.FloorSeconds, s.ConvergeSeconds/s.LimitSeconds,
 			s.FirstDiskSeconds, s.ConfigMapsSeconds, float64(s.ConvergeWrites)/float64(res.Disks), s.ReconcileErrors, s.ReconcileRetries)
+		logf("  CPU seconds: floor {%s}, write limit {%s}, plugin {%s}", s.FloorCPU, s.LimitCPU, s.ConvergeCPU)
 	}
 	res.summarise()
 	plugin := r.plugin
@@ -388,6 +419,26 @@ func Run(ctx context.Context, binary string, sc Scenario, log io.Writer) (res Re
 	return res, plugin.profiler(sc.Profiles, res.Disks).heap(ctx, "end")
 }
 
+// profileLength is how long to profile a round's floor (or convergence):
+// as long as the shortest earlier round took, so the profile holds only the
+// work; with no earlier round, a guess of 3 ms a disk.
+func profileLength(earlier []Sample, disks int, converge bool) time.Duration {
+	if len(earlier) == 0 {
+		return time.Duration(disks) * 3 * time.Millisecond
+	}
+	shortest := 0.0
+	for i, s := range earlier {
+		v := s.FloorSeconds
+		if converge {
+			v = s.ConvergeSeconds
+		}
+		if i == 0 || v < shortest {
+			shortest = v
+		}
+	}
+	return time.Duration(shortest * float64(time.Second))
+}
+
 // converge publishes the inventory through the running plugin and times
 // it until the watch has seen every Disk with its status.
 func (r *run) converge(ctx context.Context, w *watcher, s *Sample) error {
@@ -396,11 +447,7 @@ func (r *run) converge(ctx context.Context, w *watcher, s *Sample) error {
 		return err
 	}
 	disks := r.sc.Nodes * r.sc.DevicesPerNode
-	// Nothing the start-up wrote is still under way when the clock starts.
-	if err := waitQuiet(ctx, r.proxy, time.Second, time.Minute); err != nil {
-		return err
-	}
-	before, metricsBefore := r.proxy.snapshot(), mustMetrics(r.plugin)
+	before, metricsBefore, cpu := r.proxy.snapshot(), mustMetrics(r.plugin), r.cpuNow()
 	start := time.Now()
 	if err := parallel(ctx, r.sc.FloorWorkers, cms, func(ctx context.Context, cm *corev1.ConfigMap) error { return r.admin.Create(ctx, cm) }); err != nil {
 		return fmt.Errorf("create discovery ConfigMaps: %w", err)
@@ -409,6 +456,7 @@ func (r *run) converge(ctx context.Context, w *watcher, s *Sample) error {
 	if err := waitFor(ctx, 30*time.Minute, func() bool { return w.publishedDisks() >= disks }); err != nil {
 		return fmt.Errorf("discovery did not converge (%d of %d Disks): %w", w.publishedDisks(), disks, err)
 	}
+	s.ConvergeCPU = CPUSince(cpu, r.cpuNow())
 	first, last := w.publishedSpan()
 	s.ConvergeSeconds, s.FirstDiskSeconds = last.Sub(start).Seconds(), first.Sub(start).Seconds()
 	if err := waitQuiet(ctx, r.proxy, 2*time.Second, time.Minute); err != nil {

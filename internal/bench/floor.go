@@ -101,15 +101,24 @@ func writeFloor(ctx context.Context, c client.Client, workers int, disks []*ceph
 }
 
 // timeFloor publishes the floor Disks of the inventory with workers,
-// returns how long that took, and deletes them again.
-func timeFloor(ctx context.Context, c client.Client, workers, nodes, devices int) (float64, error) {
+// returns how long that took (and, with cpuNow, the CPU it cost), and
+// deletes them again.
+func timeFloor(ctx context.Context, c client.Client, workers, nodes, devices int, cpuNow func() CPU) (float64, CPU, error) {
 	disks := floorDisks(nodes, devices)
+	var before CPU
+	if cpuNow != nil {
+		before = cpuNow()
+	}
 	start := time.Now()
 	if err := writeFloor(ctx, c, workers, disks); err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	seconds := time.Since(start).Seconds()
-	return seconds, deleteAll(ctx, c, &cephv1alpha1.Disk{}, &cephv1alpha1.DiskList{}, client.MatchingLabels{floorLabel: "true"})
+	var used CPU
+	if cpuNow != nil {
+		used = CPUSince(before, cpuNow())
+	}
+	return seconds, used, deleteAll(ctx, c, &cephv1alpha1.Disk{}, &cephv1alpha1.DiskList{}, client.MatchingLabels{floorLabel: "true"})
 }
 
 // clearInventory deletes the discovery ConfigMaps and the Disks published
@@ -200,7 +209,7 @@ func sweepWriteLimit(ctx context.Context, c client.Client, disks, devicesPerNode
 	nodes := max(1, disks/devicesPerNode)
 	limit := WriteLimit{DisksPerStep: nodes * devicesPerNode}
 	for workers := max(1, first); workers <= maxLimitWorkers && !SweepDone(limit.Steps); workers *= 2 {
-		seconds, err := timeFloor(ctx, c, workers, nodes, devicesPerNode)
+		seconds, _, err := timeFloor(ctx, c, workers, nodes, devicesPerNode, nil)
 		if err != nil {
 			return limit, err
 		}

@@ -121,6 +121,7 @@ func (r Report) Pass() bool {
 func (r Report) WriteTable(w io.Writer) {
 	fmt.Fprintln(w, r.Settings)
 	fmt.Fprintln(w, "Times: median (min–max) of the samples; ratios: median (min–max) of each sample's ratio to the floor measured just before it.")
+	fmt.Fprintln(w, "CPU: seconds the API server, etcd, the plugin and the benchmark used; OTHERS: the share of the machine's cores other processes used meanwhile.")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "METRIC\tVALUE\tFLOOR\tRATIO\tTARGET\tPASS")
 	for _, row := range r.Rows() {
@@ -139,11 +140,12 @@ func (r Report) WriteTable(w io.Writer) {
 	tw.Flush()
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "DISKS\tSAMPLE\tFLOOR (s)\tWRITE LIMIT (s)\tPLUGIN (s)\tRATIO\tFIRST DISK (s)\tCONFIGMAPS (s)")
+	fmt.Fprintln(tw, "DISKS\tSAMPLE\tFLOOR (s)\tWRITE LIMIT (s)\tPLUGIN (s)\tRATIO\tFIRST DISK (s)\tCONFIGMAPS (s)\tCPU FLOOR/PLUGIN (s)\tOTHERS FLOOR/PLUGIN")
 	for _, s := range r.Scales {
 		for i, x := range s.Samples {
-			fmt.Fprintf(tw, "%d\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\n", s.Disks, i+1, x.FloorSeconds, x.LimitSeconds, x.ConvergeSeconds,
-				x.ConvergeSeconds/x.FloorSeconds, x.FirstDiskSeconds, x.ConfigMapsSeconds)
+			fmt.Fprintf(tw, "%d\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.1f/%.1f\t%.0f%%/%.0f%%\n", s.Disks, i+1, x.FloorSeconds, x.LimitSeconds, x.ConvergeSeconds,
+				x.ConvergeSeconds/x.FloorSeconds, x.FirstDiskSeconds, x.ConfigMapsSeconds, x.FloorCPU.Ours(), x.ConvergeCPU.Ours(),
+				100*x.FloorCPU.OthersShare(x.FloorSeconds), 100*x.ConvergeCPU.OthersShare(x.ConvergeSeconds))
 		}
 	}
 	tw.Flush()
