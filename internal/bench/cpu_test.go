@@ -2,6 +2,7 @@ package bench
 
 import (
 	"os"
+	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -25,4 +26,17 @@ func TestThisProcessUsesCPU(t *testing.T) {
 	assert.Positive(t, procCPU(os.Getpid()))
 	assert.Positive(t, machineBusy())
 	assert.Zero(t, procCPU(-1), "an unreadable process counts nothing")
+}
+
+func TestARoundOthersBusiedIsDisturbed(t *testing.T) {
+	cores := float64(runtime.NumCPU())
+	quiet := Sample{FloorSeconds: 10, ConvergeSeconds: 10, FloorCPU: CPU{"others": 0.05 * 10 * cores}, ConvergeCPU: CPU{"others": 0}}
+	busyFloor := Sample{FloorSeconds: 10, ConvergeSeconds: 10, FloorCPU: CPU{"others": 0.2 * 10 * cores}, ConvergeCPU: CPU{}}
+	busyPlugin := Sample{FloorSeconds: 10, ConvergeSeconds: 10, FloorCPU: CPU{}, ConvergeCPU: CPU{"others": 0.2 * 10 * cores}}
+	assert.False(t, quiet.Disturbed(), "5% of the machine is the background")
+	assert.True(t, busyFloor.Disturbed(), "a busy floor makes the ratio look better than it is")
+	assert.True(t, busyPlugin.Disturbed(), "a busy convergence makes it look worse")
+	r := Result{Samples: []Sample{quiet, busyFloor, busyPlugin}}
+	r.summarise()
+	assert.Equal(t, 2, r.Disturbed)
 }

@@ -22,9 +22,11 @@ import (
 // discovery: every Disk created and its status written (2 writes a disk),
 // by a plain client with no reconciler in between, against the CRDs the
 // plugin installed (the same schema it writes to) and with the plugin
-// stopped. The first floor runs as many workers as the plugin's inventory
-// (8); the second as many as the API server takes before its throughput
-// stops growing: its own write limit on this machine.
+// stopped. The floor runs as many workers as the plugin's inventory (8),
+// on the path the plugin's requests take (the counting proxy, the
+// benchmark's watch of Disks open); the write limit goes straight to the
+// API server with nothing watching and as many workers as it takes
+// before its throughput stops growing: its own limit on this machine.
 
 const (
 	floorLabel  = "bench.ceph.fundament.io/floor"

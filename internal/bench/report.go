@@ -61,7 +61,11 @@ func (r Report) Rows() []Row {
 		rows = append(rows,
 			Row{fmt.Sprintf("discovery convergence, %d disks (s)", s.Disks), s.Converge.Format("%.2f"), s.Floor.Format("%.2f"), s.FloorRatio.Format("%.2f"),
 				fmt.Sprintf("≤ %.2f× floor", TargetConvergeRatio), s.FloorRatio.Median <= TargetConvergeRatio},
-			Row{fmt.Sprintf("  against the write limit (%d workers)", s.LimitWorkers), "", s.Limit.Format("%.2f"), s.LimitRatio.Format("%.2f"), "", true})
+			Row{fmt.Sprintf("  against the write limit (%d workers)", s.LimitWorkers), "", s.Limit.Format("%.2f"), s.LimitRatio.Format("%.2f"), "", true},
+			Row{"  CPU seconds against the floor's", "", "", s.CPURatio.Format("%.2f"), "", true})
+		if s.Disturbed > 0 {
+			rows = append(rows, Row{fmt.Sprintf("  rounds disturbed (others > %.0f%% of the machine)", 100*DisturbedShare), fmt.Sprintf("%d of %d", s.Disturbed, len(s.Samples)), "", "", "", true})
+		}
 		errors, retries, samples = errors+s.ReconcileErrors, retries+s.ReconcileRetries, samples+len(s.Samples)
 		writesPerDisk = max(writesPerDisk, s.WritesPerDisk())
 	}
@@ -130,10 +134,11 @@ func (r Report) WriteTable(w io.Writer) {
 	tw.Flush()
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "DISKS\tCONVERGE (s)\tFLOOR (s)\tRATIO\tWRITE LIMIT (s)\tRATIO\tWRITES/DISK\tERRORS\tRETRIES\tIDLE W\tRESTART W\tEDIT p50/p99 (ms)\tEDIT FLOOR p50/p99\tPEAK RSS (MiB)")
+	fmt.Fprintln(tw, "DISKS\tCONVERGE (s)\tFLOOR (s)\tRATIO\tWRITE LIMIT (s)\tRATIO\tCPU RATIO\tDISTURBED\tWRITES/DISK\tERRORS\tRETRIES\tIDLE W\tRESTART W\tEDIT p50/p99 (ms)\tEDIT FLOOR p50/p99\tPEAK RSS (MiB)")
 	for _, s := range r.Scales {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%.2f\t%.0f\t%.0f\t%d\t%d\t%.0f/%.0f\t%.0f/%.0f\t%.1f\n", s.Disks,
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d/%d\t%.2f\t%.0f\t%.0f\t%d\t%d\t%.0f/%.0f\t%.0f/%.0f\t%.1f\n", s.Disks,
 			s.Converge.Format("%.2f"), s.Floor.Format("%.2f"), s.FloorRatio.Format("%.2f"), s.Limit.Format("%.2f"), s.LimitRatio.Format("%.2f"),
+			s.CPURatio.Format("%.2f"), s.Disturbed, len(s.Samples),
 			s.WritesPerDisk(), s.ReconcileErrors, s.ReconcileRetries, s.IdleWrites, s.RestartWrites,
 			s.EditP50Millis, s.EditP99Millis, s.EditFloorP50Millis, s.EditFloorP99Millis, float64(s.PeakRSSBytes)/(1<<20))
 	}
