@@ -3,10 +3,13 @@ package main
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
@@ -103,4 +106,124 @@ func TestADiskAnOSDTookKeepsItsName(t *testing.T) {
 	}
 	assert.Equal(t, devicesBefore, h.clusterDevices(), "the OSDs' devices stay in the CephCluster by their by-id paths")
 	require.NoError(t, h.poolPhase(pool, cephv1alpha1.DiskPoolReady))
+}
+
+func TestPlanPublications(t *testing.T) {
+	now := time.Date(2026, 5, 1, 12, 0, 30, 500, time.UTC)
+	earlier := &metav1.Time{Time: time.Date(2026, 4, 1, 8, 0, 0, 0, time.UTC)}
+	stamped := &metav1.Time{Time: now.Truncate(time.Second)}
+	disk := func(name string, s cephv1alpha1.DiskStatus) *cephv1alpha1.Disk {
+		return &cephv1alpha1.Disk{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: s}
+	}
+	seen := cephv1alpha1.DiskStatus{NodeName: "n1", Path: "/dev/sdb", State: cephv1alpha1.DiskAvailable, Available: true, LastSeenTime: earlier}
+	missing := cephv1alpha1.DiskStatus{NodeName: "n1", Path: "/dev/sdc", State: cephv1alpha1.DiskMissing, Reason: "gone", LastSeenTime: earlier}
+	reported := func(names ...string) []DiscoveredDisk {
+		var out []DiscoveredDisk
+		for _, n := range names {
+			out = append(out, DiscoveredDisk{Name: n, Status: cephv1alpha1.DiskStatus{NodeName: "n1", Path: "/dev/" + n, State: cephv1alpha1.DiskAvailable, Available: true}})
+		}
+		return out
+	}
+	cases := []struct {
+		name       string
+		discovered []DiscoveredDisk
+		existing   map[string]*cephv1alpha1.Disk
+		owners     map[string]string
+		check      func(t *testing.T, got []Publication)
+	}{
+		{
+			name: "a new disk gets its claimant and is stamped now", discovered: reported("a"), owners: map[string]string{"a": "pool-1"},
+			check: func(t *testing.T, got []Publication) {
+				require.Len(t, got, 1)
+				assert.Nil(t, got[0].Prev)
+				assert.Equal(t, "pool-1", got[0].Want.ClaimedBy)
+				assert.Equal(t, stamped, got[0].Want.LastSeenTime)
+			},
+		},
+		{
+			name: "a disk still reported keeps when it was first seen", discovered: reported("a"), existing: map[string]*cephv1alpha1.Disk{"a": disk("a", seen)},
+			check: func(t *testing.T, got []Publication) {
+				require.Len(t, got, 1)
+				assert.Equal(t, earlier, got[0].Want.LastSeenTime)
+				assert.NotNil(t, got[0].Prev)
+			},
+		},
+		{
+			name: "a disk back from Missing is stamped now", discovered: reported("a"), existing: map[string]*cephv1alpha1.Disk{"a": disk("a", missing)},
+			check: func(t *testing.T, got []Publication) {
+				require.Len(t, got, 1)
+				assert.Equal(t, stamped, got[0].Want.LastSeenTime)
+				assert.Equal(t, cephv1alpha1.DiskAvailable, got[0].Want.State)
+			},
+		},
+		{
+			name: "a disk no longer reported is marked Missing and keeps its claimant", existing: map[string]*cephv1alpha1.Disk{"a": disk("a", seen)}, owners: map[string]string{"a": "pool-1"},
+			check: func(t *testing.T, got []Publication) {
+				require.Len(t, got, 1)
+				assert.Equal(t, cephv1alpha1.DiskMissing, got[0].Want.State)
+				assert.False(t, got[0].Want.Available)
+				assert.Equal(t, "pool-1", got[0].Want.ClaimedBy)
+				assert.Equal(t, stamped, got[0].Want.LastSeenTime, "missing since now, not since it appeared")
+			},
+		},
+		{
+			name: "a Missing disk still not reported stays as it was", existing: map[string]*cephv1alpha1.Disk{"c": disk("c", missing)},
+			check: func(t *testing.T, got []Publication) {
+				require.Len(t, got, 1)
+				assert.Equal(t, missing, got[0].Want)
+			},
+		},
+		{
+			name: "reported disks come first, then the missing ones by name", discovered: reported("b"),
+			existing: map[string]*cephv1alpha1.Disk{"z": disk("z", seen), "b": disk("b", seen), "m": disk("m", seen)},
+			check: func(t *testing.T, got []Publication) {
+				var names []string
+				for _, p := range got {
+					names = append(names, p.Name)
+				}
+				assert.Equal(t, []string{"b", "m", "z"}, names)
+			},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.check(t, PlanPublications(tc.discovered, tc.existing, tc.owners, now))
+		})
+	}
+}
+
+// A node's new Disks cost two writes each, and the second is a status
+// update on the resourceVersion the create returned, not a patch the API
+// server must apply to the stored object. A node's Disks are published
+// together, and every one of them is there.
+func TestANewDiskIsCreatedThenItsStatusUpdated(t *testing.T) {
+	h := newHarness(t)
+	h.start()
+	before := h.writes.snapshot()
+	var devices []device
+	for i := range 8 {
+		devices = append(devices, hdd(fmt.Sprintf("sd%c", 'b'+i), fmt.Sprintf("0x5000c50000ab%04d", i)))
+	}
+	h.publishDiscovery("two-writes", devices...)
+	disks := h.waitDisks("two-writes", 8)
+	h.eventually("every Disk has its status", func() error {
+		for _, d := range h.disksOf("two-writes") {
+			if d.Status.State != cephv1alpha1.DiskAvailable || d.Status.LastSeenTime == nil {
+				return fmt.Errorf("%s: %+v", d.Name, d.Status)
+			}
+		}
+		return nil
+	})
+	counts := map[string]int{}
+	for k, v := range h.writes.snapshot() {
+		if d := v - before[k]; d > 0 && strings.Contains(k, "/disks") {
+			method, path, _ := strings.Cut(k, " ")
+			kind := "disk"
+			if strings.HasSuffix(path, "/status") {
+				kind = "status"
+			}
+			counts[method+" "+kind] += d
+		}
+	}
+	assert.Equal(t, map[string]int{"POST disk": len(disks), "PUT status": len(disks)}, counts)
 }

@@ -44,6 +44,7 @@ func main() {
 	qps := flag.Int("qps", 0, "FUNP_KUBE_API_QPS for the plugin (0: its default)")
 	burst := flag.Int("burst", 0, "FUNP_KUBE_API_BURST for the plugin (0: its default)")
 	flag.StringVar(&o.Profiles, "profiles", "", "folder for the plugin's pprof profiles (heap after convergence and at the end, CPU during the edits); empty: not profiled")
+	flag.StringVar(&o.RepoRoot, "plugin-from", root, "source tree the plugin is built from, to measure another version with this benchmark (git archive COMMIT | tar -x -C DIR)")
 	results := flag.String("results", "results/bench", "folder for results.json, results.txt and chart.png")
 	flag.Parse()
 	for _, s := range strings.Split(*sizes, ",") {

@@ -56,10 +56,12 @@ type Scenario struct {
 // floors, then the plugin, on the same API server, one after the other.
 type Sample struct {
 	// FloorSeconds: a plain client with FloorWorkers workers creates the
-	// inventory's Disks and writes their status, the plugin stopped.
+	// inventory's Disks and writes their status, the plugin stopped, on
+	// the plugin's path (the counting proxy, the benchmark's watch open).
 	FloorSeconds float64 `json:"floorSeconds"`
-	// LimitSeconds: the same with LimitWorkers workers, as many as the
-	// API server takes before its throughput stops growing.
+	// LimitSeconds: the same straight to the API server, nothing watching,
+	// with LimitWorkers workers: as many as it takes before its throughput
+	// stops growing.
 	LimitSeconds float64 `json:"limitSeconds"`
 	// ConvergeSeconds: from the first discovery ConfigMap's create to the
 	// watch seeing the last Disk with its status, the plugin (started
@@ -73,6 +75,11 @@ type Sample struct {
 	ConvergeWritesBy  map[string]int `json:"convergeWritesBy"`
 	ReconcileErrors   float64        `json:"reconcileErrors"`
 	ReconcileRetries  float64        `json:"reconcileRetries"`
+	// CPU seconds by process during the floor, the write limit and the
+	// plugin's convergence.
+	FloorCPU    CPU `json:"floorCPU"`
+	LimitCPU    CPU `json:"limitCPU"`
+	ConvergeCPU CPU `json:"convergeCPU"`
 }
 
 // Result is what one scenario measured.
@@ -87,6 +94,13 @@ type Result struct {
 	Limit        Spread `json:"limit"`
 	FloorRatio   Spread `json:"floorRatio"`
 	LimitRatio   Spread `json:"limitRatio"`
+	// CPURatio is each round's CPU seconds (the run's own processes) of
+	// the convergence over the floor's: less sensitive to the machine's
+	// other tenants than the times.
+	CPURatio Spread `json:"cpuRatio"`
+	// Disturbed counts the rounds in which other processes used more than
+	// DisturbedShare of the machine during the floor or the convergence.
+	Disturbed int `json:"disturbed"`
 	LimitWorkers int    `json:"limitWorkers"`
 	// WriteLimit is the sweep that chose LimitWorkers, when this scenario
 	// ran it.
@@ -126,10 +140,14 @@ func (r Result) WritesPerDisk() float64 { return float64(r.ConvergeWrites) / flo
 
 // summarise fills the spreads and totals from the samples.
 func (r *Result) summarise() {
-	var converge, floor, limit []float64
-	r.ConvergeWrites, r.ConvergeWritesBy, r.ReconcileErrors, r.ReconcileRetries = 0, nil, 0, 0
+	var converge, floor, limit, convergeCPU, floorCPU []float64
+	r.ConvergeWrites, r.ConvergeWritesBy, r.ReconcileErrors, r.ReconcileRetries, r.Disturbed = 0, nil, 0, 0, 0
 	for _, s := range r.Samples {
 		converge, floor, limit = append(converge, s.ConvergeSeconds), append(floor, s.FloorSeconds), append(limit, s.LimitSeconds)
+		convergeCPU, floorCPU = append(convergeCPU, s.ConvergeCPU.Ours()), append(floorCPU, s.FloorCPU.Ours())
+		if s.Disturbed() {
+			r.Disturbed++
+		}
 		if s.ConvergeWrites >= r.ConvergeWrites {
 			r.ConvergeWrites, r.ConvergeWritesBy = s.ConvergeWrites, s.ConvergeWritesBy
 		}
@@ -138,13 +156,28 @@ func (r *Result) summarise() {
 	}
 	r.Converge, r.Floor, r.Limit = SpreadOf(converge), SpreadOf(floor), SpreadOf(limit)
 	r.FloorRatio, r.LimitRatio = SpreadOf(ratios(converge, floor)), SpreadOf(ratios(converge, limit))
+	r.CPURatio = SpreadOf(ratios(convergeCPU, floorCPU))
+}
+
+// DisturbedShare is the share of the machine's cores other processes may
+// use during a round's floor or convergence before the round counts as
+// disturbed.
+const DisturbedShare = 0.10
+
+// Disturbed says whether other processes used more than DisturbedShare
+// of the machine while the floor or the plugin was timed.
+func (s Sample) Disturbed() bool {
+	return s.FloorCPU.OthersShare(s.FloorSeconds) > DisturbedShare || s.ConvergeCPU.OthersShare(s.ConvergeSeconds) > DisturbedShare
 }
 
 // run is one scenario's control plane, proxy and plugin process.
 type run struct {
-	sc         Scenario
-	binary     string
-	admin      client.Client
+	sc     Scenario
+	binary string
+	admin  client.Client
+	// proxied is a client like admin that goes through the proxy, as the
+	// plugin does.
+	proxied    client.Client
 	env        *testenv.Env
 	proxy      *countingProxy
 	kubeconfig string
@@ -229,6 +262,9 @@ func Run(ctx context.Context, binary string, sc Scenario, log io.Writer) (res Re
 	}
 	proxy := r.proxy
 	defer proxy.Close()
+	if r.proxied, err = client.New(&rest.Config{Host: proxy.URL, QPS: fast.QPS, Burst: fast.Burst}, client.Options{Scheme: scheme}); err != nil {
+		return res, err
+	}
 	dir, err := os.MkdirTemp("", "bench-")
 	if err != nil {
 		return res, err
@@ -288,25 +324,56 @@ func Run(ctx context.Context, binary string, sc Scenario, log io.Writer) (res Re
 			return res, err
 		}
 		var s Sample
-		if s.FloorSeconds, err = timeFloor(ctx, admin, sc.FloorWorkers, sc.Nodes, sc.DevicesPerNode); err != nil {
-			return res, fmt.Errorf("floor: %w", err)
+		// The last round is profiled (-profiles): the API server during the
+		// floor and the convergence, the plugin during the convergence, each
+		// for as long as the earlier rounds took.
+		last := i == max(1, sc.Samples)-1
+		apiProfiler, floorLength, convergeLength := (*profiler)(nil), profileLength(res.Samples, res.Disks, false), profileLength(res.Samples, res.Disks, true)
+		if last {
+			if apiProfiler, err = apiServerProfiler(env.Config, sc.Profiles, res.Disks); err != nil {
+				return res, err
+			}
 		}
-		if s.LimitSeconds, err = timeFloor(ctx, admin, sc.LimitWorkers, sc.Nodes, sc.DevicesPerNode); err != nil {
+		// The write limit is the API server's own: direct, nothing watching.
+		if s.LimitSeconds, s.LimitCPU, err = timeFloor(ctx, admin, sc.LimitWorkers, sc.Nodes, sc.DevicesPerNode, r.cpuNow); err != nil {
 			return res, fmt.Errorf("write-limit floor: %w", err)
+		}
+		// The floor takes the plugin's path: through the counting proxy,
+		// with the benchmark's watch of Disks open. Those instruments are
+		// the measure's, not the plugin's, and cost the floor what they
+		// cost the plugin.
+		if watcher, err = newWatcher(ctx, env.Config, scheme); err != nil {
+			return res, err
+		}
+		err = apiProfiler.cpuFor(ctx, "floor", floorLength, func() (err error) {
+			s.FloorSeconds, s.FloorCPU, err = timeFloor(ctx, r.proxied, sc.FloorWorkers, sc.Nodes, sc.DevicesPerNode, r.cpuNow)
+			return err
+		})
+		if err != nil {
+			return res, fmt.Errorf("floor: %w", err)
 		}
 		if err := r.startPlugin(ctx); err != nil {
 			return res, err
 		}
-		if watcher, err = newWatcher(ctx, env.Config, scheme); err != nil {
+		// Nothing the start-up wrote is still under way when the clock starts.
+		if err := waitQuiet(ctx, r.proxy, time.Second, time.Minute); err != nil {
 			return res, err
 		}
-		if err := r.converge(ctx, watcher, &s); err != nil {
+		var pluginProfiler *profiler
+		if last {
+			pluginProfiler = r.plugin.profiler(sc.Profiles, res.Disks)
+		}
+		err = apiProfiler.cpuFor(ctx, "converge", convergeLength, func() error {
+			return pluginProfiler.cpuFor(ctx, "converge", convergeLength, func() error { return r.converge(ctx, watcher, &s) })
+		})
+		if err != nil {
 			return res, err
 		}
 		res.Samples = append(res.Samples, s)
 		logf("sample %d: floor %.2fs, write limit %.2fs (%d workers), plugin %.2fs (%.2f×, %.2f× the limit; first Disk %.2fs, ConfigMaps %.2fs; %.2f writes/disk, %v errors, %v retries)",
 			i+1, s.FloorSeconds, s.LimitSeconds, sc.LimitWorkers, s.ConvergeSeconds, s.ConvergeSeconds/s.FloorSeconds, s.ConvergeSeconds/s.LimitSeconds,
 			s.FirstDiskSeconds, s.ConfigMapsSeconds, float64(s.ConvergeWrites)/float64(res.Disks), s.ReconcileErrors, s.ReconcileRetries)
+		logf("  CPU seconds: floor {%s}, write limit {%s}, plugin {%s}", s.FloorCPU, s.LimitCPU, s.ConvergeCPU)
 	}
 	res.summarise()
 	plugin := r.plugin
@@ -388,6 +455,26 @@ func Run(ctx context.Context, binary string, sc Scenario, log io.Writer) (res Re
 	return res, plugin.profiler(sc.Profiles, res.Disks).heap(ctx, "end")
 }
 
+// profileLength is how long to profile a round's floor (or convergence):
+// as long as the shortest earlier round took, so the profile holds only the
+// work; with no earlier round, a guess of 3 ms a disk.
+func profileLength(earlier []Sample, disks int, converge bool) time.Duration {
+	if len(earlier) == 0 {
+		return time.Duration(disks) * 3 * time.Millisecond
+	}
+	shortest := 0.0
+	for i, s := range earlier {
+		v := s.FloorSeconds
+		if converge {
+			v = s.ConvergeSeconds
+		}
+		if i == 0 || v < shortest {
+			shortest = v
+		}
+	}
+	return time.Duration(shortest * float64(time.Second))
+}
+
 // converge publishes the inventory through the running plugin and times
 // it until the watch has seen every Disk with its status.
 func (r *run) converge(ctx context.Context, w *watcher, s *Sample) error {
@@ -396,11 +483,7 @@ func (r *run) converge(ctx context.Context, w *watcher, s *Sample) error {
 		return err
 	}
 	disks := r.sc.Nodes * r.sc.DevicesPerNode
-	// Nothing the start-up wrote is still under way when the clock starts.
-	if err := waitQuiet(ctx, r.proxy, time.Second, time.Minute); err != nil {
-		return err
-	}
-	before, metricsBefore := r.proxy.snapshot(), mustMetrics(r.plugin)
+	before, metricsBefore, cpu := r.proxy.snapshot(), mustMetrics(r.plugin), r.cpuNow()
 	start := time.Now()
 	if err := parallel(ctx, r.sc.FloorWorkers, cms, func(ctx context.Context, cm *corev1.ConfigMap) error { return r.admin.Create(ctx, cm) }); err != nil {
 		return fmt.Errorf("create discovery ConfigMaps: %w", err)
@@ -409,6 +492,7 @@ func (r *run) converge(ctx context.Context, w *watcher, s *Sample) error {
 	if err := waitFor(ctx, 30*time.Minute, func() bool { return w.publishedDisks() >= disks }); err != nil {
 		return fmt.Errorf("discovery did not converge (%d of %d Disks): %w", w.publishedDisks(), disks, err)
 	}
+	s.ConvergeCPU = CPUSince(cpu, r.cpuNow())
 	first, last := w.publishedSpan()
 	s.ConvergeSeconds, s.FirstDiskSeconds = last.Sub(start).Seconds(), first.Sub(start).Seconds()
 	if err := waitQuiet(ctx, r.proxy, 2*time.Second, time.Minute); err != nil {

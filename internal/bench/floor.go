@@ -22,9 +22,11 @@ import (
 // discovery: every Disk created and its status written (2 writes a disk),
 // by a plain client with no reconciler in between, against the CRDs the
 // plugin installed (the same schema it writes to) and with the plugin
-// stopped. The first floor runs as many workers as the plugin's inventory
-// (8); the second as many as the API server takes before its throughput
-// stops growing: its own write limit on this machine.
+// stopped. The floor runs as many workers as the plugin's inventory (8),
+// on the path the plugin's requests take (the counting proxy, the
+// benchmark's watch of Disks open); the write limit goes straight to the
+// API server with nothing watching and as many workers as it takes
+// before its throughput stops growing: its own limit on this machine.
 
 const (
 	floorLabel  = "bench.ceph.fundament.io/floor"
@@ -101,15 +103,24 @@ func writeFloor(ctx context.Context, c client.Client, workers int, disks []*ceph
 }
 
 // timeFloor publishes the floor Disks of the inventory with workers,
-// returns how long that took, and deletes them again.
-func timeFloor(ctx context.Context, c client.Client, workers, nodes, devices int) (float64, error) {
+// returns how long that took (and, with cpuNow, the CPU it cost), and
+// deletes them again.
+func timeFloor(ctx context.Context, c client.Client, workers, nodes, devices int, cpuNow func() CPU) (float64, CPU, error) {
 	disks := floorDisks(nodes, devices)
+	var before CPU
+	if cpuNow != nil {
+		before = cpuNow()
+	}
 	start := time.Now()
 	if err := writeFloor(ctx, c, workers, disks); err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	seconds := time.Since(start).Seconds()
-	return seconds, deleteAll(ctx, c, &cephv1alpha1.Disk{}, &cephv1alpha1.DiskList{}, client.MatchingLabels{floorLabel: "true"})
+	var used CPU
+	if cpuNow != nil {
+		used = CPUSince(before, cpuNow())
+	}
+	return seconds, used, deleteAll(ctx, c, &cephv1alpha1.Disk{}, &cephv1alpha1.DiskList{}, client.MatchingLabels{floorLabel: "true"})
 }
 
 // clearInventory deletes the discovery ConfigMaps and the Disks published
@@ -200,7 +211,7 @@ func sweepWriteLimit(ctx context.Context, c client.Client, disks, devicesPerNode
 	nodes := max(1, disks/devicesPerNode)
 	limit := WriteLimit{DisksPerStep: nodes * devicesPerNode}
 	for workers := max(1, first); workers <= maxLimitWorkers && !SweepDone(limit.Steps); workers *= 2 {
-		seconds, err := timeFloor(ctx, c, workers, nodes, devicesPerNode)
+		seconds, _, err := timeFloor(ctx, c, workers, nodes, devicesPerNode, nil)
 		if err != nil {
 			return limit, err
 		}

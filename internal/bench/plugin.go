@@ -87,7 +87,7 @@ func (p *pluginProcess) profiler(dir string, disks int) *profiler {
 	if p.pprofAddr == "" {
 		return nil
 	}
-	return &profiler{addr: p.pprofAddr, dir: dir, disks: disks}
+	return &profiler{base: "http://" + p.pprofAddr + "/debug/pprof/", dir: dir, disks: disks}
 }
 
 func (p *pluginProcess) stop() error { return p.Stop(40 * time.Second) }

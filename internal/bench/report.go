@@ -61,7 +61,11 @@ func (r Report) Rows() []Row {
 		rows = append(rows,
 			Row{fmt.Sprintf("discovery convergence, %d disks (s)", s.Disks), s.Converge.Format("%.2f"), s.Floor.Format("%.2f"), s.FloorRatio.Format("%.2f"),
 				fmt.Sprintf("≤ %.2f× floor", TargetConvergeRatio), s.FloorRatio.Median <= TargetConvergeRatio},
-			Row{fmt.Sprintf("  against the write limit (%d workers)", s.LimitWorkers), "", s.Limit.Format("%.2f"), s.LimitRatio.Format("%.2f"), "", true})
+			Row{fmt.Sprintf("  against the write limit (%d workers)", s.LimitWorkers), "", s.Limit.Format("%.2f"), s.LimitRatio.Format("%.2f"), "", true},
+			Row{"  CPU seconds against the floor's", "", "", s.CPURatio.Format("%.2f"), "", true})
+		if s.Disturbed > 0 {
+			rows = append(rows, Row{fmt.Sprintf("  rounds disturbed (others > %.0f%% of the machine)", 100*DisturbedShare), fmt.Sprintf("%d of %d", s.Disturbed, len(s.Samples)), "", "", "", true})
+		}
 		errors, retries, samples = errors+s.ReconcileErrors, retries+s.ReconcileRetries, samples+len(s.Samples)
 		writesPerDisk = max(writesPerDisk, s.WritesPerDisk())
 	}
@@ -121,6 +125,7 @@ func (r Report) Pass() bool {
 func (r Report) WriteTable(w io.Writer) {
 	fmt.Fprintln(w, r.Settings)
 	fmt.Fprintln(w, "Times: median (min–max) of the samples; ratios: median (min–max) of each sample's ratio to the floor measured just before it.")
+	fmt.Fprintln(w, "CPU: seconds the API server, etcd, the plugin and the benchmark used; OTHERS: the share of the machine's cores other processes used meanwhile.")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "METRIC\tVALUE\tFLOOR\tRATIO\tTARGET\tPASS")
 	for _, row := range r.Rows() {
@@ -129,21 +134,23 @@ func (r Report) WriteTable(w io.Writer) {
 	tw.Flush()
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "DISKS\tCONVERGE (s)\tFLOOR (s)\tRATIO\tWRITE LIMIT (s)\tRATIO\tWRITES/DISK\tERRORS\tRETRIES\tIDLE W\tRESTART W\tEDIT p50/p99 (ms)\tEDIT FLOOR p50/p99\tPEAK RSS (MiB)")
+	fmt.Fprintln(tw, "DISKS\tCONVERGE (s)\tFLOOR (s)\tRATIO\tWRITE LIMIT (s)\tRATIO\tCPU RATIO\tDISTURBED\tWRITES/DISK\tERRORS\tRETRIES\tIDLE W\tRESTART W\tEDIT p50/p99 (ms)\tEDIT FLOOR p50/p99\tPEAK RSS (MiB)")
 	for _, s := range r.Scales {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%.2f\t%.0f\t%.0f\t%d\t%d\t%.0f/%.0f\t%.0f/%.0f\t%.1f\n", s.Disks,
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d/%d\t%.2f\t%.0f\t%.0f\t%d\t%d\t%.0f/%.0f\t%.0f/%.0f\t%.1f\n", s.Disks,
 			s.Converge.Format("%.2f"), s.Floor.Format("%.2f"), s.FloorRatio.Format("%.2f"), s.Limit.Format("%.2f"), s.LimitRatio.Format("%.2f"),
+			s.CPURatio.Format("%.2f"), s.Disturbed, len(s.Samples),
 			s.WritesPerDisk(), s.ReconcileErrors, s.ReconcileRetries, s.IdleWrites, s.RestartWrites,
 			s.EditP50Millis, s.EditP99Millis, s.EditFloorP50Millis, s.EditFloorP99Millis, float64(s.PeakRSSBytes)/(1<<20))
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "DISKS\tSAMPLE\tFLOOR (s)\tWRITE LIMIT (s)\tPLUGIN (s)\tRATIO\tFIRST DISK (s)\tCONFIGMAPS (s)")
+	fmt.Fprintln(tw, "DISKS\tSAMPLE\tFLOOR (s)\tWRITE LIMIT (s)\tPLUGIN (s)\tRATIO\tFIRST DISK (s)\tCONFIGMAPS (s)\tCPU FLOOR/PLUGIN (s)\tOTHERS FLOOR/PLUGIN")
 	for _, s := range r.Scales {
 		for i, x := range s.Samples {
-			fmt.Fprintf(tw, "%d\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\n", s.Disks, i+1, x.FloorSeconds, x.LimitSeconds, x.ConvergeSeconds,
-				x.ConvergeSeconds/x.FloorSeconds, x.FirstDiskSeconds, x.ConfigMapsSeconds)
+			fmt.Fprintf(tw, "%d\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.1f/%.1f\t%.0f%%/%.0f%%\n", s.Disks, i+1, x.FloorSeconds, x.LimitSeconds, x.ConvergeSeconds,
+				x.ConvergeSeconds/x.FloorSeconds, x.FirstDiskSeconds, x.ConfigMapsSeconds, x.FloorCPU.Ours(), x.ConvergeCPU.Ours(),
+				100*x.FloorCPU.OthersShare(x.FloorSeconds), 100*x.ConvergeCPU.OthersShare(x.ConvergeSeconds))
 		}
 	}
 	tw.Flush()

@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
 )
@@ -23,8 +24,10 @@ type watcher struct {
 	// stop ends the watches.
 	stop context.CancelFunc
 
-	mu          sync.Mutex
-	published   map[string]cephv1alpha1.Disk
+	mu sync.Mutex
+	// published holds the Disks seen with a status: only their names, so
+	// following 10,000 of them costs the watch's decoding and no copies.
+	published   map[string]bool
 	first, last time.Time
 	clusterCh   chan *unstructured.Unstructured
 }
@@ -36,7 +39,7 @@ func newWatcher(parent context.Context, cfg *rest.Config, scheme *runtime.Scheme
 		return nil, err
 	}
 	ctx, stop := context.WithCancel(parent)
-	w := &watcher{cache: c, stop: stop, published: map[string]cephv1alpha1.Disk{}, clusterCh: make(chan *unstructured.Unstructured, 1024)}
+	w := &watcher{cache: c, stop: stop, published: map[string]bool{}, clusterCh: make(chan *unstructured.Unstructured, 1024)}
 	disks, err := c.GetInformer(ctx, &cephv1alpha1.Disk{})
 	if err != nil {
 		stop()
@@ -94,7 +97,7 @@ func (w *watcher) disk(obj any, deleted bool) {
 			w.first = w.last
 		}
 	}
-	w.published[d.Name] = *d.DeepCopy()
+	w.published[d.Name] = true
 }
 
 func (w *watcher) cluster(obj any) {
@@ -122,21 +125,28 @@ func (w *watcher) publishedSpan() (first, last time.Time) {
 	return w.first, w.last
 }
 
+// disks are the published Disks as the watch has them now.
 func (w *watcher) disks() []cephv1alpha1.Disk {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	out := make([]cephv1alpha1.Disk, 0, len(w.published))
-	for _, d := range w.published {
-		out = append(out, d)
+	var list cephv1alpha1.DiskList
+	if err := w.cache.List(context.Background(), &list); err != nil {
+		return nil
+	}
+	out := list.Items[:0]
+	for _, d := range list.Items {
+		if d.Status.NodeName != "" && !strings.HasPrefix(d.Name, floorPrefix) {
+			out = append(out, d)
+		}
 	}
 	return out
 }
 
+// disk1 is one published Disk as the watch has it now.
 func (w *watcher) disk1(name string) (cephv1alpha1.Disk, bool) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	d, ok := w.published[name]
-	return d, ok
+	var d cephv1alpha1.Disk
+	if err := w.cache.Get(context.Background(), client.ObjectKey{Name: name}, &d); err != nil || d.Status.NodeName == "" {
+		return d, false
+	}
+	return d, true
 }
 
 // waitDevice waits until the CephCluster lists (or no longer lists) the
