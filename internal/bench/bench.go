@@ -89,19 +89,19 @@ type Result struct {
 	// Converge, Floor and Limit summarise the samples' seconds;
 	// FloorRatio and LimitRatio each sample's convergence over the floor
 	// measured just before it.
-	Converge     Spread `json:"converge"`
-	Floor        Spread `json:"floor"`
-	Limit        Spread `json:"limit"`
-	FloorRatio   Spread `json:"floorRatio"`
-	LimitRatio   Spread `json:"limitRatio"`
+	Converge   Spread `json:"converge"`
+	Floor      Spread `json:"floor"`
+	Limit      Spread `json:"limit"`
+	FloorRatio Spread `json:"floorRatio"`
+	LimitRatio Spread `json:"limitRatio"`
 	// CPURatio is each round's CPU seconds (the run's own processes) of
 	// the convergence over the floor's: less sensitive to the machine's
 	// other tenants than the times.
 	CPURatio Spread `json:"cpuRatio"`
 	// Disturbed counts the rounds in which other processes used more than
 	// DisturbedShare of the machine during the floor or the convergence.
-	Disturbed int `json:"disturbed"`
-	LimitWorkers int    `json:"limitWorkers"`
+	Disturbed    int `json:"disturbed"`
+	LimitWorkers int `json:"limitWorkers"`
 	// WriteLimit is the sweep that chose LimitWorkers, when this scenario
 	// ran it.
 	WriteLimit *WriteLimit `json:"writeLimit,omitempty"`
@@ -428,19 +428,15 @@ func Run(ctx context.Context, binary string, sc Scenario, log io.Writer) (res Re
 	// write the CephCluster's capacity after every edit, competing with the
 	// plugin's patch for the API server.
 	stopOperator()
-	var latencies []time.Duration
+	var latencies, floorLatencies []time.Duration
 	err = plugin.profiler(sc.Profiles, res.Disks).cpu(ctx, "edits", func() (err error) {
-		latencies, err = measureEdits(ctx, admin, watcher, sc.Edits)
+		latencies, floorLatencies, err = measureEdits(ctx, admin, watcher, sc.Edits)
 		return err
 	})
 	if err != nil {
 		return res, err
 	}
 	res.EditP50Millis, res.EditP99Millis = percentile(latencies, 50), percentile(latencies, 99)
-	floorLatencies, err := measureServerFloor(ctx, admin, watcher, max(10, sc.Edits/2))
-	if err != nil {
-		return res, err
-	}
 	res.EditFloorP50Millis, res.EditFloorP99Millis = percentile(floorLatencies, 50), percentile(floorLatencies, 99)
 	logf("edits: p50 %.0fms p99 %.0fms over %d (API server alone: p50 %.0fms p99 %.0fms)", res.EditP50Millis, res.EditP99Millis, len(latencies), res.EditFloorP50Millis, res.EditFloorP99Millis)
 
