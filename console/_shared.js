@@ -250,7 +250,7 @@ window.addEventListener('focus', () => {
 });
 
 // keepingFocus renders again without losing focus.
-async function keepingFocus(render) {
+export async function keepingFocus(render) {
   await render();
   restoreFocus(lastFocused);
 }
@@ -401,10 +401,16 @@ export function input(name, props = {}) {
 }
 
 export function select(name, options, value) {
-  const el = h('select', { class: 'plugin-select', name, id: `field-${name}` },
-    options.map(([optionValue, label]) => h('option', { value: optionValue, text: label })));
-  el.value = value;
+  const el = h('select', { class: 'plugin-select', name, id: `field-${name}` });
+  setOptions(el, options, value);
   return el;
+}
+
+// setOptions replaces the options of a select ([value, label] pairs) and
+// selects value.
+export function setOptions(el, options, value) {
+  el.replaceChildren(...options.map(([optionValue, label]) => h('option', { value: optionValue, text: label })));
+  el.value = value;
 }
 
 export function checkbox(name, checked, props = {}) {

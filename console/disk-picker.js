@@ -19,14 +19,14 @@
 // disk-type, disk-state; the button select-filtered selects every
 // pickable disk the filter shows; the summary is
 // data-role="selection-summary".
-import { h, hint, formatBytes, badge, button, errorBox } from './_shared.js';
+import { h, hint, formatBytes, badge, button } from './_shared.js';
 import { isRetired } from './retirement-pages.js';
 import {
   DISK_TYPES, diskFacts, goneFacts, pickerEntry, compileFilter, groupByNode, nodeNames, poolNames, selectAll, deselectAll,
   selectionState, summarizeSelection, summarySentences, formatCount,
 } from './disk-filter.js';
 import { filterBar, groupedDisks, groupCounts, truncated, heldBadge, ensureStylesheet, nodeLabel } from './disk-groups.js';
-import { loadingSentence } from './live.js';
+import { loadingSentence, followProblem } from './live.js';
 
 // The consequence of unchecking a disk the pool already has, as the
 // reconciler will carry it out.
@@ -199,8 +199,7 @@ export function createDiskPicker({ disks = null, poolName = '', selected = [], o
 
   function problem(err, info = {}) {
     if (!err) { problemSlot.replaceChildren(); return; }
-    const when = info.retryIn ? ` Trying again in ${Math.max(1, Math.round(info.retryIn / 1000))} s.` : ' Trying again now.';
-    problemSlot.replaceChildren(errorBox(err, complete ? `Live updates interrupted${when}` : `Could not list the disks${when}`));
+    problemSlot.replaceChildren(followProblem(err, info, { listed: complete, noun: 'disks' }));
   }
 
   // Keep the saved order, then add new picks in the order shown.

@@ -14,9 +14,9 @@
 // "complete". The list's root (data-role="disk-list") counts filter
 // applications in data-filter-generation.
 import {
-  RESOURCES, h, mount, heading, hint, badge, link, formatBytes, navigateToDetail, startPage, button, errorBox,
+  RESOURCES, h, mount, heading, hint, badge, link, formatBytes, navigateToDetail, startPage, button,
 } from './_shared.js';
-import { k8s, follow, loadingSentence } from './live.js';
+import { k8s, follow, loadingSentence, followProblem } from './live.js';
 import { diskFacts, compileFilter, groupByNode, nodeNames, poolNames, formatCount } from './disk-filter.js';
 import { filterBar, groupedDisks, groupCounts, truncated } from './disk-groups.js';
 
@@ -118,10 +118,7 @@ function showDisks(root) {
       performance.mark(COMPLETE_MARK);
       root.dataset.loaded = 'complete';
     },
-    onError: (err, { retryIn }) => {
-      const when = retryIn ? ` Trying again in ${Math.max(1, Math.round(retryIn / 1000))} s.` : ' Trying again now.';
-      problem.replaceChildren(errorBox(err, complete ? `Live updates interrupted${when}` : `Could not list the disks${when}`));
-    },
+    onError: (err, info) => problem.replaceChildren(followProblem(err, info, { listed: complete, noun: 'disks' })),
     onLive: () => problem.replaceChildren(),
   });
 }

@@ -22,9 +22,10 @@
 //   ...
 //   feed.stop();
 //
-// This is the one console module that calls the SDK's fetch; every
+// This is the one console module that calls the SDK's fetch, and the only
+// one that calls fetch at all, as definition_test.go checks; every
 // request it makes is a list or a watch of the resource its caller names.
-import { sdk } from './_shared.js';
+import { sdk, errorBox } from './_shared.js';
 
 // PAGE_SIZE is how many objects one list request asks for.
 export const PAGE_SIZE = 500;
@@ -325,4 +326,12 @@ export function loadingSentence(noun, { loaded, about }) {
   return about === null || about === undefined
     ? `Loading ${noun}: ${n(loaded)} so far`
     : `Loading ${noun}: ${n(loaded)} of about ${n(about)}`;
+}
+
+// followProblem is what a page shows for follow's onError(err, info):
+// what failed and when follow tries again. listed says the list was
+// complete once (a watch broke) rather than still loading.
+export function followProblem(err, { retryIn }, { listed, noun }) {
+  const when = retryIn ? ` Trying again in ${Math.max(1, Math.round(retryIn / 1000))} s.` : ' Trying again now.';
+  return errorBox(err, listed ? `Live updates interrupted${when}` : `Could not list the ${noun}${when}`);
 }

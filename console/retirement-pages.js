@@ -10,8 +10,9 @@
 // preview, deletes the suspended DiskRetirement, which nothing acted on yet.
 import {
   RESOURCES, GROUP, VERSION, sdk, h, mount, heading, hint, text, deflist, table, badge, link, formatBytes,
-  navigateToDetail, closeSheet, actions, button, card, errorBox, field, select,
+  navigateToDetail, closeSheet, actions, button, card, errorBox, field, select, setOptions,
 } from './_shared.js';
+import { k8s, follow, loadingSentence, followProblem } from './live.js';
 
 // How often the sheet reads the preview while the plugin checks it, and when
 // it starts saying that the plugin seems slow.
@@ -54,37 +55,39 @@ export async function retireSheet(root, ctx, { onClose = closeSheet, intro = nul
     mount(root, errorBox('Open this sheet from a disk\'s detail page: it needs the disk to retire.'));
     return;
   }
-  const [disk, { items: disks }] = await Promise.all([
-    sdk().k8s.get({ ...RESOURCES.disks, name: params.disk }),
-    params.replace ? sdk().k8s.list(RESOURCES.disks) : Promise.resolve({ items: [] }),
-  ]);
   const replace = Boolean(params.replace);
-  const candidates = replacementCandidates(disks, disk);
-  const picker = replace && candidates.length > 0
-    ? select('replacement', candidates.map((d) => [d.metadata.name, describeDisk(d)]), candidates[0].metadata.name)
-    : null;
-  const errorSlot = h('div', { attrs: { 'data-form-error': 'true' } });
   const check = button('Check first', null, { type: 'submit', name: 'check' });
+  // The replacements are listed while the disk is read.
+  const choice = replace ? replacementChoice(params.disk, check) : null;
+  const leave = () => { if (choice) choice.stop(); };
+  let disk;
+  try {
+    disk = await sdk().k8s.get({ ...RESOURCES.disks, name: params.disk });
+  } catch (err) {
+    leave();
+    throw err;
+  }
+  const errorSlot = h('div', { attrs: { 'data-form-error': 'true' } });
   const el = h('form', { class: 'plugin-form' },
-    picker ? field('Replacement disk', picker, 'An available disk no pool claims. It joins this disk\'s pool before anything is removed.') : null,
-    replace && !picker ? errorBox('No disk is available as a replacement: a replacement must be Available and claimed by no pool.') : null,
+    choice ? choice.element : null,
     hint('Checking creates a suspended DiskRetirement: the plugin runs its checks and stops before it touches anything. You confirm after reading them.'),
     errorSlot,
-    actions(replace && !picker ? null : check, button('Cancel', () => onClose(), { secondary: true, name: 'cancel' })));
+    actions(check, button('Cancel', () => { leave(); onClose(); }, { secondary: true, name: 'cancel' })));
   el.addEventListener('submit', async (event) => {
     event.preventDefault();
     errorSlot.replaceChildren();
     check.disabled = true;
     try {
       const spec = { disk: disk.metadata.name, suspend: true };
-      if (picker) spec.replacement = picker.value;
+      if (choice) spec.replacement = choice.value();
       const created = await sdk().k8s.create(RESOURCES.diskretirements, {
         apiVersion: `${GROUP}/${VERSION}`, kind: 'DiskRetirement', metadata: { generateName: retirementName(disk.metadata.name) }, spec,
       });
+      leave();
       await awaitPreview(root, created, onClose);
     } catch (err) {
       errorSlot.append(errorBox(err));
-      check.disabled = false;
+      check.disabled = Boolean(choice) && !choice.value();
     }
   });
   mount(root,
@@ -95,13 +98,83 @@ export async function retireSheet(root, ctx, { onClose = closeSheet, intro = nul
     el);
 }
 
-// replacementCandidates are the disks that may replace disk: Available, no
-// pool claims them, not retired, and not disk itself.
-export function replacementCandidates(disks, disk) {
-  return disks.filter((d) => {
-    const s = d.status || {};
-    return d.metadata.name !== disk.metadata.name && s.state === 'Available' && !s.claimedBy && !isRetired(d);
-  }).sort((a, b) => describeDisk(a).localeCompare(describeDisk(b), undefined, { numeric: true }));
+// replacementChoice is the Replacement disk field: every disk that may
+// replace the disk named, in a select that fills in as the Disks arrive in
+// pages (live.js, with how far the list is) and follows them while the
+// sheet is open. check is enabled while a replacement is selected; once the
+// list is complete and none is available, the field says so and check is
+// hidden. Returns {element, value(), stop()}; the root
+// (data-role="replacement") has data-loaded="complete" once every page is
+// in.
+function replacementChoice(diskName, check) {
+  const candidates = new Map(); // name → Disk that may replace diskName
+  let complete = false;
+  let shown = '';
+  const picker = select('replacement', [], '');
+  const pickerField = field('Replacement disk', picker, 'An available disk no pool claims. It joins this disk\'s pool before anything is removed.');
+  const progress = h('p', { class: 'plugin-hint', attrs: { 'data-role': 'load-progress', 'aria-live': 'polite' }, text: 'Loading disks…' });
+  const problem = h('div', { attrs: { 'data-role': 'live-problem' } });
+  const none = h('div', { attrs: { 'data-role': 'no-replacement' } });
+  const fieldSlot = h('div', {}, pickerField);
+  const element = h('div', { attrs: { 'data-role': 'replacement' } }, fieldSlot, progress, problem, none);
+  check.disabled = true;
+
+  const draw = () => {
+    const options = [...candidates.values()].map((d) => [d.metadata.name, describeDisk(d)])
+      .sort((a, b) => a[1].localeCompare(b[1], undefined, { numeric: true }));
+    const key = options.map(([name, label]) => `${name}\u0000${label}`).join('\u0001');
+    if (key !== shown) {
+      shown = key;
+      const keep = candidates.has(picker.value) ? picker.value : (options.length > 0 ? options[0][0] : '');
+      setOptions(picker, options, keep);
+    }
+    const empty = complete && candidates.size === 0;
+    if (empty) fieldSlot.replaceChildren();
+    else if (!fieldSlot.firstChild) fieldSlot.replaceChildren(pickerField);
+    check.hidden = empty;
+    check.disabled = !picker.value;
+    if (empty) none.replaceChildren(errorBox('No disk is available as a replacement: a replacement must be Available and claimed by no pool.'));
+    else none.replaceChildren();
+  };
+  let pending = false;
+  const drawSoon = () => {
+    if (pending) return;
+    pending = true;
+    requestAnimationFrame(() => { pending = false; draw(); });
+  };
+
+  const feed = follow({
+    list: (opts) => k8s.list(RESOURCES.disks, opts),
+    watch: (opts) => k8s.watch(RESOURCES.disks, opts),
+    onChange: (batch) => {
+      for (const obj of batch.deleted) candidates.delete(obj.metadata.name);
+      for (const obj of batch.upserted) {
+        if (mayReplace(obj, diskName)) candidates.set(obj.metadata.name, obj);
+        else candidates.delete(obj.metadata.name);
+      }
+      problem.replaceChildren();
+      if (batch.phase === 'watching') { drawSoon(); return; }
+      if (batch.phase === 'listing') progress.textContent = loadingSentence('disks', batch.progress);
+      else {
+        complete = true;
+        progress.textContent = '';
+        element.dataset.loaded = 'complete';
+      }
+      draw();
+    },
+    onError: (err, info) => problem.replaceChildren(followProblem(err, info, { listed: complete, noun: 'disks' })),
+    onLive: () => problem.replaceChildren(),
+  });
+  const stop = () => feed.stop();
+  window.addEventListener('pagehide', stop, { once: true });
+  return { element, value: () => picker.value, stop };
+}
+
+// mayReplace says whether d may replace the disk named: Available, no pool
+// claims it, not retired, and not that disk itself.
+function mayReplace(d, diskName) {
+  const s = d.status || {};
+  return d.metadata.name !== diskName && s.state === 'Available' && !s.claimedBy && !isRetired(d);
 }
 
 // isRetired says a DiskRetirement removed this Disk's OSD.

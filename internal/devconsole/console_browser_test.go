@@ -328,14 +328,27 @@ func TestConsoleInBrowser(t *testing.T) {
 		}
 	})
 
+	// The form checks names itself, so the refusal here is one only the
+	// CRD makes: 51 metadata servers passes the field's own constraints
+	// (a whole number from 1) and the CEL rule self <= 50 refuses it.
 	t.Run("a CRD validation error is shown in the form with the API server's message", func(t *testing.T) {
 		b.T = t
+		const name = "fs-too-many-mds"
+		creates := len(log.find("create", "filestorages", ""))
 		b.Open("/view/filestorages.ceph.fundament.io")
 		b.Click(browser.PageFrame, `[data-action="create"]`)
-		b.Fill(browser.SheetFrame, `input[name="name"]`, strings.Repeat("a", 60))
+		b.Fill(browser.SheetFrame, `input[name="name"]`, name)
+		b.Fill(browser.SheetFrame, `input[name="metadataServers"]`, "51")
 		b.Click(browser.SheetFrame, `button[type="submit"]`)
-		b.WaitText(browser.SheetFrame, `[data-form-error] .plugin-error`, "metadata.name must be at most 53 characters")
+		// The API server's words: the field path it found, then the CRD's message.
+		b.WaitText(browser.SheetFrame, `[data-form-error] .plugin-error`, "spec.metadataServers: Invalid value")
+		b.WaitText(browser.SheetFrame, `[data-form-error] .plugin-error`, "metadataServers must be at most 50: Rook's CephFilesystem allows at most 50 active MDS daemons, each with a standby pod")
+		assert.Zero(t, b.Count(browser.SheetFrame, `[data-name-problem]:not([hidden])`), "the form's own name check passed")
+		require.Len(t, log.find("create", "filestorages", ""), creates+1, "the form sent the create, and the API server refused it")
+		err := env.Client.Get(context.Background(), types.NamespacedName{Name: name}, &v1alpha1.FileStorage{})
+		assert.True(t, apierrors.IsNotFound(err), "nothing was created: %v", err)
 		assert.True(t, b.SheetOpen(), "the form stays open with what was typed")
+		b.WaitFor(browser.SheetFrame, `input[name="metadataServers"]`, `function() { return this.value === "51"; }`)
 		b.Screenshot("filestorage-create-validation-error")
 		b.Click(browser.SheetFrame, `[data-action="cancel"]`)
 		waitSheetClosed(t, b)

@@ -614,6 +614,117 @@ func TestDisksAtScaleInBrowser(t *testing.T) {
 		assert.Empty(t, gate.find("patch", "diskpools", bigPoolA))
 	})
 
+	// The pool lists a disk from each list page (500 a page, in name order:
+	// big-node-001 to -025 come first, big-node-060 and the long node last),
+	// a disk another pool claims and a disk the inventory does not have.
+	t.Run("the pool detail page finds its disks on every list page, says how far the list is, and follows them", func(t *testing.T) {
+		b.T = t
+		const missing = "big-node-999-d00"
+		first, middle, last, long := "big-node-001-d00", "big-node-030-d07", "big-node-060-d19", longNode+"-disk-with-a-long-name-01"
+		listed := []string{first, middle, last, long, missing}
+		require.NoError(t, env.Client.Create(ctx, &v1alpha1.DiskPool{ObjectMeta: metav1.ObjectMeta{Name: bigPoolDetail}, Spec: v1alpha1.DiskPoolSpec{Disks: listed}}))
+		total := len(allDisks(t))
+		row := func(name string) string { return `[data-role="pool-disks"] tr[data-row="` + name + `"]` }
+
+		release := gate.holdNext(2) // the second page's request waits
+		t.Cleanup(release)
+		b.Open("/view/diskpools.ceph.fundament.io/" + bigPoolDetail)
+		b.WaitText(browser.PageFrame, `[data-role="load-progress"]`, fmt.Sprintf("Loading disks: 500 of about %s", thousands(total)))
+		b.WaitText(browser.PageFrame, row(first), "○ InUse")
+		b.WaitText(browser.PageFrame, row(first), "Claimed by the older pool "+bigPoolA+"; skipped here.")
+		for _, later := range []string{middle, last, long, missing} {
+			b.WaitText(browser.PageFrame, row(later), "Loading…")
+			assert.NotContains(t, b.Text(browser.PageFrame, row(later)), "Missing", "%s is not missing while its page is outstanding", later)
+		}
+		assert.Zero(t, b.Count(browser.PageFrame, "#app[data-loaded]"))
+		b.Screenshot("diskpool-detail-scale-loading")
+
+		release()
+		b.WaitFor(browser.PageFrame, "#app[data-loaded='complete']")
+		b.WaitText(browser.PageFrame, `[data-role="load-progress"]`, "Kept up to date as discovery reports changes.")
+		var rows []string
+		jsValue(t, b, browser.PageFrame, `[data-role="pool-disks"]`, `function() { return [...this.querySelectorAll('tr[data-row]')].map((r) => r.dataset.row); }`, &rows)
+		assert.Equal(t, listed, rows, "a row for every disk the pool lists, in its order")
+		byName := map[string]bigDisk{}
+		for _, d := range inventory {
+			byName[d.Name] = d
+		}
+		for _, name := range []string{first, middle, last, long} {
+			d := byName[name]
+			text := b.Text(browser.PageFrame, row(name))
+			for _, want := range []string{d.Node, d.StablePath, string(d.State)} {
+				assert.Contains(t, text, want, "row %s", name)
+			}
+			assert.NotContains(t, text, "Loading…")
+		}
+		b.WaitText(browser.PageFrame, row(middle), "8.0 TiB")
+		b.WaitText(browser.PageFrame, row(long), "7.0 TiB")
+		b.WaitText(browser.PageFrame, row(missing), "▲ Missing")
+		b.WaitText(browser.PageFrame, row(missing), "No such disk in the inventory; skipped.")
+		b.Screenshot("diskpool-detail-scale")
+
+		// A listed disk's state changes: its row says so without a reload.
+		_, _, err := b.Call(browser.PageFrame, "html", `function() { window.notReloaded = true; }`)
+		require.NoError(t, err)
+		var changed v1alpha1.Disk
+		require.NoError(t, env.Client.Get(ctx, types.NamespacedName{Name: last}, &changed))
+		changed.Status.State, changed.Status.Available = v1alpha1.DiskMissing, false
+		require.NoError(t, env.Client.Status().Update(ctx, &changed))
+		b.WaitText(browser.PageFrame, row(last), "▲ Missing")
+		var reloaded bool
+		jsValue(t, b, browser.PageFrame, "html", `function() { return !window.notReloaded; }`, &reloaded)
+		assert.False(t, reloaded, "the page was not loaded again")
+		require.NoError(t, env.Client.Get(ctx, types.NamespacedName{Name: last}, &changed))
+		changed.Status.State, changed.Status.Available = v1alpha1.DiskAvailable, true
+		require.NoError(t, env.Client.Status().Update(ctx, &changed))
+		b.WaitText(browser.PageFrame, row(last), "● Available")
+	})
+
+	t.Run("the replace sheet offers every available disk of every list page, saying how far the list is", func(t *testing.T) {
+		b.T = t
+		const replaced = "big-node-001-d00"
+		all := allDisks(t)
+		var want []string
+		for _, d := range all {
+			if d.Name != replaced && d.Status.State == v1alpha1.DiskAvailable && d.Status.ClaimedBy == "" && d.Annotations[v1alpha1.RetiredAnnotation] == "" {
+				want = append(want, d.Name)
+			}
+		}
+		require.Greater(t, len(want), 1000, "more replacements than two list pages")
+		options := func() []string {
+			var got []string
+			jsValue(t, b, browser.SheetFrame, `select[name="replacement"]`, `function() { return [...this.options].map((o) => o.value); }`, &got)
+			return got
+		}
+
+		// Opened as the Disk detail page's Replace opens it, from the Disks
+		// page, which has listed already (see openSheet above).
+		b.Open("/view/disks.ceph.fundament.io")
+		b.WaitFor(browser.PageFrame, "#app[data-loaded='complete']")
+		release := gate.holdNext(2) // the sheet's second page waits
+		t.Cleanup(release)
+		_, _, err := b.Call(browser.PageFrame, "body", `function(disk) { window.fundament.openSheet({ kind: 'DiskRetirement', view: 'create', params: { disk, replace: true } }); }`, replaced)
+		require.NoError(t, err)
+		b.WaitText(browser.SheetFrame, "h1", "Replace disk "+replaced)
+		b.WaitText(browser.SheetFrame, `[data-role="replacement"] [data-role="load-progress"]`, fmt.Sprintf("Loading disks: 500 of about %s", thousands(len(all))))
+		b.WaitFor(browser.SheetFrame, `select[name="replacement"] option[value="big-node-001-d04"]`)
+		assert.Zero(t, b.Count(browser.SheetFrame, `[data-role="replacement"][data-loaded]`))
+		assert.Less(t, len(options()), len(want), "only the first page's disks so far")
+		b.WaitFor(browser.SheetFrame, `[data-action="check"]`, "function() { return !this.disabled; }")
+		b.Screenshot("disk-replace-scale-loading")
+
+		release()
+		b.WaitFor(browser.SheetFrame, `[data-role="replacement"][data-loaded='complete']`)
+		got := options()
+		assert.ElementsMatch(t, want, got, "every disk that may replace it, and no other")
+		assert.Contains(t, got, longNode+"-disk-with-a-long-name-01", "the last page's disks are offered")
+		assert.Empty(t, b.Text(browser.SheetFrame, `[data-role="replacement"] [data-role="load-progress"]`))
+		assert.Zero(t, b.Count(browser.SheetFrame, `[data-role="no-replacement"] .plugin-error`))
+		b.Click(browser.SheetFrame, `[data-action="cancel"]`)
+		waitSheetClosed(t, b)
+		assert.Empty(t, gate.find("create", "diskretirements", ""), "cancelling before Check creates nothing")
+	})
+
 	t.Run("no CSP violations, page errors or dialogs", func(t *testing.T) {
 		assert.Empty(t, b.Problems())
 	})

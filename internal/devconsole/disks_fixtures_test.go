@@ -30,6 +30,7 @@ const (
 	disksPerNode  = 20
 	bigPoolA      = "big-pool-a"
 	bigPoolB      = "big-pool-b"
+	bigPoolDetail = "big-pool-detail"
 	bigLabel      = "ceph-rook.test/inventory"
 	missingReason = "not reported by discovery since the last scan"
 	quantumModel  = "Quantum Fireball XT"
@@ -145,7 +146,7 @@ func createBigInventory(t *testing.T) []bigDisk {
 	t.Cleanup(func() {
 		ctx := context.Background()
 		_ = env.Client.DeleteAllOf(ctx, &v1alpha1.Disk{}, client.MatchingLabels{bigLabel: "true"})
-		for _, pool := range []string{bigPoolA, "big-pool-new"} {
+		for _, pool := range []string{bigPoolA, "big-pool-new", bigPoolDetail} {
 			_ = env.Client.Delete(ctx, &v1alpha1.DiskPool{ObjectMeta: metav1.ObjectMeta{Name: pool}})
 		}
 	})
