@@ -43,7 +43,7 @@ func TestBenchmarkSmoke(t *testing.T) {
 	assert.Zero(t, res.IdleWrites, "writes while idle: %v", res.IdleWritesBy)
 	assert.Zero(t, res.RestartWrites, "writes after a restart: %v", res.RestartWritesBy)
 	assert.Zero(t, res.ReconcileErrors)
-	assert.True(t, fanoutOK(res.FanoutWrites), "fan-out writes %v", res.FanoutWrites)
+	assert.True(t, fanoutOK(res.FanoutWrites, res.Consumers), "fan-out writes %v", res.FanoutWrites)
 }
 
 func TestClassify(t *testing.T) {

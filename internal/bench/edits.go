@@ -112,10 +112,16 @@ func measureEdits(ctx context.Context, c client.Client, w *watcher, n int) (edit
 	return edits, floor, nil
 }
 
+// fanoutQuiet is how long nothing is written before a fan-out step counts
+// as done: longer than the plugin waits to tell consumers of a capacity
+// change (capacityNoticeDelay, 5 s), so that each step's own writes fall
+// in it, and none of the step before.
+const fanoutQuiet = 6 * time.Second
+
 // measureFanout counts the reconciles and writes that follow one disk
 // joining one pool (its node already contributes, so replication does not
-// change): ideally the CephCluster patch, the pool's status and the disk's
-// claimedBy, and no consumer writes.
+// change): the CephCluster patch, the pool's status and the disk's
+// claimedBy, and each consumer's capacity once (fanoutOK).
 func measureFanout(ctx context.Context, c client.Client, w *watcher, p *countingProxy, plugin *pluginProcess) (map[string]int, map[string]int, error) {
 	_, disk, err := editableDisk(ctx, c, w)
 	if err != nil {
@@ -124,14 +130,14 @@ func measureFanout(ctx context.Context, c client.Client, w *watcher, p *counting
 	if _, err := setMember(ctx, c, w, disk, false); err != nil {
 		return nil, nil, err
 	}
-	if err := waitQuiet(ctx, p, 2*time.Second, time.Minute); err != nil {
+	if err := waitQuiet(ctx, p, fanoutQuiet, time.Minute); err != nil {
 		return nil, nil, err
 	}
 	before, metricsBefore := p.snapshot(), mustMetrics(plugin)
 	if _, err := setMember(ctx, c, w, disk, true); err != nil {
 		return nil, nil, err
 	}
-	if err := waitQuiet(ctx, p, 2*time.Second, time.Minute); err != nil {
+	if err := waitQuiet(ctx, p, fanoutQuiet, time.Minute); err != nil {
 		return nil, nil, err
 	}
 	_, writes := writesSince(before, p.snapshot())

@@ -1,9 +1,11 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -29,6 +31,38 @@ type countingProxy struct {
 	mu     sync.Mutex
 	counts map[string]int
 	failed map[string]int
+	// sampling keeps one write's path and body per kind while set: what
+	// a write that should not happen (idle, after a restart) changed.
+	sampling bool
+	samples  map[string]string
+}
+
+// sampleWrites starts keeping a sample write of each kind; samplesTaken
+// returns them (and stops).
+func (p *countingProxy) sampleWrites() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.sampling, p.samples = true, map[string]string{}
+}
+
+func (p *countingProxy) samplesTaken() map[string]string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.sampling = false
+	return p.samples
+}
+
+// sample keeps r's path and body (at most 2 KB) when sampling and the
+// kind has none yet; r reads the same body after it.
+func (p *countingProxy) sample(key string, r *http.Request) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.sampling || !isWrite(key) || p.samples[key] != "" || r.Body == nil {
+		return
+	}
+	body, _ := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	p.samples[key] = r.URL.Path + " " + string(body[:min(len(body), 2048)])
 }
 
 func startProxy(cfg *rest.Config) (*countingProxy, error) {
@@ -67,9 +101,11 @@ func startProxy(cfg *rest.Config) (*countingProxy, error) {
 		w.WriteHeader(http.StatusBadGateway)
 	}
 	p.server = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		key := classify(r)
 		p.mu.Lock()
-		p.counts[classify(r)]++
+		p.counts[key]++
 		p.mu.Unlock()
+		p.sample(key, r)
 		rp.ServeHTTP(w, r)
 	})}
 	go func() { _ = p.server.Serve(l) }()
