@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -27,8 +28,14 @@ func mustJSON(v any) []byte {
 // and a diff against a cached object could miss what our own last write
 // changed. No resourceVersion: we are the status's only writer.
 func statusPatch(want any) client.Patch {
+	// Numbers stay as written: read into float64, a byte count over 2^53
+	// (a raw capacity of 9 PiB and more) would be rounded, stored rounded,
+	// and differ from what the next reconcile computes, rewriting the
+	// status on every one.
 	fields := map[string]any{}
-	if err := json.Unmarshal(mustJSON(want), &fields); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(mustJSON(want)))
+	dec.UseNumber()
+	if err := dec.Decode(&fields); err != nil {
 		panic(fmt.Sprintf("status of %T is not an object: %v", want, err))
 	}
 	t := reflect.TypeOf(want)

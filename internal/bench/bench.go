@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -119,15 +120,21 @@ type Result struct {
 	EditP50Millis    float64        `json:"editP50Millis"`
 	EditP99Millis    float64        `json:"editP99Millis"`
 	// The API server's own time for a write to the CephCluster, measured
-	// in the same run (measureServerFloor).
-	EditFloorP50Millis float64        `json:"editFloorP50Millis"`
-	EditFloorP99Millis float64        `json:"editFloorP99Millis"`
-	FanoutReconciles   map[string]int `json:"fanoutReconciles"`
-	FanoutWrites       map[string]int `json:"fanoutWrites"`
+	// in the same run, interleaved with the edits (serverWrite).
+	EditFloorP50Millis float64 `json:"editFloorP50Millis"`
+	EditFloorP99Millis float64 `json:"editFloorP99Millis"`
+	// Consumers is how many consumers the scenario has.
+	Consumers        int            `json:"consumers"`
+	FanoutReconciles map[string]int `json:"fanoutReconciles"`
+	FanoutWrites     map[string]int `json:"fanoutWrites"`
 	// Memory: the largest of every plugin process of the scenario.
 	PeakRSSBytes  int64 `json:"peakRSSBytes"`
 	PeakAnonBytes int64 `json:"peakAnonBytes"`
 	PeakFileBytes int64 `json:"peakFileBytes"`
+	// RestartPeakRSSBytes and RestartPeakAnonBytes are the restarted
+	// plugin's peaks once it has settled: its initial lists.
+	RestartPeakRSSBytes  int64 `json:"restartPeakRSSBytes"`
+	RestartPeakAnonBytes int64 `json:"restartPeakAnonBytes"`
 	// HelperPeakRSSBytes is the largest VmHWM of the plugin's child
 	// processes (the Helm helper, during the install at each start).
 	HelperPeakRSSBytes int64   `json:"helperPeakRSSBytes"`
@@ -400,6 +407,7 @@ func Run(ctx context.Context, binary string, sc Scenario, log io.Writer) (res Re
 	if err := waitFor(ctx, 10*time.Minute, func() bool { return consumersReady(ctx, admin) == sc.Block+sc.File+sc.Object }); err != nil {
 		return res, fmt.Errorf("consumers not Ready (%d): %w", consumersReady(ctx, admin), err)
 	}
+	res.Consumers = sc.Block + sc.File + sc.Object
 	logf("pools and consumers ready")
 
 	// Quiet when converged: idle, then a restart.
@@ -407,13 +415,16 @@ func Run(ctx context.Context, binary string, sc Scenario, log io.Writer) (res Re
 		return res, err
 	}
 	before := proxy.snapshot()
+	proxy.sampleWrites()
 	time.Sleep(sc.Idle)
 	res.IdleSeconds = sc.Idle.Seconds()
 	res.IdleWrites, res.IdleWritesBy = writesSince(before, proxy.snapshot())
+	logSamples(logf, "idle", proxy.samplesTaken())
 	if err := r.stopPlugin(); err != nil {
 		return res, err
 	}
 	before = proxy.snapshot()
+	proxy.sampleWrites()
 	if err := r.startPlugin(ctx); err != nil {
 		return res, err
 	}
@@ -422,6 +433,16 @@ func Run(ctx context.Context, binary string, sc Scenario, log io.Writer) (res Re
 		return res, err
 	}
 	res.RestartWrites, res.RestartWritesBy = writesSince(before, proxy.snapshot())
+	logSamples(logf, "after the restart", proxy.samplesTaken())
+	// A restart's peak is its initial lists of every Disk and discovery
+	// ConfigMap: taken before the edits add their own.
+	if rss, err := plugin.peakRSS(); err == nil {
+		res.RestartPeakRSSBytes = rss
+	}
+	res.RestartPeakAnonBytes, _ = plugin.peakSplit()
+	if err := plugin.profiler(sc.Profiles, res.Disks).heap(ctx, "restarted"); err != nil {
+		return res, err
+	}
 	logf("quiet: %d writes in %.0fs idle, %d after a restart", res.IdleWrites, res.IdleSeconds, res.RestartWrites)
 
 	// DiskPool edit latency. The simulated operator stops first: it would
@@ -449,6 +470,14 @@ func Run(ctx context.Context, binary string, sc Scenario, log io.Writer) (res Re
 	r.notePeaks()
 	res.FailedRequests = proxy.failures()
 	return res, plugin.profiler(sc.Profiles, res.Disks).heap(ctx, "end")
+}
+
+// logSamples logs a sample of each kind of write that should not have
+// happened (when): what it changed.
+func logSamples(logf func(string, ...any), when string, samples map[string]string) {
+	for _, key := range slices.Sorted(maps.Keys(samples)) {
+		logf("a write %s: %s %s", when, key, samples[key])
+	}
 }
 
 // profileLength is how long to profile a round's floor (or convergence):
