@@ -123,6 +123,10 @@ type Result struct {
 	// in the same run, interleaved with the edits (serverWrite).
 	EditFloorP50Millis float64 `json:"editFloorP50Millis"`
 	EditFloorP99Millis float64 `json:"editFloorP99Millis"`
+	// The DiskPool write of each edit, until its answer: part of every
+	// edit, and not of its floor.
+	EditPoolWriteP50Millis float64 `json:"editPoolWriteP50Millis"`
+	EditPoolWriteP99Millis float64 `json:"editPoolWriteP99Millis"`
 	// Consumers is how many consumers the scenario has.
 	Consumers        int            `json:"consumers"`
 	FanoutReconciles map[string]int `json:"fanoutReconciles"`
@@ -433,6 +437,8 @@ func Run(ctx context.Context, binary string, sc Scenario, log io.Writer) (res Re
 		return res, err
 	}
 	res.RestartWrites, res.RestartWritesBy = writesSince(before, proxy.snapshot())
+	_, reads := requestsSince(before, proxy.snapshot(), isInventoryRead)
+	logf("a restart's reads of the inventory: %s", describe(reads))
 	logSamples(logf, "after the restart", proxy.samplesTaken())
 	// A restart's peak is its initial lists of every Disk and discovery
 	// ConfigMap: taken before the edits add their own.
@@ -449,17 +455,23 @@ func Run(ctx context.Context, binary string, sc Scenario, log io.Writer) (res Re
 	// write the CephCluster's capacity after every edit, competing with the
 	// plugin's patch for the API server.
 	stopOperator()
-	var latencies, floorLatencies []time.Duration
+	var edits []editTime
+	var floorLatencies []time.Duration
 	err = plugin.profiler(sc.Profiles, res.Disks).cpu(ctx, "edits", func() (err error) {
-		latencies, floorLatencies, err = measureEdits(ctx, admin, watcher, sc.Edits)
+		edits, floorLatencies, err = measureEdits(ctx, admin, watcher, sc.Edits)
 		return err
 	})
 	if err != nil {
 		return res, err
 	}
+	var latencies, poolWrites []time.Duration
+	for _, e := range edits {
+		latencies, poolWrites = append(latencies, e.total), append(poolWrites, e.poolWrite)
+	}
 	res.EditP50Millis, res.EditP99Millis = percentile(latencies, 50), percentile(latencies, 99)
+	res.EditPoolWriteP50Millis, res.EditPoolWriteP99Millis = percentile(poolWrites, 50), percentile(poolWrites, 99)
 	res.EditFloorP50Millis, res.EditFloorP99Millis = percentile(floorLatencies, 50), percentile(floorLatencies, 99)
-	logf("edits: p50 %.0fms p99 %.0fms over %d (API server alone: p50 %.0fms p99 %.0fms)", res.EditP50Millis, res.EditP99Millis, len(latencies), res.EditFloorP50Millis, res.EditFloorP99Millis)
+	logf("edits: p50 %.0fms p99 %.0fms over %d, of it the DiskPool write p50 %.0fms p99 %.0fms (API server alone: p50 %.0fms p99 %.0fms)", res.EditP50Millis, res.EditP99Millis, len(latencies), res.EditPoolWriteP50Millis, res.EditPoolWriteP99Millis, res.EditFloorP50Millis, res.EditFloorP99Millis)
 
 	// Fan-out of one disk added to one pool.
 	res.FanoutReconciles, res.FanoutWrites, err = measureFanout(ctx, admin, watcher, proxy, plugin)

@@ -58,12 +58,16 @@ func deviceName(d cephv1alpha1.Disk) string {
 	return d.Status.Path
 }
 
+// editTime is how long one pool edit took until the CephCluster reflected
+// it, and of that, the DiskPool write itself (until its answer came).
+type editTime struct{ total, poolWrite time.Duration }
+
 // setMember adds or removes the disk from the pool and returns when the
 // CephCluster reflects it, with the time that took.
-func setMember(ctx context.Context, c client.Client, w *watcher, disk cephv1alpha1.Disk, member bool) (time.Duration, error) {
+func setMember(ctx context.Context, c client.Client, w *watcher, disk cephv1alpha1.Disk, member bool) (editTime, error) {
 	var pool cephv1alpha1.DiskPool
 	if err := c.Get(ctx, client.ObjectKey{Name: editedPool}, &pool); err != nil {
-		return 0, err
+		return editTime{}, err
 	}
 	base := pool.DeepCopy()
 	pool.Spec.Disks = slices.DeleteFunc(pool.Spec.Disks, func(n string) bool { return n == disk.Name })
@@ -75,31 +79,33 @@ func setMember(ctx context.Context, c client.Client, w *watcher, disk cephv1alph
 	// A merge patch of spec, as the console sends: the plugin writes the
 	// pool's status meanwhile, which an Update would conflict with.
 	if err := c.Patch(ctx, &pool, client.MergeFrom(base)); err != nil {
-		return 0, err
+		return editTime{}, err
 	}
+	written := time.Now()
 	seen, err := w.waitDevice(ctx, disk.Status.NodeName, deviceName(disk), member, 30*time.Second)
 	if err != nil {
-		return 0, err
+		return editTime{}, err
 	}
-	return seen.Sub(start), nil
+	return editTime{total: seen.Sub(start), poolWrite: written.Sub(start)}, nil
 }
 
 // measureEdits alternates, n times each, an edit (one disk taken out of
 // a pool or put back, timed until the CephCluster's device list reflects
 // it) and its floor (serverWrite): interleaved, so what disturbs the
 // machine meanwhile falls on both alike.
-func measureEdits(ctx context.Context, c client.Client, w *watcher, n int) (edits, floor []time.Duration, err error) {
+func measureEdits(ctx context.Context, c client.Client, w *watcher, n int) (edits []editTime, floor []time.Duration, err error) {
 	_, disk, err := editableDisk(ctx, c, w)
 	if err != nil {
 		return nil, nil, err
 	}
 	for i := range n {
-		d, err := setMember(ctx, c, w, disk, i%2 == 1)
+		e, err := setMember(ctx, c, w, disk, i%2 == 1)
 		if err != nil {
 			return edits, floor, fmt.Errorf("edit %d: %w", i, err)
 		}
-		edits = append(edits, d)
-		if d, err = serverWrite(ctx, c, w, i); err != nil {
+		edits = append(edits, e)
+		d, err := serverWrite(ctx, c, w, i)
+		if err != nil {
 			return edits, floor, fmt.Errorf("floor of edit %d: %w", i, err)
 		}
 		floor = append(floor, d)

@@ -174,14 +174,28 @@ func (p *countingProxy) failures() map[string]int {
 
 // writesSince sums the writes made after an earlier snapshot, by kind.
 func writesSince(before, after map[string]int) (int, map[string]int) {
+	return requestsSince(before, after, isWrite)
+}
+
+// requestsSince sums the requests of the kinds keep selects made after an
+// earlier snapshot, by kind.
+func requestsSince(before, after map[string]int, keep func(string) bool) (int, map[string]int) {
 	total, by := 0, map[string]int{}
 	for k, v := range after {
-		if d := v - before[k]; d > 0 && isWrite(k) {
+		if d := v - before[k]; d > 0 && keep(k) {
 			total += d
 			by[k] = d
 		}
 	}
 	return total, by
+}
+
+// isInventoryRead tells a read of Disks or ConfigMaps: how a restart's
+// initial lists arrive (GET: pages of a list; WATCH: a stream, when the
+// client and the API server both speak WatchList).
+func isInventoryRead(key string) bool {
+	verb, resource, _ := strings.Cut(key, " ")
+	return (verb == http.MethodGet || verb == "WATCH") && (resource == "disks" || resource == "configmaps")
 }
 
 func describe(counts map[string]int) string {
