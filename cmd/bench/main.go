@@ -46,6 +46,13 @@ func main() {
 	flag.StringVar(&o.Profiles, "profiles", "", "folder for the plugin's pprof profiles (heap after convergence and at the end, CPU during the edits); empty: not profiled")
 	flag.StringVar(&o.RepoRoot, "plugin-from", root, "source tree the plugin is built from, to measure another version with this benchmark (git archive COMMIT | tar -x -C DIR)")
 	results := flag.String("results", "results/bench", "folder for results.json, results.txt and chart.png")
+	flag.Func("plugin-env", "KEY=VALUE in the plugin's environment (repeatable), e.g. KUBE_FEATURE_WatchListClient=false", func(kv string) error {
+		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
+			return fmt.Errorf("want KEY=VALUE, got %q", kv)
+		}
+		o.PluginEnv = append(o.PluginEnv, kv)
+		return nil
+	})
 	flag.Parse()
 	for _, s := range strings.Split(*sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
