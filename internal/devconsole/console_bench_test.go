@@ -107,6 +107,27 @@ func ensureBenchDisks(b *testing.B, ctx context.Context, n int) {
 		require.NoError(b, err)
 	default:
 	}
+	waitServing(b, ctx)
+}
+
+// waitServing waits until the API server serves lists of the kinds the
+// measured pages read: just after their CRDs are installed it answers
+// "storage is (re)initializing" (429) while its watch cache fills, and a
+// page that lists once would show that instead of being measured.
+func waitServing(b *testing.B, ctx context.Context) {
+	b.Helper()
+	lists := []client.ObjectList{&v1alpha1.DiskList{}, &v1alpha1.DiskPoolList{}, &v1alpha1.BlockStorageList{}, &v1alpha1.FileStorageList{}, &v1alpha1.ObjectStorageList{}}
+	deadline := time.Now().Add(time.Minute)
+	for _, list := range lists {
+		for {
+			err := env.Client.List(ctx, list, client.Limit(1))
+			if err == nil {
+				break
+			}
+			require.True(b, time.Now().Before(deadline), "the API server does not serve %T: %v", list, err)
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
 }
 
 const benchLabel = "bench.ceph.fundament.io/console"
