@@ -181,23 +181,77 @@ func TestOverviewAndAccessibilityInBrowser(t *testing.T) {
 		assert.Zero(t, b.Count(browser.PageFrame, `li[data-problem="Missing disk:Disk/`+ovGhost+`"] [data-link="`+ovGhost+`"]`), "a disk with no Disk has no page to link")
 	})
 
-	t.Run("the overview reads one list of each kind per refresh, and follows changes", func(t *testing.T) {
+	t.Run("the overview lists each kind once and follows it with a watch: a status the plugin writes shows at once", func(t *testing.T) {
 		b.T = t
-		disks, clusters := len(log.find("list", "disks", "")), len(log.find("list", "cephclusters", ""))
+		resources := []string{"disks", "cephclusters", "diskpools", "blockstorages", "filestorages", "objectstorages", "diskretirements"}
+		lists, watches := map[string]int{}, map[string]int{}
+		for _, r := range resources {
+			lists[r], watches[r] = len(log.find("list", r, "")), len(log.find("watch", r, ""))
+		}
 		gets := len(log.find("get", "disks", ""))
 		b.Open("/view/cephclusters.ceph.rook.io")
 		b.WaitFor(browser.PageFrame, `li[data-problem="Degraded:BlockStorage/`+ovBlockBad+`"]`)
-		disks, clusters = len(log.find("list", "disks", ""))-disks, len(log.find("list", "cephclusters", ""))-clusters
-		assert.Positive(t, disks)
-		assert.Equal(t, clusters, disks, "every read lists the Disks once, as it lists the CephClusters once")
+		for _, r := range resources {
+			waitWatching(t, log, r, watches[r])
+			assert.Equal(t, 1, len(log.find("list", r, ""))-lists[r], "%s are listed once (one page)", r)
+		}
 		assert.Equal(t, gets, len(log.find("get", "disks", "")), "no Disk is read one by one")
 
-		// The plugin repairs bs-broken: the open overview drops it within
-		// its refresh interval.
+		// The plugin repairs bs-broken: the open overview drops it as the
+		// watch tells it, reading nothing again (there is no poll to wait for).
+		blockLists := len(log.find("list", "blockstorages", ""))
 		setConsumerStatus(t, &v1alpha1.BlockStorage{}, ovBlockBad, v1alpha1.StorageStatus{Phase: v1alpha1.StorageReady, Message: "ready"})
-		b.WaitForWithin(15*time.Second, browser.PageFrame, `[data-attention] h2`, browser.TextContains("Needs attention (6)"))
+		b.WaitForWithin(5*time.Second, browser.PageFrame, `[data-attention] h2`, browser.TextContains("Needs attention (6)"))
 		assert.Zero(t, b.Count(browser.PageFrame, `li[data-problem="Degraded:BlockStorage/`+ovBlockBad+`"]`))
+		b.WaitFor(browser.PageFrame, `[data-kind="BlockStorage"] [data-phase="Ready"]`, browser.TextContains("Ready 3"))
+		assert.Equal(t, blockLists, len(log.find("list", "blockstorages", "")), "the change came by the watch, not a list again")
 		setConsumerStatus(t, &v1alpha1.BlockStorage{}, ovBlockBad, degradedStatus())
+		b.WaitForWithin(5*time.Second, browser.PageFrame, `[data-attention] h2`, browser.TextContains("Needs attention (7)"))
+	})
+
+	// The host tells a page only of writes made in its sheets; the plugin's
+	// status writes reach an open page through its watch.
+	t.Run("open detail and list pages show the status the plugin writes, without a reload or a sheet", func(t *testing.T) {
+		b.T = t
+		// A BlockStorage detail page: Provisioning, then Ready.
+		var block v1alpha1.BlockStorage
+		playStatus(t, &block, ovBlockOK, func() { block.Status.Phase = v1alpha1.StorageProvisioning })
+		watches := len(log.find("watch", "blockstorages", ""))
+		b.Open("/view/blockstorages.ceph.fundament.io/" + ovBlockOK)
+		b.WaitFor(browser.PageFrame, "body", deflistValue("Phase", "◌ Provisioning"))
+		waitWatching(t, log, "blockstorages", watches)
+		playStatus(t, &block, ovBlockOK, func() { block.Status.Phase = v1alpha1.StorageReady })
+		b.WaitFor(browser.PageFrame, "body", deflistValue("Phase", "● Ready"))
+
+		// A FileStorage list page.
+		var file v1alpha1.FileStorage
+		watches = len(log.find("watch", "filestorages", ""))
+		b.Open("/view/filestorages.ceph.fundament.io")
+		b.WaitText(browser.PageFrame, `tr[data-row="`+ovFile+`"]`, "Provisioning")
+		waitWatching(t, log, "filestorages", watches)
+		playStatus(t, &file, ovFile, func() { file.Status.Phase = v1alpha1.StorageReady; file.Status.Message = "ready" })
+		b.WaitText(browser.PageFrame, `tr[data-row="`+ovFile+`"]`, "● Ready")
+		playStatus(t, &file, ovFile, func() {
+			file.Status.Phase = v1alpha1.StorageProvisioning
+			file.Status.Message = "waiting for CephFilesystem cephfs-fs-new"
+		})
+		b.WaitText(browser.PageFrame, `tr[data-row="`+ovFile+`"]`, "◌ Provisioning")
+
+		// A DiskPool detail page, which also follows its Disks.
+		var pool v1alpha1.DiskPool
+		watches = len(log.find("watch", "diskpools", ""))
+		b.Open("/view/diskpools.ceph.fundament.io/" + ovSecondPool)
+		b.WaitFor(browser.PageFrame, "body", deflistValue("Phase", "✖ Degraded"))
+		waitWatching(t, log, "diskpools", watches)
+		playStatus(t, &pool, ovSecondPool, func() { pool.Status.Phase = v1alpha1.DiskPoolReady; pool.Status.Message = "every listed disk resolved" })
+		b.WaitFor(browser.PageFrame, "body", deflistValue("Phase", "● Ready"))
+		b.WaitFor(browser.PageFrame, "body", deflistValue("Message", "every listed disk resolved"))
+		playStatus(t, &pool, ovSecondPool, func() { pool.Status.Phase = v1alpha1.DiskPoolDegraded; pool.Status.Message = ovPoolMsg })
+		b.WaitFor(browser.PageFrame, "body", deflistValue("Phase", "✖ Degraded"))
+
+		assert.Empty(t, log.find("patch", "blockstorages", ovBlockOK), "no sheet wrote anything")
+		assert.Empty(t, log.find("patch", "filestorages", ovFile), "no sheet wrote anything")
+		assert.Empty(t, log.find("patch", "diskpools", ovSecondPool), "no sheet wrote anything")
 	})
 
 	t.Run("a sheet takes the keyboard: focus moves in, Tab cycles inside, Escape closes, focus returns to the opener", func(t *testing.T) {
@@ -456,7 +510,8 @@ func TestOverviewAndAccessibilityInBrowser(t *testing.T) {
 		b.WaitFor(browser.PageFrame, `[data-cluster] tr[data-row="All nodes"]`, browser.TextContains("10005"))
 		assert.Equal(t, 23, b.Count(browser.PageFrame, `[data-cluster] tbody tr`), "a row per node (2 + 20) and the total")
 		assert.Less(t, b.Count(browser.PageFrame, "*"), 2000, "the page's size does not grow with the disks")
-		assert.Equal(t, len(log.find("list", "cephclusters", ""))-clusters, len(log.find("list", "disks", ""))-disks, "one list of Disks per read")
+		assert.Equal(t, 1, len(log.find("list", "cephclusters", ""))-clusters, "the CephClusters are listed once")
+		assert.Equal(t, (10007+499)/500, len(log.find("list", "disks", ""))-disks, "the Disks are listed once, in pages of 500 (live.js's PAGE_SIZE)")
 		assertNoSidewaysScroll(t, b, browser.PageFrame, "the overview at 10,000 Disks")
 		b.Screenshot("overview-10000-disks")
 	})
@@ -630,6 +685,29 @@ func degradedStatus() v1alpha1.StorageStatus {
 	return v1alpha1.StorageStatus{Phase: v1alpha1.StorageDegraded, Message: ovBudgetMsg, Conditions: []metav1.Condition{{
 		Type: "Ready", Status: metav1.ConditionFalse, Reason: "OverBudget", Message: ovBudgetMsg, LastTransitionTime: metav1.Now(),
 	}}}
+}
+
+// playStatus writes obj's status as the plugin would: obj is read, set
+// changes it, and the status subresource is updated.
+func playStatus(t *testing.T, obj client.Object, name string, set func()) {
+	t.Helper()
+	ctx := context.Background()
+	require.Eventually(t, func() bool {
+		if err := env.Client.Get(ctx, types.NamespacedName{Name: name}, obj); err != nil {
+			return false
+		}
+		set()
+		return env.Client.Status().Update(ctx, obj) == nil
+	}, browser.DefaultWait, browser.PollEvery)
+}
+
+// waitWatching waits until a page has opened a watch of resource beyond
+// the before it had: from then on, a write is an event of that watch and
+// not what its list read.
+func waitWatching(t *testing.T, log *proxyLog, resource string, before int) {
+	t.Helper()
+	require.Eventually(t, func() bool { return len(log.find("watch", resource, "")) > before }, browser.DefaultWait, browser.PollEvery,
+		"the page should watch %s", resource)
 }
 
 // setConsumerStatus writes a consumer's status as its reconciler would.
