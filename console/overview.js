@@ -5,62 +5,31 @@
 // lists by node and type, and every pool, consumer and disk retirement by
 // phase, each object linked to its page.
 //
-// It lists each kind once, Disks included (live.js, in pages), and then
-// follows it with a watch, counting from what it holds: at 10,000 Disks it
-// renders per-node counts, never a row per disk, and every list of
+// It reads one list of each kind, Disks included, and counts: at 10,000
+// Disks it renders per-node counts, never a row per disk, and every list of
 // objects or problems stops at LIST_CAP with a count of the rest.
 //
-// An open overview follows changes: a status the plugin writes (a pool
-// turning Ready, a Degraded storage repaired), a CephCluster's health, a
-// disk discovery reports, each comes in on its kind's watch and the page
-// is drawn again from what the watches hold (startPage's follow option:
-// changes are gathered, renders never overlap); nothing is read again and
-// nothing polls. The DOM is only replaced when what it shows changed, so
-// focus and screen readers are left alone in between.
+// An open overview follows changes: it reads again when a sheet reports a
+// write (startPage's onResourcesChanged) and every REFRESH_MS while the page
+// is visible. That polling is a stopgap, acceptable at this size (one list
+// per kind every 10 s), until the page moves to the opt-in watch-based
+// re-render of startPage; the DOM is only replaced when what it shows
+// changed, so focus and screen readers are left alone in between.
 import {
-  RESOURCES, h, mount, heading, hint, text, deflist, table, badge, link, navigateToDetail, card,
+  RESOURCES, sdk, h, mount, heading, hint, text, deflist, table, badge, link, navigateToDetail, card, errorBox,
   capacityMeter, startPage,
 } from './_shared.js';
-import { k8s, follow, followProblem } from './live.js';
 
+const REFRESH_MS = 10000;
 const LIST_CAP = 50;
 
-// The kinds shown by phase, in the menu's order of work. Each names its
-// resource literally, so definition_test.go reads the verbs off the source.
+// The kinds shown by phase, in the menu's order of work.
 const KINDS = [
-  {
-    kind: 'DiskPool', title: 'Disk pools', none: 'Pending',
-    list: (opts) => k8s.list(RESOURCES.diskpools, opts), watch: (opts) => k8s.watch(RESOURCES.diskpools, opts),
-  },
-  {
-    kind: 'BlockStorage', title: 'Block storage', none: 'Pending',
-    list: (opts) => k8s.list(RESOURCES.blockstorages, opts), watch: (opts) => k8s.watch(RESOURCES.blockstorages, opts),
-  },
-  {
-    kind: 'FileStorage', title: 'File storage', none: 'Pending',
-    list: (opts) => k8s.list(RESOURCES.filestorages, opts), watch: (opts) => k8s.watch(RESOURCES.filestorages, opts),
-  },
-  {
-    kind: 'ObjectStorage', title: 'Object storage', none: 'Pending',
-    list: (opts) => k8s.list(RESOURCES.objectstorages, opts), watch: (opts) => k8s.watch(RESOURCES.objectstorages, opts),
-  },
-  {
-    kind: 'DiskRetirement', title: 'Disk retirements', none: 'Pending',
-    list: (opts) => k8s.list(RESOURCES.diskretirements, opts), watch: (opts) => k8s.watch(RESOURCES.diskretirements, opts),
-  },
-];
-
-// FEEDS are every collection the overview follows: the Disks, the
-// CephClusters (every namespace) and the kinds above.
-const FEEDS = [
-  { key: 'disks', noun: 'disks', list: (opts) => k8s.list(RESOURCES.disks, opts), watch: (opts) => k8s.watch(RESOURCES.disks, opts) },
-  {
-    key: 'clusters', noun: 'CephClusters',
-    list: (opts) => k8s.list(RESOURCES.cephclusters, opts), watch: (opts) => k8s.watch(RESOURCES.cephclusters, opts),
-    // CephClusters are namespaced: two may share a name.
-    id: (o) => `${o.metadata.namespace}/${o.metadata.name}`,
-  },
-  ...KINDS.map((k) => ({ key: k.kind, noun: k.title.toLowerCase(), list: k.list, watch: k.watch })),
+  { kind: 'DiskPool', title: 'Disk pools', api: () => sdk().k8s.list(RESOURCES.diskpools), none: 'Pending' },
+  { kind: 'BlockStorage', title: 'Block storage', api: () => sdk().k8s.list(RESOURCES.blockstorages), none: 'Pending' },
+  { kind: 'FileStorage', title: 'File storage', api: () => sdk().k8s.list(RESOURCES.filestorages), none: 'Pending' },
+  { kind: 'ObjectStorage', title: 'Object storage', api: () => sdk().k8s.list(RESOURCES.objectstorages), none: 'Pending' },
+  { kind: 'DiskRetirement', title: 'Disk retirements', api: () => sdk().k8s.list(RESOURCES.diskretirements), none: 'Pending' },
 ];
 
 // Retirement phases that are over: counted, not listed one by one.
@@ -70,80 +39,25 @@ const DISK_TYPES = [['hdd', 'HDD'], ['ssd', 'SSD'], ['nvme', 'NVMe']];
 
 let shown = null; // the signature of what the page shows now
 
-const feeds = followAll();
-startPage(show, { follow: (ctx, changed) => feeds.onChange(changed) });
-
-// followAll lists and follows every feed from the moment the page loads.
-// Each feed keeps its objects (follow's items), whether it was listed, and
-// its last failure until a watch works again. onChange(changed) registers
-// what to call on every change from then on (at once when something
-// changed before) and returns what stops every feed.
-function followAll() {
-  let notify = null;
-  let missed = false;
-  let waiting = [];
-  const changed = () => {
-    const wake = waiting;
-    waiting = [];
-    wake.forEach((resolve) => resolve());
-    if (notify) notify(); else missed = true;
-  };
-  const state = FEEDS.map((f) => {
-    const entry = { feed: f, listed: false, problem: null, handle: null };
-    entry.handle = follow({
-      list: f.list,
-      watch: f.watch,
-      key: f.id,
-      onChange: (batch) => {
-        if (batch.phase === 'listing') return;
-        if (batch.phase === 'listed') entry.listed = true;
-        entry.problem = null;
-        changed();
-      },
-      onError: (err, info) => { entry.problem = { err, info }; changed(); },
-      onLive: () => { if (entry.problem) { entry.problem = null; changed(); } },
-    });
-    return entry;
-  });
-  return {
-    state,
-    // settled resolves once every feed is listed or one failed.
-    async settled() {
-      while (!state.every((e) => e.listed) && !state.some((e) => e.problem)) {
-        await new Promise((resolve) => { waiting.push(resolve); });
-      }
-    },
-    onChange(fn) {
-      notify = fn;
-      if (missed) { missed = false; fn(); }
-      return () => state.forEach((e) => e.handle.stop());
-    },
-  };
-}
-
-// show renders what the feeds hold, once every one is listed, unless it
-// shows that already; focus stays on the control it was on. Until then a
-// failed list is shown, with when it is tried again.
-async function show(root) {
-  await feeds.settled();
-  const problems = feeds.state.filter((e) => e.problem);
-  const unlisted = problems.find((e) => !e.listed);
-  if (unlisted) {
+startPage(show);
+setInterval(() => {
+  if (document.hidden || shown === null) return;
+  const root = document.getElementById('app');
+  show(root).catch((err) => {
     shown = null;
-    mount(root, heading('Ceph storage overview', 1), followProblem(unlisted.problem.err, unlisted.problem.info, { listed: false, noun: unlisted.feed.noun }));
-    return;
-  }
-  const all = {};
-  for (const e of feeds.state) all[e.feed.key] = [...e.handle.items.values()];
-  const byKind = {};
-  for (const k of KINDS) byKind[k.kind] = all[k.kind];
-  const model = overviewModel({ disks: all.disks, clusters: all.clusters, byKind });
-  const interrupted = problems.length ? problems[0].problem : null;
-  const signature = JSON.stringify([model, interrupted && interrupted.err.message]);
+    mount(root, errorBox(err, 'Could not read the cluster'));
+  });
+}, REFRESH_MS);
+
+// show reads everything and renders it, unless it shows that already;
+// focus stays on the control it was on.
+async function show(root) {
+  const model = overviewModel(await readAll());
+  const signature = JSON.stringify(model);
   if (signature === shown) return;
   shown = signature;
   const focus = focusKey(document.activeElement);
-  mount(root, ...renderOverview(model, interrupted));
+  mount(root, ...renderOverview(model));
   const again = focus && root.querySelector(focus);
   if (again) again.focus();
 }
@@ -155,6 +69,18 @@ function focusKey(el) {
     if (value !== null && value !== undefined) return `[${name}="${CSS.escape(value)}"]`;
   }
   return null;
+}
+
+// readAll is one list of every kind the overview counts.
+async function readAll() {
+  const [disks, clusters, ...kinds] = await Promise.all([
+    sdk().k8s.list(RESOURCES.disks),
+    sdk().k8s.list(RESOURCES.cephclusters),
+    ...KINDS.map((k) => k.api()),
+  ]);
+  const byKind = {};
+  KINDS.forEach((k, i) => { byKind[k.kind] = kinds[i].items; });
+  return { disks: disks.items, clusters: clusters.items, byKind };
 }
 
 // overviewModel is what the page shows, as plain data: computed from the
@@ -373,12 +299,10 @@ function phaseOf(k, object) {
   return (object.status && object.status.phase) || k.none;
 }
 
-// renderOverview turns the model into the page's nodes; interrupted is a
-// watch's failure ({err, info}) while what is shown may be out of date.
-function renderOverview(model, interrupted) {
+// renderOverview turns the model into the page's nodes.
+function renderOverview(model) {
   return [
     heading('Ceph storage overview', 1),
-    interrupted ? followProblem(interrupted.err, interrupted.info, { listed: true, noun: 'cluster' }) : null,
     attentionSection(model.attention),
     clusterSection(model.cluster, model.devices, model.inventory),
     h('section', { class: 'plugin-card', attrs: { 'data-kinds': 'true', 'aria-labelledby': 'kinds-heading' } },
