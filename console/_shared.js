@@ -345,12 +345,13 @@ export function capacityMeter({ bytesTotal, bytesUsed = 0, bytesAvailable }) {
 // page goes away). startPage renders again at most once every debounceMs
 // (default 250 ms; changes in between make one render), never two renders
 // at once, and puts keyboard focus back on the control that had it (found
-// again by id, data-action or name). Example, disks-detail.js:
+// again by id, data-action or name). A list or detail page of one kind
+// takes live.js's followsKind, e.g. disks-detail.js:
 //
-//   startPage(render, { follow: (ctx, changed) => followChanges({
-//     list: (opts) => k8s.list(RESOURCES.disks, { ...opts, fieldSelector: `metadata.name=${ctx.resource.name}` }),
-//     watch: (opts) => k8s.watch(RESOURCES.disks, { ...opts, fieldSelector: `metadata.name=${ctx.resource.name}` }),
-//   }, changed) });
+//   startPage(render, { follow: followsKind({
+//     list: (opts) => k8s.list(RESOURCES.disks, opts),
+//     watch: (opts) => k8s.watch(RESOURCES.disks, opts),
+//   }, { named: true }) });
 export function startPage(render, { follow = null, debounceMs = 250 } = {}) {
   const root = document.getElementById('app');
   const fundament = sdk();

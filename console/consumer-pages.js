@@ -10,6 +10,7 @@ import {
   effectiveReplicas, kindCost, existingConsumer, olderFirst, checkBudget, editedUse, clusterDevices, fullRatio,
   rawCapacity, replicaChoices, budgetSentences, usableSentence, capacitySummary, budgetSummary,
 } from './budget.js';
+import { k8s, followsKind } from './live.js';
 
 const countField = (key, label, hintText) => ({
   key, label, hint: hintText,
@@ -19,25 +20,39 @@ const countField = (key, label, hintText) => ({
 });
 
 // Each kind's calls name their resource literally, so definition_test.go can
-// read the verbs the pages use off the source.
+// read the verbs the pages use off the source. follow is the kind's list
+// and watch through live.js, which the open pages follow changes with
+// (the plugin writes status: Provisioning, then Ready).
 const apis = {
   BlockStorage: {
     list: () => sdk().k8s.list(RESOURCES.blockstorages),
     get: (name) => sdk().k8s.get({ ...RESOURCES.blockstorages, name }),
     create: (body) => sdk().k8s.create(RESOURCES.blockstorages, body),
     patch: (name, body) => sdk().k8s.patch({ ...RESOURCES.blockstorages, name }, body),
+    follow: {
+      list: (opts) => k8s.list(RESOURCES.blockstorages, opts),
+      watch: (opts) => k8s.watch(RESOURCES.blockstorages, opts),
+    },
   },
   FileStorage: {
     list: () => sdk().k8s.list(RESOURCES.filestorages),
     get: (name) => sdk().k8s.get({ ...RESOURCES.filestorages, name }),
     create: (body) => sdk().k8s.create(RESOURCES.filestorages, body),
     patch: (name, body) => sdk().k8s.patch({ ...RESOURCES.filestorages, name }, body),
+    follow: {
+      list: (opts) => k8s.list(RESOURCES.filestorages, opts),
+      watch: (opts) => k8s.watch(RESOURCES.filestorages, opts),
+    },
   },
   ObjectStorage: {
     list: () => sdk().k8s.list(RESOURCES.objectstorages),
     get: (name) => sdk().k8s.get({ ...RESOURCES.objectstorages, name }),
     create: (body) => sdk().k8s.create(RESOURCES.objectstorages, body),
     patch: (name, body) => sdk().k8s.patch({ ...RESOURCES.objectstorages, name }, body),
+    follow: {
+      list: (opts) => k8s.list(RESOURCES.objectstorages, opts),
+      watch: (opts) => k8s.watch(RESOURCES.objectstorages, opts),
+    },
   },
 };
 
@@ -97,7 +112,8 @@ export const CONSUMER_KINDS = {
 
 const DISKS_STAY = 'The disks, their OSDs and every DiskPool stay: the other storage kinds go on using them.';
 
-// consumerListPage starts the list page of a consumer kind.
+// consumerListPage starts the list page of a consumer kind; it follows the
+// kind.
 export function consumerListPage(kindName) {
   const config = CONSUMER_KINDS[kindName];
   startPage(async (root) => {
@@ -107,7 +123,7 @@ export function consumerListPage(kindName) {
       hint(config.summary),
       actions(button(`New ${config.title.toLowerCase()}`, () => openSheet({ kind: config.kind, view: 'create' }), { name: 'create' })),
       table(listColumns(config), [...items].sort(byName), { empty: `No ${config.title.toLowerCase()} yet.`, rowKey: (o) => o.metadata.name }));
-  });
+  }, { follow: followsKind(config.api.follow) });
 }
 
 function listColumns(config) {
@@ -128,7 +144,8 @@ function replicasSummary(s) {
 }
 
 // consumerDetailPage starts the detail page of a consumer kind; extraSections
-// (ctx, object) adds kind-specific cards (ObjectStorage's Buckets).
+// (ctx, object) adds kind-specific cards (ObjectStorage's Buckets). It
+// follows its own object.
 export function consumerDetailPage(kindName, extraSections = async () => []) {
   const config = CONSUMER_KINDS[kindName];
   startPage(async (root, ctx) => {
@@ -162,7 +179,7 @@ export function consumerDetailPage(kindName, extraSections = async () => []) {
       extra,
       capacity,
       deletionNote(`kubectl delete ${config.kind.toLowerCase()} ${object.metadata.name}`, config.deletion(object.metadata.name)));
-  });
+  }, { follow: followsKind(config.api.follow, { named: true }) });
 }
 
 // staleNote says when status describes an older generation than the spec.

@@ -1,19 +1,25 @@
 // DiskPool detail: phase, the pool's disks as the inventory sees them, and
-// the cluster's raw capacity.
+// the cluster's raw capacity. The page follows the pool itself (live.js's
+// followsKind): when the plugin writes its status, it is drawn again.
 //
 // The pool's disks are found in the inventory, which may hold 10,000 Disks:
 // they are listed in pages and then followed with a watch (live.js), as the
 // Disks page does, so the table fills in while the pages arrive, says how
 // far the list is, and keeps each disk's state current. The list is made
-// once for the page; rendering again (after a sheet saved the pool) reads
+// once for the page; rendering again (after a sheet saved the pool, or the pool changed) reads
 // the pool and draws from the disks already known.
 import {
   RESOURCES, sdk, h, mount, heading, hint, deflist, table, badge, link, formatBytes, navigateToDetail, openSheet,
   actions, button, card, capacitySection, startPage, deletionNote, keepingFocus,
 } from './_shared.js';
-import { k8s, follow, loadingSentence, followProblem } from './live.js';
+import { k8s, follow, followsKind, loadingSentence, followProblem } from './live.js';
 
-startPage(render);
+startPage(render, {
+  follow: followsKind({
+    list: (opts) => k8s.list(RESOURCES.diskpools, opts),
+    watch: (opts) => k8s.watch(RESOURCES.diskpools, opts),
+  }, { named: true }),
+});
 
 // inventory is every Disk by name as the feed has them, how far the list
 // is and what went wrong; section is the Disks section last rendered.

@@ -1,9 +1,16 @@
-// DiskPool list: each pool's disk contribution at a glance.
+// DiskPool list: each pool's disk contribution at a glance, following the
+// pools as the plugin writes their status.
 import {
   RESOURCES, sdk, mount, heading, hint, table, badge, link, formatBytes, navigateToDetail, openSheet, actions, button, byName, startPage,
 } from './_shared.js';
+import { k8s, followsKind } from './live.js';
 
-startPage(render);
+startPage(render, {
+  follow: followsKind({
+    list: (opts) => k8s.list(RESOURCES.diskpools, opts),
+    watch: (opts) => k8s.watch(RESOURCES.diskpools, opts),
+  }),
+});
 
 async function render(root) {
   const { items } = await sdk().k8s.list(RESOURCES.diskpools);

@@ -1,11 +1,18 @@
 // DiskRetirement detail: where the retirement is, what was checked, and what
-// is left to do by hand.
+// is left to do by hand. The page follows the retirement as the plugin
+// moves it from phase to phase.
 import {
   RESOURCES, sdk, h, mount, heading, hint, deflist, badge, card, actions, button, errorBox, startPage,
 } from './_shared.js';
+import { k8s, followsKind } from './live.js';
 import { retirementFacts, preflightSection, deletionHint, whatHappens } from './retirement-pages.js';
 
-startPage(render);
+startPage(render, {
+  follow: followsKind({
+    list: (opts) => k8s.list(RESOURCES.diskretirements, opts),
+    watch: (opts) => k8s.watch(RESOURCES.diskretirements, opts),
+  }, { named: true }),
+});
 
 async function render(root, ctx) {
   const retirement = await sdk().k8s.get({ ...RESOURCES.diskretirements, name: ctx.resource.name });

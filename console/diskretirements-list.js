@@ -1,10 +1,17 @@
-// DiskRetirement list: every disk being, or having been, taken out of Ceph.
+// DiskRetirement list: every disk being, or having been, taken out of Ceph,
+// following the retirements as the plugin moves them on.
 import {
   RESOURCES, sdk, mount, heading, hint, table, badge, link, navigateToDetail, byName, startPage,
 } from './_shared.js';
+import { k8s, followsKind } from './live.js';
 import { formatOSD } from './retirement-pages.js';
 
-startPage(render);
+startPage(render, {
+  follow: followsKind({
+    list: (opts) => k8s.list(RESOURCES.diskretirements, opts),
+    watch: (opts) => k8s.watch(RESOURCES.diskretirements, opts),
+  }),
+});
 
 async function render(root) {
   const { items } = await sdk().k8s.list(RESOURCES.diskretirements);

@@ -6,17 +6,14 @@ import {
   actions, button, startPage,
 } from './_shared.js';
 import { isRetired } from './retirement-pages.js';
-import { k8s, followChanges } from './live.js';
+import { k8s, followsKind } from './live.js';
 import { diskType } from './disk-filter.js';
 
 startPage(render, {
-  follow: (ctx, changed) => {
-    const fieldSelector = `metadata.name=${ctx.resource.name}`;
-    return followChanges({
-      list: (opts) => k8s.list(RESOURCES.disks, { ...opts, fieldSelector }),
-      watch: (opts) => k8s.watch(RESOURCES.disks, { ...opts, fieldSelector }),
-    }, changed);
-  },
+  follow: followsKind({
+    list: (opts) => k8s.list(RESOURCES.disks, opts),
+    watch: (opts) => k8s.watch(RESOURCES.disks, opts),
+  }, { named: true }),
 });
 
 async function render(root, ctx) {

@@ -305,6 +305,27 @@ export function followChanges({ list, watch, onError, onLive }, changed) {
   return () => feed.stop();
 }
 
+// followsKind is startPage's follow option for a list or detail page of
+// one kind: a list page follows the kind, a detail page (named) its own
+// object, by a metadata.name field selector (every kind of ours is
+// cluster-scoped, so the name alone picks it). calls are the kind's list
+// and watch, each naming its RESOURCES entry, as definition_test.go reads
+// the verbs off the source:
+//
+//   startPage(render, { follow: followsKind({
+//     list: (opts) => k8s.list(RESOURCES.diskpools, opts),
+//     watch: (opts) => k8s.watch(RESOURCES.diskpools, opts),
+//   }, { named: true }) });
+export function followsKind({ list, watch }, { named = false } = {}) {
+  return (ctx, changed) => {
+    const fieldSelector = named ? `metadata.name=${ctx.resource.name}` : undefined;
+    return followChanges({
+      list: (opts) => list({ ...opts, fieldSelector }),
+      watch: (opts) => watch({ ...opts, fieldSelector }),
+    }, changed);
+  };
+}
+
 // backoffTimer doubles a delay from initialMs up to maxMs, with ±20%
 // jitter so pages do not reconnect in step.
 function backoffTimer({ initialMs = 1000, maxMs = 30000, jitter = 0.2 } = {}) {

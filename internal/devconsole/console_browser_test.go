@@ -788,11 +788,12 @@ func TestKubeAPIProxyEnforcesAllowedResources(t *testing.T) {
 		{"a resource not listed at all", http.MethodGet, "/api/v1/namespaces/default/secrets", token, http.StatusForbidden, "list secrets (core/v1) is not in the plugin's spec.allowedResources"},
 		{"a verb not listed for a listed resource", http.MethodPost, "/apis/ceph.fundament.io/v1alpha1/disks", token, http.StatusForbidden, "create disks (ceph.fundament.io/v1alpha1)"},
 		{"a status write", http.MethodPatch, "/apis/ceph.fundament.io/v1alpha1/diskpools/pool-kept/status", token, http.StatusForbidden, "patch diskpools/status"},
-		{"a watch", http.MethodGet, "/apis/ceph.fundament.io/v1alpha1/diskpools?watch=true", token, http.StatusForbidden, "watch diskpools"},
+		{"a watch of a resource listed without watch", http.MethodGet, "/apis/objectbucket.io/v1alpha1/objectbuckets?watch=true", token, http.StatusForbidden, "watch objectbuckets (objectbucket.io/v1alpha1) is not in the plugin's spec.allowedResources"},
 		{"a path that is no resource", http.MethodGet, "/version", token, http.StatusForbidden, "is not a resource path"},
 		{"no token", http.MethodGet, "/apis/ceph.fundament.io/v1alpha1/diskpools", "", http.StatusUnauthorized, "bearer token"},
 		{"a token the console never issued", http.MethodGet, "/apis/ceph.fundament.io/v1alpha1/diskpools", "forged", http.StatusUnauthorized, "bearer token"},
 		{"an allowed list", http.MethodGet, "/apis/ceph.fundament.io/v1alpha1/diskpools", token, http.StatusOK, ""},
+		{"an allowed watch", http.MethodGet, "/apis/ceph.fundament.io/v1alpha1/diskpools?watch=true&timeoutSeconds=1", token, http.StatusOK, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

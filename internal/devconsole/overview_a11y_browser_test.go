@@ -200,6 +200,51 @@ func TestOverviewAndAccessibilityInBrowser(t *testing.T) {
 		setConsumerStatus(t, &v1alpha1.BlockStorage{}, ovBlockBad, degradedStatus())
 	})
 
+	// The host tells a page only of writes made in its sheets; the plugin's
+	// status writes reach an open page through its watch.
+	t.Run("open detail and list pages show the status the plugin writes, without a reload or a sheet", func(t *testing.T) {
+		b.T = t
+		// A BlockStorage detail page: Provisioning, then Ready.
+		var block v1alpha1.BlockStorage
+		playStatus(t, &block, ovBlockOK, func() { block.Status.Phase = v1alpha1.StorageProvisioning })
+		watches := len(log.find("watch", "blockstorages", ""))
+		b.Open("/view/blockstorages.ceph.fundament.io/" + ovBlockOK)
+		b.WaitFor(browser.PageFrame, "body", deflistValue("Phase", "◌ Provisioning"))
+		waitWatching(t, log, "blockstorages", watches)
+		playStatus(t, &block, ovBlockOK, func() { block.Status.Phase = v1alpha1.StorageReady })
+		b.WaitFor(browser.PageFrame, "body", deflistValue("Phase", "● Ready"))
+
+		// A FileStorage list page.
+		var file v1alpha1.FileStorage
+		watches = len(log.find("watch", "filestorages", ""))
+		b.Open("/view/filestorages.ceph.fundament.io")
+		b.WaitText(browser.PageFrame, `tr[data-row="`+ovFile+`"]`, "Provisioning")
+		waitWatching(t, log, "filestorages", watches)
+		playStatus(t, &file, ovFile, func() { file.Status.Phase = v1alpha1.StorageReady; file.Status.Message = "ready" })
+		b.WaitText(browser.PageFrame, `tr[data-row="`+ovFile+`"]`, "● Ready")
+		playStatus(t, &file, ovFile, func() {
+			file.Status.Phase = v1alpha1.StorageProvisioning
+			file.Status.Message = "waiting for CephFilesystem cephfs-fs-new"
+		})
+		b.WaitText(browser.PageFrame, `tr[data-row="`+ovFile+`"]`, "◌ Provisioning")
+
+		// A DiskPool detail page, which also follows its Disks.
+		var pool v1alpha1.DiskPool
+		watches = len(log.find("watch", "diskpools", ""))
+		b.Open("/view/diskpools.ceph.fundament.io/" + ovSecondPool)
+		b.WaitFor(browser.PageFrame, "body", deflistValue("Phase", "✖ Degraded"))
+		waitWatching(t, log, "diskpools", watches)
+		playStatus(t, &pool, ovSecondPool, func() { pool.Status.Phase = v1alpha1.DiskPoolReady; pool.Status.Message = "every listed disk resolved" })
+		b.WaitFor(browser.PageFrame, "body", deflistValue("Phase", "● Ready"))
+		b.WaitFor(browser.PageFrame, "body", deflistValue("Message", "every listed disk resolved"))
+		playStatus(t, &pool, ovSecondPool, func() { pool.Status.Phase = v1alpha1.DiskPoolDegraded; pool.Status.Message = ovPoolMsg })
+		b.WaitFor(browser.PageFrame, "body", deflistValue("Phase", "✖ Degraded"))
+
+		assert.Empty(t, log.find("patch", "blockstorages", ovBlockOK), "no sheet wrote anything")
+		assert.Empty(t, log.find("patch", "filestorages", ovFile), "no sheet wrote anything")
+		assert.Empty(t, log.find("patch", "diskpools", ovSecondPool), "no sheet wrote anything")
+	})
+
 	t.Run("a sheet takes the keyboard: focus moves in, Tab cycles inside, Escape closes, focus returns to the opener", func(t *testing.T) {
 		b.T = t
 		b.Open("/view/blockstorages.ceph.fundament.io/" + ovBlockOK)
@@ -630,6 +675,29 @@ func degradedStatus() v1alpha1.StorageStatus {
 	return v1alpha1.StorageStatus{Phase: v1alpha1.StorageDegraded, Message: ovBudgetMsg, Conditions: []metav1.Condition{{
 		Type: "Ready", Status: metav1.ConditionFalse, Reason: "OverBudget", Message: ovBudgetMsg, LastTransitionTime: metav1.Now(),
 	}}}
+}
+
+// playStatus writes obj's status as the plugin would: obj is read, set
+// changes it, and the status subresource is updated.
+func playStatus(t *testing.T, obj client.Object, name string, set func()) {
+	t.Helper()
+	ctx := context.Background()
+	require.Eventually(t, func() bool {
+		if err := env.Client.Get(ctx, types.NamespacedName{Name: name}, obj); err != nil {
+			return false
+		}
+		set()
+		return env.Client.Status().Update(ctx, obj) == nil
+	}, browser.DefaultWait, browser.PollEvery)
+}
+
+// waitWatching waits until a page has opened a watch of resource beyond
+// the before it had: from then on, a write is an event of that watch and
+// not what its list read.
+func waitWatching(t *testing.T, log *proxyLog, resource string, before int) {
+	t.Helper()
+	require.Eventually(t, func() bool { return len(log.find("watch", resource, "")) > before }, browser.DefaultWait, browser.PollEvery,
+		"the page should watch %s", resource)
 }
 
 // setConsumerStatus writes a consumer's status as its reconciler would.

@@ -214,6 +214,9 @@ func TestKubeAPIProxyRefusesHostileRequests(t *testing.T) {
 	require.NoError(t, env.Client.Create(ctx, &v1alpha1.DiskPool{ObjectMeta: metav1.ObjectMeta{Name: "pool-hostile"}}))
 	base := srv.KubeAPIProxyURL() + "/clusters/" + srv.ClusterID()
 	const pools = "/apis/ceph.fundament.io/v1alpha1/diskpools"
+	// ObjectBuckets may be listed and not watched: the disguised watches
+	// below must be read as watches, and refused.
+	const buckets = "/apis/objectbucket.io/v1alpha1/objectbuckets"
 	token := srv.IssueToken()
 
 	tests := []struct {
@@ -222,15 +225,15 @@ func TestKubeAPIProxyRefusesHostileRequests(t *testing.T) {
 		wantCode           int
 		wantMessage        string
 	}{
-		{"watch=yes is a watch", http.MethodGet, pools + "?watch=yes", nil, http.StatusForbidden, "watch diskpools"},
-		{"watch=True is a watch", http.MethodGet, pools + "?watch=True", nil, http.StatusForbidden, "watch diskpools"},
-		{"an empty watch= is a watch", http.MethodGet, pools + "?watch=", nil, http.StatusForbidden, "watch diskpools"},
-		{"a bare watch is a watch", http.MethodGet, pools + "?watch", nil, http.StatusForbidden, "watch diskpools"},
-		{"an undecodable query with watch=falſe is a watch", http.MethodGet, pools + "?watch=fal%C5%BFe&limit=x", nil, http.StatusForbidden, "watch diskpools"},
-		{"watch on a trailing slash is a watch", http.MethodGet, pools + "/?watch=1", nil, http.StatusForbidden, "watch diskpools"},
-		{"a semicolon-hidden watch is a list, and forwarded as one", http.MethodGet, pools + "?limit=1;watch=true", nil, http.StatusOK, ""},
-		{"watch=false is a list", http.MethodGet, pools + "?watch=false", nil, http.StatusOK, ""},
-		{"watch=0 is a list", http.MethodGet, pools + "?watch=0", nil, http.StatusOK, ""},
+		{"watch=yes is a watch", http.MethodGet, buckets + "?watch=yes", nil, http.StatusForbidden, "watch objectbuckets"},
+		{"watch=True is a watch", http.MethodGet, buckets + "?watch=True", nil, http.StatusForbidden, "watch objectbuckets"},
+		{"an empty watch= is a watch", http.MethodGet, buckets + "?watch=", nil, http.StatusForbidden, "watch objectbuckets"},
+		{"a bare watch is a watch", http.MethodGet, buckets + "?watch", nil, http.StatusForbidden, "watch objectbuckets"},
+		{"an undecodable query with watch=falſe is a watch", http.MethodGet, buckets + "?watch=fal%C5%BFe&limit=x", nil, http.StatusForbidden, "watch objectbuckets"},
+		{"watch on a trailing slash is a watch", http.MethodGet, buckets + "/?watch=1", nil, http.StatusForbidden, "watch objectbuckets"},
+		{"a semicolon-hidden watch is a list, and forwarded as one", http.MethodGet, buckets + "?limit=1;watch=true", nil, http.StatusOK, ""},
+		{"watch=false is a list", http.MethodGet, buckets + "?watch=false", nil, http.StatusOK, ""},
+		{"watch=0 is a list", http.MethodGet, buckets + "?watch=0", nil, http.StatusOK, ""},
 		{"the /watch/ path of a collection", http.MethodGet, "/apis/ceph.fundament.io/v1alpha1/watch/diskpools", nil, http.StatusForbidden, "the /watch/ path form is not proxied"},
 		{"the /watch/ path of a core collection", http.MethodGet, "/api/v1/watch/namespaces/apps/configmaps", nil, http.StatusForbidden, "the /watch/ path form is not proxied"},
 		{"the /proxy/ path", http.MethodGet, "/api/v1/proxy/namespaces/apps/services/s", nil, http.StatusForbidden, "the /proxy/ path form is not proxied"},
