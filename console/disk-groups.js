@@ -59,9 +59,12 @@ export function filterBar({ picker = false, onChange }) {
   const sizeError = h('p', { class: 'plugin-hint', attrs: { 'data-role': 'size-error', 'aria-live': 'polite' } });
   const clear = h('button', { class: 'plugin-button plugin-button-secondary', type: 'button', text: 'Clear filters', attrs: { 'data-action': 'clear-filters', name: 'clear-filters' } });
 
-  let timer = null;
-  const soon = () => { clearTimeout(timer); timer = setTimeout(onChange, 150); };
-  const now = () => { clearTimeout(timer); onChange(); };
+  // Typing filters on the next frame: at most one pass a frame however
+  // fast one types, and a filter shows within a frame of the keystroke
+  // (a pause of its own would be the whole 100 ms budget).
+  let frame = 0;
+  const soon = () => { if (!frame) frame = requestAnimationFrame(() => { frame = 0; onChange(); }); };
+  const now = () => { cancelAnimationFrame(frame); frame = 0; onChange(); };
   // Inside the pool form, Enter in a filter field filters; it must not submit the pool.
   for (const el of [search, minSize, maxSize]) el.addEventListener('keydown', (event) => { if (event.key === 'Enter') { event.preventDefault(); now(); } });
   search.addEventListener('input', soon);

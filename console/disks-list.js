@@ -23,6 +23,9 @@ import { filterBar, groupedDisks, groupCounts, truncated } from './disk-groups.j
 export const FIRST_ROWS_MARK = 'ceph-rook:disks:first-rows';
 export const COMPLETE_MARK = 'ceph-rook:disks:complete';
 
+// LISTING_DRAW_MS is how often the groups are drawn while pages arrive.
+const LISTING_DRAW_MS = 250;
+
 // The page keeps itself current; a write in a sheet needs no render again.
 let shown = false;
 startPage(async (root) => {
@@ -91,6 +94,15 @@ function showDisks(root) {
     requestAnimationFrame(() => { pending = false; draw(); });
   };
 
+  // While the list comes in, the groups are drawn again at most every
+  // LISTING_DRAW_MS, off the page's arrival: each draw filters and groups
+  // everything so far, so one a page would grow with the square of the
+  // pages, and the next page's request would wait for it.
+  let listingDraw = null;
+  const drawWhileListing = () => {
+    if (listingDraw === null) listingDraw = setTimeout(() => { listingDraw = null; draw(); }, LISTING_DRAW_MS);
+  };
+
   let firstRows = false;
   let complete = false;
   follow({
@@ -104,14 +116,23 @@ function showDisks(root) {
         return;
       }
       problem.replaceChildren();
+      if (batch.phase === 'listing') {
+        progress.textContent = loadingSentence('disks', batch.progress);
+        if (!firstRows) {
+          draw();
+          firstRows = true;
+          performance.mark(FIRST_ROWS_MARK);
+        } else {
+          drawWhileListing();
+        }
+        return;
+      }
+      clearTimeout(listingDraw);
+      listingDraw = null;
       draw();
       if (!firstRows) {
         firstRows = true;
         performance.mark(FIRST_ROWS_MARK);
-      }
-      if (batch.phase === 'listing') {
-        progress.textContent = loadingSentence('disks', batch.progress);
-        return;
       }
       complete = true;
       progress.textContent = 'Kept up to date as discovery reports changes.';
