@@ -249,6 +249,18 @@ window.addEventListener('focus', () => {
   restoreFocus(key);
 });
 
+// oncePerFrame returns a function that runs fn at the next animation
+// frame, once however often it is called before then: watch events come
+// in bursts (discovery rescans a node), and one draw a frame is enough.
+export function oncePerFrame(fn) {
+  let pending = false;
+  return () => {
+    if (pending) return;
+    pending = true;
+    requestAnimationFrame(() => { pending = false; fn(); });
+  };
+}
+
 // keepingFocus renders again without losing focus.
 export async function keepingFocus(render) {
   await render();

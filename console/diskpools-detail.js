@@ -9,7 +9,7 @@
 // once for the page; rendering again (after a sheet saved the pool, or the pool changed) reads
 // the pool and draws from the disks already known.
 import {
-  RESOURCES, sdk, h, mount, heading, hint, deflist, table, badge, link, formatBytes, navigateToDetail, openSheet,
+  RESOURCES, sdk, h, mount, heading, hint, deflist, table, badge, link, formatBytes, navigateToDetail, openSheet, oncePerFrame,
   actions, button, card, capacitySection, startPage, deletionNote, keepingFocus,
 } from './_shared.js';
 import { k8s, follow, followsKind, loadingSentence, followProblem } from './live.js';
@@ -61,12 +61,7 @@ async function render(root, ctx) {
 // changed a disk the pool lists.
 function followInventory() {
   const draw = () => { if (section) section.draw(); };
-  let pending = false;
-  const drawSoon = () => {
-    if (pending) return;
-    pending = true;
-    requestAnimationFrame(() => { pending = false; draw(); });
-  };
+  const drawSoon = oncePerFrame(draw);
   const handle = follow({
     list: (opts) => k8s.list(RESOURCES.disks, opts),
     watch: (opts) => k8s.watch(RESOURCES.disks, opts),

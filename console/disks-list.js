@@ -14,7 +14,7 @@
 // "complete". The list's root (data-role="disk-list") counts filter
 // applications in data-filter-generation.
 import {
-  RESOURCES, h, mount, heading, hint, badge, link, formatBytes, navigateToDetail, startPage, button,
+  RESOURCES, h, mount, heading, hint, badge, link, formatBytes, navigateToDetail, startPage, button, oncePerFrame,
 } from './_shared.js';
 import { k8s, follow, loadingSentence, followProblem } from './live.js';
 import { diskFacts, compileFilter, groupByNode, nodeNames, poolNames, formatCount } from './disk-filter.js';
@@ -87,12 +87,7 @@ function showDisks(root) {
   }
 
   // Watch events come in bursts (discovery rescans a node); one draw a frame.
-  let pending = false;
-  const drawSoon = () => {
-    if (pending) return;
-    pending = true;
-    requestAnimationFrame(() => { pending = false; draw(); });
-  };
+  const drawSoon = oncePerFrame(draw);
 
   // While the list comes in, the groups are drawn again at most every
   // LISTING_DRAW_MS, off the page's arrival: each draw filters and groups

@@ -9,7 +9,7 @@
 // one delete the console makes is here: cancelling, or closing a refused
 // preview, deletes the suspended DiskRetirement, which nothing acted on yet.
 import {
-  RESOURCES, GROUP, VERSION, sdk, h, mount, heading, hint, text, deflist, table, badge, link, formatBytes,
+  RESOURCES, GROUP, VERSION, sdk, h, mount, heading, hint, text, deflist, table, badge, link, formatBytes, oncePerFrame,
   navigateToDetail, closeSheet, actions, button, card, errorBox, field, select, setOptions,
 } from './_shared.js';
 import { k8s, follow, loadingSentence, followProblem } from './live.js';
@@ -136,12 +136,7 @@ function replacementChoice(diskName, check) {
     if (empty) none.replaceChildren(errorBox('No disk is available as a replacement: a replacement must be Available and claimed by no pool.'));
     else none.replaceChildren();
   };
-  let pending = false;
-  const drawSoon = () => {
-    if (pending) return;
-    pending = true;
-    requestAnimationFrame(() => { pending = false; draw(); });
-  };
+  const drawSoon = oncePerFrame(draw);
 
   const feed = follow({
     list: (opts) => k8s.list(RESOURCES.disks, opts),

@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"sort"
 	"strconv"
 	"strings"
 )
@@ -50,16 +49,7 @@ func CPUSince(before, after CPU) CPU {
 }
 
 func (c CPU) String() string {
-	keys := make([]string, 0, len(c))
-	for k := range c {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var parts []string
-	for _, k := range keys {
-		parts = append(parts, fmt.Sprintf("%s %.1f", k, c[k]))
-	}
-	return strings.Join(parts, ", ")
+	return joinSorted(c, func(k string, v float64) string { return fmt.Sprintf("%s %.1f", k, v) })
 }
 
 // procCPU is a process's user and system time in seconds (0 when it

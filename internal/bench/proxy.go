@@ -6,13 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 
@@ -199,14 +200,15 @@ func isInventoryRead(key string) bool {
 }
 
 func describe(counts map[string]int) string {
-	keys := make([]string, 0, len(counts))
-	for k := range counts {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var parts []string
-	for _, k := range keys {
-		parts = append(parts, fmt.Sprintf("%s=%d", k, counts[k]))
+	return joinSorted(counts, func(k string, v int) string { return fmt.Sprintf("%s=%d", k, v) })
+}
+
+// joinSorted formats each entry of m, in the order of its keys, joined by
+// commas.
+func joinSorted[V any](m map[string]V, entry func(string, V) string) string {
+	parts := make([]string, 0, len(m))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, entry(k, m[k]))
 	}
 	return strings.Join(parts, ", ")
 }
