@@ -191,7 +191,7 @@ func (r *DiskInventoryReconciler) publishAll(ctx context.Context, configMap stri
 	var g errgroup.Group
 	g.SetLimit(publishConcurrency)
 	for _, p := range pubs {
-		g.Go(func() error { return r.publish(ctx, p.Name, configMap, p.Prev, p.Prev != nil, p.Want) })
+		g.Go(func() error { return r.publish(ctx, configMap, p) })
 	}
 	return g.Wait()
 }
@@ -209,7 +209,8 @@ func lastSeen(prev *cephv1alpha1.Disk, found bool, now time.Time) *metav1.Time {
 // publish creates the Disk when it does not exist and writes its status
 // when it differs from what is stored (or from what this process last wrote,
 // when the cache has not caught up with that write yet).
-func (r *DiskInventoryReconciler) publish(ctx context.Context, name, configMap string, prev *cephv1alpha1.Disk, found bool, want cephv1alpha1.DiskStatus) error {
+func (r *DiskInventoryReconciler) publish(ctx context.Context, configMap string, p Publication) error {
+	name, prev, found, want := p.Name, p.Prev, p.Prev != nil, p.Want
 	base := ""
 	if found {
 		base = prev.ResourceVersion

@@ -111,15 +111,10 @@ function showDisks(root) {
         return;
       }
       problem.replaceChildren();
-      if (batch.phase === 'listing') {
-        progress.textContent = loadingSentence('disks', batch.progress);
-        if (!firstRows) {
-          draw();
-          firstRows = true;
-          performance.mark(FIRST_ROWS_MARK);
-        } else {
-          drawWhileListing();
-        }
+      const listing = batch.phase === 'listing';
+      if (listing) progress.textContent = loadingSentence('disks', batch.progress);
+      if (listing && firstRows) {
+        drawWhileListing();
         return;
       }
       clearTimeout(listingDraw);
@@ -129,6 +124,7 @@ function showDisks(root) {
         firstRows = true;
         performance.mark(FIRST_ROWS_MARK);
       }
+      if (listing) return;
       complete = true;
       progress.textContent = 'Kept up to date as discovery reports changes.';
       performance.mark(COMPLETE_MARK);
