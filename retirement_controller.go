@@ -143,6 +143,15 @@ func (r *DiskRetirementReconciler) gather(ctx context.Context, ret *cephv1alpha1
 		case !apierrors.IsNotFound(err):
 			return f, fmt.Errorf("read Job %s: %w", RemovalJobName(*id), err)
 		}
+		if f.Job.Succeeded && f.Deployment != nil {
+			// The Deployments were read before the Job, and Rook deletes
+			// the OSD's Deployment before its Job completes: a Job seen
+			// done is judged against the Deployment as it is after it, or
+			// a removal that just finished would read as one Rook skipped.
+			if f.Deployment, err = r.osdNow(ctx, f.Deployment.Deployment); err != nil {
+				return f, err
+			}
+		}
 	}
 	if untouchedPhase(f.Status.Phase) && f.Lookup.OSD != nil {
 		joining := f.Replacement
@@ -208,6 +217,23 @@ func (r *DiskRetirementReconciler) osds(ctx context.Context) ([]OSD, []string, e
 		osds = append(osds, osd)
 	}
 	return osds, unreadable, nil
+}
+
+// osdNow reads one OSD Deployment again; nil when it is gone.
+func (r *DiskRetirementReconciler) osdNow(ctx context.Context, name string) (*OSD, error) {
+	var d appsv1.Deployment
+	err := r.Live.Get(ctx, client.ObjectKey{Namespace: r.Config.ClusterNamespace, Name: name}, &d)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read Deployment %s: %w", name, err)
+	}
+	osd, err := ParseOSDDeployment(&d)
+	if err != nil {
+		return nil, err
+	}
+	return &osd, nil
 }
 
 func osdByID(osds []OSD, id int32) *OSD {

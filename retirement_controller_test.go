@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -510,6 +511,44 @@ func TestReplacingADiskAddsTheReplacementFirst(t *testing.T) {
 	assert.Equal(t, 3, inv.fewestListed, "no CephCluster revision listed fewer than three devices: the replacement joined before the old disk left")
 	inv.mu.Unlock()
 	assert.Contains(t, r.Status.Message, "removed from Ceph")
+}
+
+// TestARemovalThatEndsBetweenTheReadsIsDone: Rook deletes the OSD's
+// Deployment and completes its removal Job between the plugin's read of
+// the Deployments and its read of the Job. The retirement ends Retired, not
+// Failed as if Rook had skipped an OSD that was up.
+func TestARemovalThatEndsBetweenTheReadsIsDone(t *testing.T) {
+	h, rook, disks := retirementCluster(t)
+	rook.osds.Paused.Store(true) // the Job runs only inside the plugin's read of it
+	h.stop()
+	h.cfg.LeaderElection = false
+	var ranInside atomic.Bool
+	ns := h.cfg.ClusterNamespace
+	jobs := "/apis/batch/v1/namespaces/" + ns + "/jobs/"
+	finishOnRead := func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
+			name := strings.TrimPrefix(req.URL.Path, jobs)
+			if req.Method == http.MethodGet && name != req.URL.Path && strings.HasPrefix(name, removalJobPrefix) && !ranInside.Load() {
+				var job batchv1.Job
+				if env.Client.Get(req.Context(), client.ObjectKey{Namespace: ns, Name: name}, &job) == nil && !removalJobState(&job).Succeeded {
+					id, _ := strconv.Atoi(strings.TrimPrefix(name, removalJobPrefix))
+					if err := simulate.RunRemovalJob(req.Context(), env.Client, &job, id, true); err != nil {
+						t.Errorf("run the removal Job: %v", err)
+					}
+					ranInside.Store(true)
+				}
+			}
+			return rt.RoundTrip(req)
+		})
+	}
+	h.startWith(h.host, finishOnRead)
+	disk := disks["ret-3"]["/dev/sdb"]
+	h.retire("between", disk.Name, "")
+	r := h.waitRetirement("between", cephv1alpha1.RetirementRetired)
+	assert.True(t, ranInside.Load(), "Rook's Job ran between the plugin's reads")
+	_, err := h.osdDeployment(*r.Status.OSDID)
+	assert.True(t, apierrors.IsNotFound(err))
+	assert.False(t, h.listed("ret-3", StorageDeviceName(disk.Status)))
 }
 
 // TestARetirementResumesAfterACrashAtEveryStep stops the plugin right after
