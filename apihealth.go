@@ -82,7 +82,8 @@ func severity(p pluginruntime.Phase) int {
 
 // MergeHealth is the status the sources' reports add up to: the worst phase
 // wins, and when several sources share it their messages are joined in the
-// order given. No report at all is running.
+// order given; a running source's message counts only when it says more
+// than runningStatus (Ceph's warnings). No report at all is running.
 func MergeHealth(reports ...pluginruntime.PluginStatus) pluginruntime.PluginStatus {
 	worst := runningStatus
 	var messages []string
@@ -93,11 +94,11 @@ func MergeHealth(reports ...pluginruntime.PluginStatus) pluginruntime.PluginStat
 		switch s := severity(r.Phase); {
 		case s > severity(worst.Phase):
 			worst, messages = r, []string{r.Message}
-		case s == severity(worst.Phase) && s > 0:
+		case s == severity(worst.Phase) && (s > 0 || r.Message != runningStatus.Message):
 			messages = append(messages, r.Message)
 		}
 	}
-	if severity(worst.Phase) == 0 {
+	if len(messages) == 0 {
 		return runningStatus
 	}
 	return pluginruntime.PluginStatus{Phase: worst.Phase, Message: strings.Join(messages, "; ")}

@@ -54,6 +54,7 @@ func TestMergeHealth(t *testing.T) {
 	apiDown := degraded("cannot reach the Kubernetes API server")
 	clusterDown := degraded("storage cluster: mons out of quorum")
 	failed := pluginruntime.PluginStatus{Phase: pluginruntime.PhaseFailed, Message: "broken"}
+	cephWarns := pluginruntime.PluginStatus{Phase: pluginruntime.PhaseRunning, Message: "rook-ceph storage plugin running; Ceph reports HEALTH_WARN (OSD_DOWN: 1 osds down)"}
 	cases := []struct {
 		name    string
 		reports []pluginruntime.PluginStatus
@@ -68,6 +69,8 @@ func TestMergeHealth(t *testing.T) {
 		{"two degraded sources say both, in source order", []pluginruntime.PluginStatus{apiDown, clusterDown},
 			degraded("cannot reach the Kubernetes API server; storage cluster: mons out of quorum")},
 		{"failed is worse than degraded", []pluginruntime.PluginStatus{apiDown, failed}, failed},
+		{"Ceph's warnings reach a running status", []pluginruntime.PluginStatus{runningStatus, cephWarns}, cephWarns},
+		{"an outage hides Ceph's warnings", []pluginruntime.PluginStatus{apiDown, cephWarns}, apiDown},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

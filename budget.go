@@ -42,6 +42,11 @@ const (
 // objects or status remembers it.
 const FailureDomainsAnnotation = "ceph.fundament.io/failure-domains"
 
+// MetadataFailureDomainsAnnotation is FailureDomainsAnnotation for an object
+// store's metadata pools, which replicate as automatic sizing says and so
+// can move apart from its data pool (RenderObjectStore).
+const MetadataFailureDomainsAnnotation = "ceph.fundament.io/metadata-failure-domains"
+
 // CephPools is what a set of consumers asks of Ceph.
 type CephPools struct {
 	// Pools and CrushRules: Rook v1.18.0 gives a pool a CRUSH rule named
@@ -72,6 +77,26 @@ type ConsumerBudget struct {
 	// they were created with first (FailureDomainsAnnotation); empty for a
 	// consumer whose pools do not exist yet.
 	FailureDomains []string
+	// MetadataSize and MetadataFailureDomains are an ObjectStorage's
+	// metadata pools' (and .rgw.root's): they replicate as automatic sizing
+	// says whatever Size is (RenderObjectStore), with their own history
+	// (MetadataFailureDomainsAnnotation). Zero and empty mean as Size and
+	// FailureDomains.
+	MetadataSize           int32
+	MetadataFailureDomains []string
+}
+
+// metadata is the replica count and failure domain history of the
+// consumer's metadata pools (an ObjectStorage's; see MetadataSize).
+func (c ConsumerBudget) metadata() (size int, domains []string) {
+	size, domains = int(max(c.Size, 1)), c.FailureDomains
+	if c.MetadataSize > 0 {
+		size = int(c.MetadataSize)
+	}
+	if len(c.MetadataFailureDomains) > 0 {
+		domains = c.MetadataFailureDomains
+	}
+	return size, domains
 }
 
 // CrushRulesPerPool is how many CRUSH rules a pool holds after the failure
@@ -112,34 +137,60 @@ func NextFailureDomains(recorded, current, want string) string {
 // .rgw.root not included: see SharedPools).
 func PoolsOf(c ConsumerBudget) CephPools {
 	size := int(max(c.Size, 1))
-	var p CephPools
+	rules := CrushRulesPerPool(c.FailureDomains)
 	switch c.Kind {
 	case "BlockStorage": // one CephBlockPool
-		p = CephPools{Pools: 1, PGReplicas: cephDefaultPoolPGs * size}
+		return CephPools{Pools: 1, CrushRules: rules, PGReplicas: cephDefaultPoolPGs * size}
 	case "FileStorage": // a CephFilesystem's metadata and data pools
-		p = CephPools{Pools: 2, PGReplicas: 2 * cephDefaultPoolPGs * size}
-	case "ObjectStorage": // six metadata pools and the data pool
-		p = CephPools{Pools: rgwMetadataPools + 1, PGReplicas: (rgwMetadataPools*rgwMetadataPoolPGs + cephDefaultPoolPGs) * size}
+		return CephPools{Pools: 2, CrushRules: 2 * rules, PGReplicas: 2 * cephDefaultPoolPGs * size}
+	case "ObjectStorage": // six metadata pools, sized apart, and the data pool
+		metaSize, metaDomains := c.metadata()
+		return CephPools{
+			Pools:      rgwMetadataPools + 1,
+			CrushRules: rgwMetadataPools*CrushRulesPerPool(metaDomains) + rules,
+			PGReplicas: rgwMetadataPools*rgwMetadataPoolPGs*metaSize + cephDefaultPoolPGs*size,
+		}
 	}
-	p.CrushRules = p.Pools * CrushRulesPerPool(c.FailureDomains)
-	return p
+	return CephPools{}
 }
 
 // SharedPools is what the consumers share: Ceph's default rule
 // (replicated_rule, always there) and the .mgr pool on it (1 PG, size 3)
 // once Ceph's manager makes it (counted before it does: e2e's cluster had
-// none), and .rgw.root once any
-// object store exists (Rook's metadata PG count, the object stores' size,
-// made as their metadata pools are: two rules).
+// none), and .rgw.root once any object store exists (Rook's metadata PG
+// count at the stores' metadata size, made as their metadata pools are;
+// its rules: rgwRootRules).
 func SharedPools(consumers []ConsumerBudget) CephPools {
 	shared := CephPools{Pools: 1, CrushRules: 1, PGReplicas: 1 * 3} // .mgr: 1 PG, size 3
+	rootSize := 0
 	for _, c := range consumers {
 		if c.Kind == "ObjectStorage" {
-			size := int(max(c.Size, 1))
-			return shared.plus(CephPools{Pools: 1, CrushRules: CrushRulesPerPool(nil), PGReplicas: rgwMetadataPoolPGs * size})
+			size, _ := c.metadata()
+			rootSize = max(rootSize, size) // every store's is the automatic size
 		}
 	}
-	return shared
+	if rootSize == 0 {
+		return shared
+	}
+	return shared.plus(CephPools{Pools: 1, CrushRules: rgwRootRules(consumers), PGReplicas: rgwMetadataPoolPGs * rootSize})
+}
+
+// rgwRootRules is how many CRUSH rules .rgw.root holds: Rook applies each
+// object store's metadata pool spec to it at every reconcile of the store
+// (objectstore.go CreateObjectStorePools: createSimilarPools over the
+// metadata pools and rootPool), so it has had every failure domain any
+// store's metadata pools have had, and keeps a rule for each like any
+// pool (CrushRulesPerPool). Seen on real Ceph: three nodes joining moved
+// .rgw.root from .rgw.root_osd to .rgw.root_host with the store's pools.
+func rgwRootRules(consumers []ConsumerBudget) int {
+	var domains []string
+	for _, c := range consumers {
+		if c.Kind == "ObjectStorage" {
+			_, metaDomains := c.metadata()
+			domains = append(domains, metaDomains...)
+		}
+	}
+	return CrushRulesPerPool(domains)
 }
 
 // TotalPools is what consumers ask of Ceph together, the shared pools
@@ -208,7 +259,7 @@ func usedBy(consumers []ConsumerBudget) string {
 	})
 	parts := []string{"1 by Ceph's .mgr pool"}
 	if rules["ObjectStorage"] > 0 {
-		parts = append(parts, fmt.Sprintf("%d by .rgw.root", CrushRulesPerPool(nil)))
+		parts = append(parts, fmt.Sprintf("%d by .rgw.root", rgwRootRules(consumers)))
 	}
 	for _, k := range kinds {
 		parts = append(parts, fmt.Sprintf("%d by %ss", rules[k], k))

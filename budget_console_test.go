@@ -33,15 +33,20 @@ func TestTheConsoleBudgetIsBudgetGos(t *testing.T) {
 	withStore := SharedPools([]ConsumerBudget{{Kind: "ObjectStorage", Size: 1}})
 	assert.EqualValues(t, withStore.PGReplicas-SharedPools(nil).PGReplicas, constant("RGW_ROOT_PGS_PER_REPLICA"))
 
-	kinds := regexp.MustCompile(`(?m)^  (\w+): \{ pools: (\d+), pgsPerReplica: (\d+) \},$`).FindAllSubmatch(source, -1)
+	kinds := regexp.MustCompile(`(?m)^  (\w+): \{ pools: (\d+), pgsPerReplica: (\d+), metadataPgsPerReplica: (\d+) \},$`).FindAllSubmatch(source, -1)
 	require.Len(t, kinds, len(consumerKinds), "one line per consumer kind in POOLS_PER_KIND")
 	for _, m := range kinds {
 		kind := string(m[1])
 		pools, _ := strconv.Atoi(string(m[2]))
 		pgs, _ := strconv.Atoi(string(m[3]))
-		want := PoolsOf(ConsumerBudget{Kind: kind, Size: 1})
+		metadataPGs, _ := strconv.Atoi(string(m[4]))
+		sized := func(size, metadataSize int32) CephPools {
+			return PoolsOf(ConsumerBudget{Kind: kind, Size: size, MetadataSize: metadataSize})
+		}
+		want := sized(1, 1)
 		assert.Equal(t, want.Pools, pools, "%s pools", kind)
-		assert.Equal(t, want.PGReplicas, pgs, "%s PG copies per replica", kind)
+		assert.Equal(t, sized(2, 1).PGReplicas-want.PGReplicas, pgs, "%s PG copies per replica of its data", kind)
+		assert.Equal(t, sized(1, 2).PGReplicas-want.PGReplicas, metadataPGs, "%s PG copies per replica of its metadata pools sized apart", kind)
 		assert.Equal(t, want.CrushRules, pools*CrushRulesPerPool(nil), "%s rules", kind)
 	}
 }

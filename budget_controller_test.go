@@ -73,13 +73,7 @@ func TestConsumersReportCapacityAndTheirShareOfCephsBudgets(t *testing.T) {
 	require.NoError(t, h.c.Get(h.ctx, client.ObjectKey{Namespace: h.cfg.ClusterNamespace, Name: "ceph-cap"}, &rook))
 	assert.Equal(t, "osd", rook.Annotations[FailureDomainsAnnotation])
 
-	for _, node := range []string{"cap-2", "cap-3"} {
-		h.publishDiscovery(node, hdd("sdb", "0x"+node+"b"))
-		joined := h.waitDisks(node, 1)["/dev/sdb"].Name
-		require.NoError(t, h.c.Get(h.ctx, client.ObjectKeyFromObject(pool), pool))
-		pool.Spec.Disks = append(pool.Spec.Disks, joined)
-		require.NoError(t, h.c.Update(h.ctx, pool))
-	}
+	h.joinPool(pool, "cap-2", "cap-3")
 	h.eventually("three copies across hosts, over three disks", func() error {
 		require.NoError(t, h.c.Get(h.ctx, client.ObjectKeyFromObject(bs), bs))
 		if bs.Status.Replicas != 3 || bs.Status.Capacity == nil || bs.Status.Capacity.RawBytes != 3*diskBytes {
@@ -110,4 +104,56 @@ func TestConsumersReportCapacityAndTheirShareOfCephsBudgets(t *testing.T) {
 	})
 	assert.Equal(t, cephv1alpha1.CapacityFromCeph, bs.Status.Capacity.Source)
 	assert.Equal(t, int32(90), bs.Status.Capacity.FullRatioPercent)
+}
+
+// An ObjectStorage's metadata pools replicate as automatic sizing says,
+// whatever the consumer asks for its data: one copy of the data asked for
+// on three nodes leaves the metadata pools at three copies on host, and
+// their move from osd to host is recorded and counted apart from the data
+// pool, which stays on osd.
+func TestObjectStorageMetadataPoolsAreBudgetedAsRendered(t *testing.T) {
+	h := newHarness(t)
+	h.start()
+	pool := h.withPooledNodes("meta", 1)
+	one := int32(1)
+	store := &cephv1alpha1.ObjectStorage{ObjectMeta: metav1.ObjectMeta{Name: "meta"}, Spec: cephv1alpha1.ObjectStorageSpec{Replicas: &one}}
+	h.createConsumer(store)
+	h.waitPhase(store, func() cephv1alpha1.StorageStatus { return store.Status }, cephv1alpha1.StorageProvisioning)
+
+	h.joinPool(pool, "meta-2", "meta-3")
+	var rook cephv1.CephObjectStore
+	h.eventually("the metadata pools at three copies on host, the data at one on osd", func() error {
+		if err := h.c.Get(h.ctx, client.ObjectKey{Namespace: h.cfg.ClusterNamespace, Name: ObjectStoreName("meta")}, &rook); err != nil {
+			return err
+		}
+		if m, d := rook.Spec.MetadataPool, rook.Spec.DataPool; m.Replicated.Size != 3 || m.FailureDomain != "host" || d.Replicated.Size != 1 || d.FailureDomain != "osd" {
+			return fmt.Errorf("metadata %d on %s, data %d on %s", m.Replicated.Size, m.FailureDomain, d.Replicated.Size, d.FailureDomain)
+		}
+		return nil
+	})
+	assert.Equal(t, "osd", rook.Annotations[FailureDomainsAnnotation])
+	assert.Equal(t, "osd,host", rook.Annotations[MetadataFailureDomainsAnnotation])
+	h.eventually("the status counts the metadata pools as rendered", func() error {
+		require.NoError(t, h.c.Get(h.ctx, client.ObjectKeyFromObject(store), store))
+		// Six metadata pools of 8 PGs at three copies, the data pool's 32
+		// at one; each metadata pool keeps its _osd rule beside _host.
+		want := &cephv1alpha1.CephBudgetUse{Pools: 7, CrushRules: 6*3 + 2, PGCopies: 6*8*3 + 32}
+		if !equality.Semantic.DeepEqual(want, store.Status.CephBudget) {
+			return fmt.Errorf("budget %+v, want %+v", store.Status.CephBudget, want)
+		}
+		return nil
+	})
+}
+
+// joinPool publishes a disk on each of nodes and adds it to pool, one node
+// at a time, as an operator adds the disks of nodes that join.
+func (h *harness) joinPool(pool *cephv1alpha1.DiskPool, nodes ...string) {
+	h.t.Helper()
+	for _, node := range nodes {
+		h.publishDiscovery(node, hdd("sdb", "0x"+node+"b"))
+		joined := h.waitDisks(node, 1)["/dev/sdb"].Name
+		require.NoError(h.t, h.c.Get(h.ctx, client.ObjectKeyFromObject(pool), pool))
+		pool.Spec.Disks = append(pool.Spec.Disks, joined)
+		require.NoError(h.t, h.c.Update(h.ctx, pool))
+	}
 }

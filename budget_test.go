@@ -20,6 +20,16 @@ func TestPoolsOf(t *testing.T) {
 		{ConsumerBudget{Kind: "ObjectStorage", Size: 1}, CephPools{Pools: 7, CrushRules: 14, PGReplicas: 80}},
 		// A failure domain that moved (osd to host) left its rule behind.
 		{ConsumerBudget{Kind: "FileStorage", Size: 2, FailureDomains: []string{"osd", "host"}}, CephPools{Pools: 2, CrushRules: 6, PGReplicas: 128}},
+		// One copy of the data asked for on three nodes: the metadata pools
+		// keep the automatic three (6 × 8 × 3 + 32 × 1), not one (80).
+		{ConsumerBudget{Kind: "ObjectStorage", Size: 1, MetadataSize: 3}, CephPools{Pools: 7, CrushRules: 14, PGReplicas: 176}},
+		// The metadata pools moved from osd to host while the data pool,
+		// one copy, stayed on osd: a rule left behind by each metadata pool.
+		{ConsumerBudget{Kind: "ObjectStorage", Size: 1, MetadataSize: 3, FailureDomains: []string{"osd"}, MetadataFailureDomains: []string{"osd", "host"}},
+			CephPools{Pools: 7, CrushRules: 6*3 + 2, PGReplicas: 176}},
+		// The other way round: the data pool moved, the metadata pools not.
+		{ConsumerBudget{Kind: "ObjectStorage", Size: 2, MetadataSize: 2, FailureDomains: []string{"osd", "host"}, MetadataFailureDomains: []string{"host"}},
+			CephPools{Pools: 7, CrushRules: 6*2 + 3, PGReplicas: 160}},
 	}
 	for _, tc := range tests {
 		assert.Equal(t, tc.want, PoolsOf(tc.consumer), "%+v", tc.consumer)
@@ -30,6 +40,15 @@ func TestSharedPools(t *testing.T) {
 	assert.Equal(t, CephPools{Pools: 1, CrushRules: 1, PGReplicas: 3}, SharedPools(nil), ".mgr only")
 	assert.Equal(t, CephPools{Pools: 2, CrushRules: 3, PGReplicas: 3 + 16}, SharedPools([]ConsumerBudget{{Kind: "BlockStorage", Size: 3}, {Kind: "ObjectStorage", Size: 2}}),
 		".rgw.root once, whatever the number of object stores")
+	assert.Equal(t, CephPools{Pools: 2, CrushRules: 1 + 3, PGReplicas: 3 + 24}, SharedPools([]ConsumerBudget{
+		{Kind: "ObjectStorage", Size: 3, FailureDomains: []string{"osd", "host"}}, {Kind: "BlockStorage", Size: 3, FailureDomains: []string{"osd", "host", "osd"}},
+	}), ".rgw.root keeps a rule for each failure domain the object stores' metadata pools have had, as they do")
+	assert.Equal(t, CephPools{Pools: 2, CrushRules: 1 + 3, PGReplicas: 3 + 16}, SharedPools([]ConsumerBudget{
+		{Kind: "ObjectStorage", Size: 2, FailureDomains: []string{"host"}}, {Kind: "ObjectStorage", Size: 1, FailureDomains: []string{"osd"}},
+	}), "every store reconciles .rgw.root to its own metadata pool spec: the domains of all of them")
+	assert.Equal(t, CephPools{Pools: 2, CrushRules: 1 + 3, PGReplicas: 3 + 24}, SharedPools([]ConsumerBudget{
+		{Kind: "ObjectStorage", Size: 1, MetadataSize: 3, FailureDomains: []string{"osd"}, MetadataFailureDomains: []string{"osd", "host"}},
+	}), ".rgw.root takes the metadata pools' size and history, not the data pool's")
 }
 
 func objectStores(n int, size int32) []ConsumerBudget {

@@ -12,6 +12,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -48,6 +49,7 @@ func watchedKinds(cfg Config) []client.Object {
 		&cephv1alpha1.DiskRetirement{}, // the retirements
 		cluster,                        // the union's target, the plugin's health
 		&storagev1.StorageClass{},      // derived by every consumer
+		nodeMetadata(),                 // whose reports the inventory publishes
 	}
 	for _, kind := range consumerKinds {
 		kinds = append(kinds, kind.NewObject(), kind.NewRookObject())
@@ -56,6 +58,13 @@ func watchedKinds(cfg Config) []client.Object {
 		kinds = append(kinds, &appsv1.DaemonSet{}) // Rook's discovery DaemonSet
 	}
 	return kinds
+}
+
+// nodeMetadata is a Node as the inventory watches it: metadata only.
+func nodeMetadata() client.Object {
+	node := &metav1.PartialObjectMetadata{}
+	node.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Node"))
+	return node
 }
 
 // kindName is the Kind of obj: its GroupVersionKind when set (unstructured

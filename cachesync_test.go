@@ -149,7 +149,7 @@ func TestStartReportsReadyOnlyAfterEveryCacheSynced(t *testing.T) {
 		case <-r.Context().Done():
 		}
 	}
-	restCfg := rest.CopyConfig(env.Config)
+	restCfg := configAsPlugin(t, env)
 	restCfg.Wrap(requests.wrap)
 	var answeredAtReady []string
 	host := &readyHook{recordingHost: &recordingHost{}, onReady: func() {
@@ -262,7 +262,7 @@ func (sp *runningStart) wait(t *testing.T, timeout time.Duration) error {
 func denyListing(group, resource string) []rbacv1.PolicyRule {
 	return []rbacv1.PolicyRule{
 		{
-			APIGroups: []string{"", "apps", "coordination.k8s.io", "apiextensions.k8s.io", "ceph.rook.io", "ceph.fundament.io", "events.k8s.io", "objectbucket.io"},
+			APIGroups: []string{"", "apps", "coordination.k8s.io", "apiextensions.k8s.io", "ceph.rook.io", "ceph.fundament.io", "events.k8s.io", "objectbucket.io", "admissionregistration.k8s.io", "authentication.k8s.io"},
 			Resources: []string{"*"},
 			Verbs:     []string{"*"},
 		},

@@ -3,6 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -21,7 +24,8 @@ import (
 
 // clusterHealthReconciler makes the plugin's own status follow the storage
 // cluster: degraded, with the CephCluster's message, while it reports
-// Failure or HEALTH_ERR, is being deleted, or is gone; running otherwise.
+// Failure or HEALTH_ERR, is being deleted, or is gone; running otherwise,
+// saying what Ceph warns about under HEALTH_WARN.
 type clusterHealthReconciler struct {
 	Client  client.Client
 	Cluster types.NamespacedName
@@ -99,5 +103,26 @@ func PluginStatusForCluster(cluster *unstructured.Unstructured) pluginruntime.Pl
 		}
 		return pluginruntime.PluginStatus{Phase: pluginruntime.PhaseDegraded, Message: "storage cluster: " + message}
 	}
-	return pluginruntime.PluginStatus{Phase: pluginruntime.PhaseRunning, Message: "rook-ceph storage plugin running"}
+	if health == "HEALTH_WARN" {
+		return pluginruntime.PluginStatus{Phase: pluginruntime.PhaseRunning, Message: runningStatus.Message + "; " + cephWarning(cluster)}
+	}
+	return runningStatus
+}
+
+// cephWarning says what Ceph warns about, as Rook copies it into the
+// CephCluster's status: each health check by name with its message, sorted
+// by name. A warning leaves the storage serving (an OSD or a mon down, PGs
+// degraded while Ceph re-replicates), so the plugin stays running, but the
+// platform's view of the plugin says what Ceph says.
+func cephWarning(cluster *unstructured.Unstructured) string {
+	details, _, _ := unstructured.NestedMap(cluster.Object, "status", "ceph", "details")
+	checks := make([]string, 0, len(details))
+	for _, name := range slices.Sorted(maps.Keys(details)) {
+		message, _, _ := unstructured.NestedString(details, name, "message")
+		checks = append(checks, name+": "+message)
+	}
+	if len(checks) == 0 {
+		return "Ceph reports HEALTH_WARN"
+	}
+	return BoundMessage("Ceph reports HEALTH_WARN (" + strings.Join(checks, "; ") + ")")
 }

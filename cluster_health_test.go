@@ -31,8 +31,17 @@ func TestPluginStatusForCluster(t *testing.T) {
 		{"no status yet is running", nil, false, pluginruntime.PluginStatus{Phase: pluginruntime.PhaseRunning, Message: "rook-ceph storage plugin running"}},
 		{"a healthy cluster is running", map[string]any{"phase": "Ready", "ceph": map[string]any{"health": "HEALTH_OK"}}, false,
 			pluginruntime.PluginStatus{Phase: pluginruntime.PhaseRunning, Message: "rook-ceph storage plugin running"}},
-		{"HEALTH_WARN is still running", map[string]any{"phase": "Ready", "ceph": map[string]any{"health": "HEALTH_WARN"}}, false,
-			pluginruntime.PluginStatus{Phase: pluginruntime.PhaseRunning, Message: "rook-ceph storage plugin running"}},
+		{"HEALTH_WARN is still running, and says so", map[string]any{"phase": "Ready", "ceph": map[string]any{"health": "HEALTH_WARN"}}, false,
+			pluginruntime.PluginStatus{Phase: pluginruntime.PhaseRunning, Message: "rook-ceph storage plugin running; Ceph reports HEALTH_WARN"}},
+		{"HEALTH_WARN names Ceph's checks, sorted, with their messages", map[string]any{"phase": "Ready", "ceph": map[string]any{
+			"health": "HEALTH_WARN",
+			"details": map[string]any{
+				"PG_DEGRADED": map[string]any{"message": "Degraded data redundancy: 40/120 objects degraded (33.333%), 12 pgs degraded", "severity": "HEALTH_WARN"},
+				"OSD_DOWN":    map[string]any{"message": "2 osds down", "severity": "HEALTH_WARN"},
+			},
+		}}, false,
+			pluginruntime.PluginStatus{Phase: pluginruntime.PhaseRunning, Message: "rook-ceph storage plugin running; Ceph reports HEALTH_WARN " +
+				"(OSD_DOWN: 2 osds down; PG_DEGRADED: Degraded data redundancy: 40/120 objects degraded (33.333%), 12 pgs degraded)"}},
 		{"Failure degrades with the cluster's message", map[string]any{"phase": "Failure", "message": "failed to create cluster: mons down"}, false,
 			pluginruntime.PluginStatus{Phase: pluginruntime.PhaseDegraded, Message: "storage cluster: failed to create cluster: mons down"}},
 		{"HEALTH_ERR without a message names phase and health", map[string]any{"phase": "Ready", "ceph": map[string]any{"health": "HEALTH_ERR"}}, false,

@@ -143,6 +143,10 @@ type Config struct {
 	// LeaderElection makes one of several plugin instances (a rolling
 	// update) the only writer, through a Lease in the operator namespace.
 	LeaderElection bool
+	// RetirementTiming is how a DiskRetirement waits on Ceph; not read
+	// from the environment (zero: DefaultRetirementTiming). Tests shorten
+	// it.
+	RetirementTiming RetirementTiming
 }
 
 // LoadConfig reads the FUNP_ environment through getenv (os.Getenv in

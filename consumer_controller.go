@@ -153,7 +153,7 @@ func (r *ConsumerReconciler[T, R]) derive(ctx context.Context, obj T) (consumerO
 		return out, err
 	}
 	out.Capacity = UsableCapacity(raw, repl.Size)
-	out.CephBudget = PoolsOf(ConsumerBudget{Kind: r.Kind.kind, Size: repl.Size, FailureDomains: r.Kind.recordedDomains(rook)}).Use()
+	out.CephBudget = PoolsOf(r.Kind.budgetOf(obj.GetName(), repl, rook, true)).Use()
 	if out.DefaultClass, err = r.defaultClass(ctx, obj); err != nil {
 		return out, err
 	}
@@ -250,7 +250,7 @@ func (r *ConsumerReconciler[T, R]) rookFailure(ctx context.Context, rook R) (str
 		client.MatchingFields{"involvedObject.uid": string(rook.GetUID())}); err != nil {
 		return "", fmt.Errorf("read the Events of %s %s/%s: %w", r.Kind.rookKind, rook.GetNamespace(), rook.GetName(), err)
 	}
-	why, _ := RookFailure(events.Items, rook.GetUID())
+	why, _ := RookFailure(events.Items, rook.GetUID(), RookReporter(r.Kind.rookKind))
 	return why, nil
 }
 
@@ -260,7 +260,9 @@ func (r *ConsumerReconciler[T, R]) rookFailure(ctx context.Context, rook R) (str
 func (r *ConsumerReconciler[T, R]) ensureRookObject(ctx context.Context, obj T, have R, repl Replication) (R, error) {
 	want := r.Kind.renderRook(obj, r.Config, repl)
 	if any(have) == any(*new(R)) {
-		setAnnotation(want, FailureDomainsAnnotation, r.Kind.failureDomain(want))
+		for annotation, domain := range r.Kind.domainRecords() {
+			setAnnotation(want, annotation, domain(want))
+		}
 		if err := r.Client.Create(ctx, want); err != nil {
 			return want, fmt.Errorf("create %s %s/%s: %w", r.Kind.rookKind, want.GetNamespace(), want.GetName(), err)
 		}
@@ -273,8 +275,9 @@ func (r *ConsumerReconciler[T, R]) ensureRookObject(ctx context.Context, obj T, 
 	// The history is recorded before the domain changes: the rule the
 	// change leaves behind is counted even if this patch is the last
 	// thing the plugin does.
-	setAnnotation(have, FailureDomainsAnnotation, NextFailureDomains(
-		have.GetAnnotations()[FailureDomainsAnnotation], r.Kind.failureDomain(have), r.Kind.failureDomain(want)))
+	for annotation, domain := range r.Kind.domainRecords() {
+		setAnnotation(have, annotation, NextFailureDomains(have.GetAnnotations()[annotation], domain(have), domain(want)))
+	}
 	r.Kind.patchRook(have, want)
 	labels := have.GetLabels()
 	if labels == nil {
@@ -454,13 +457,6 @@ func orNone(s string) string {
 // consumer (olderFirst, the contested disks' rule), over osds, the devices
 // the CephCluster lists (one OSD each).
 func (r *ConsumerReconciler[T, R]) budget(ctx context.Context, obj T, nodes, osds int) (BudgetRefusal, error) {
-	sized := func(kind string, c consumerObject) ConsumerBudget {
-		b := ConsumerBudget{Kind: kind, Name: c.GetName()}
-		if rep, err := ComputeReplication(c.RequestedReplicas(), nodes); err == nil {
-			b.Size = rep.Size
-		}
-		return b
-	}
 	var older []ConsumerBudget
 	for _, kind := range consumerKinds {
 		consumers, err := kind.List(ctx, r.Client)
@@ -471,15 +467,18 @@ func (r *ConsumerReconciler[T, R]) budget(ctx context.Context, obj T, nodes, osd
 			if !c.GetDeletionTimestamp().IsZero() || olderFirst[client.Object](c, obj) >= 0 {
 				continue
 			}
-			b := sized(kind.Kind(), c)
 			// The rules a moved failure domain left behind count too.
-			if b.FailureDomains, err = kind.FailureDomains(ctx, r.Client, r.Config.ClusterNamespace, c.GetName()); err != nil {
+			b, err := kind.Budget(ctx, r.Client, r.Config.ClusterNamespace, c, nodes)
+			if err != nil {
 				return BudgetRefusal{}, err
 			}
 			older = append(older, b)
 		}
 	}
-	me := sized(r.Kind.kind, obj)
+	me, err := r.Kind.Budget(ctx, r.Client, r.Config.ClusterNamespace, obj, nodes)
+	if err != nil {
+		return BudgetRefusal{}, err
+	}
 	limits := BudgetLimits{CrushRules: CephMaxCrushRules, MaxPGsPerOSD: r.Config.CephMaxPGPerOSD}
 	return CheckBudget(older, me, osds, limits), nil
 }

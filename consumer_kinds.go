@@ -35,10 +35,10 @@ type consumerKind interface {
 	NewRookObject() client.Object
 	// DerivedName is the name of both derived objects of a consumer.
 	DerivedName(consumer string) string
-	// FailureDomains is the failure domains the pools of a consumer's
-	// Rook object have had (FailureDomainsAnnotation), nil when there is
-	// no Rook object.
-	FailureDomains(ctx context.Context, c client.Reader, namespace, consumer string) ([]string, error)
+	// Budget is what a consumer asks of Ceph's budgets on nodes nodes:
+	// its pools' sizes and the failure domains they have had, read from
+	// its Rook object (none yet: nil histories).
+	Budget(ctx context.Context, c client.Reader, namespace string, consumer consumerObject, nodes int) (ConsumerBudget, error)
 	// List lists the consumers of the kind.
 	List(ctx context.Context, c client.Reader) ([]consumerObject, error)
 	// setupReconciler registers the kind's ConsumerReconciler.
@@ -60,10 +60,15 @@ type kind[T consumerObject, R client.Object] struct {
 	// set (nor fields Rook's older Go types do not know).
 	patchRook func(have, want R)
 	// failureDomain is the failure domain of the Rook object's pools (the
-	// plugin writes one to all of them).
+	// plugin writes the consumer's to all of them but an object store's
+	// metadata pools).
 	failureDomain func(R) string
-	rookPhase     func(R) string
-	renderClass   func(obj T, cfg Config) *storagev1.StorageClass
+	// metadataFailureDomain is set for a kind whose metadata pools
+	// replicate apart from the consumer (an object store's, as automatic
+	// sizing says): their domain, recorded in its own history.
+	metadataFailureDomain func(R) string
+	rookPhase             func(R) string
+	renderClass           func(obj T, cfg Config) *storagev1.StorageClass
 	// wantsDefaultClass is an optional capability: set for a kind whose
 	// consumers may ask for the cluster's default StorageClass.
 	wantsDefaultClass func(T) bool
@@ -84,22 +89,54 @@ func (k kind[T, R]) List(ctx context.Context, c client.Reader) ([]consumerObject
 	return out, err
 }
 
-func (k kind[T, R]) FailureDomains(ctx context.Context, c client.Reader, namespace, consumer string) ([]string, error) {
+func (k kind[T, R]) Budget(ctx context.Context, c client.Reader, namespace string, consumer consumerObject, nodes int) (ConsumerBudget, error) {
+	repl, err := ComputeReplication(consumer.RequestedReplicas(), nodes)
+	if err != nil {
+		repl = Replication{Nodes: nodes} // no nodes yet: sizes 0, counted as 1
+	}
 	rook := k.newRook()
-	name := k.derivedName(consumer)
+	name := k.derivedName(consumer.GetName())
 	switch err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, rook); {
 	case apierrors.IsNotFound(err):
-		return nil, nil
+		return k.budgetOf(consumer.GetName(), repl, rook, false), nil
 	case err != nil:
-		return nil, fmt.Errorf("read %s %s/%s: %w", k.rookKind, namespace, name, err)
+		return ConsumerBudget{}, fmt.Errorf("read %s %s/%s: %w", k.rookKind, namespace, name, err)
 	}
-	return k.recordedDomains(rook), nil
+	return k.budgetOf(consumer.GetName(), repl, rook, true), nil
 }
 
-// recordedDomains is a Rook object's failure domain history: the record,
-// or its current domain for an object written before the record existed.
-func (k kind[T, R]) recordedDomains(rook R) []string {
-	history := NextFailureDomains(rook.GetAnnotations()[FailureDomainsAnnotation], k.failureDomain(rook), "")
+// budgetOf is a consumer's budget sized by repl, with the failure domain
+// histories of its Rook object when it exists.
+func (k kind[T, R]) budgetOf(consumer string, repl Replication, rook R, exists bool) ConsumerBudget {
+	b := ConsumerBudget{Kind: k.kind, Name: consumer, Size: repl.Size}
+	if k.metadataFailureDomain != nil {
+		b.MetadataSize = repl.Automatic().Size
+	}
+	if !exists {
+		return b
+	}
+	b.FailureDomains = recordedDomains(rook, FailureDomainsAnnotation, k.failureDomain)
+	if k.metadataFailureDomain != nil {
+		b.MetadataFailureDomains = recordedDomains(rook, MetadataFailureDomainsAnnotation, k.metadataFailureDomain)
+	}
+	return b
+}
+
+// domainRecords are the failure domain histories the kind keeps on its
+// Rook object: the annotation each lives in and the domain it follows.
+func (k kind[T, R]) domainRecords() map[string]func(R) string {
+	records := map[string]func(R) string{FailureDomainsAnnotation: k.failureDomain}
+	if k.metadataFailureDomain != nil {
+		records[MetadataFailureDomainsAnnotation] = k.metadataFailureDomain
+	}
+	return records
+}
+
+// recordedDomains is a failure domain history of a Rook object: the record
+// in annotation, or the current domain for an object written before the
+// record existed.
+func recordedDomains[R client.Object](rook R, annotation string, domain func(R) string) []string {
+	history := NextFailureDomains(rook.GetAnnotations()[annotation], domain(rook), "")
 	if history == "" {
 		return nil
 	}
@@ -241,8 +278,9 @@ var objectStorageKind = kind[*cephv1alpha1.ObjectStorage, *cephv1.CephObjectStor
 		have.Spec.Gateway.Port = want.Spec.Gateway.Port
 		have.Spec.Gateway.Instances = want.Spec.Gateway.Instances
 	},
-	failureDomain: func(o *cephv1.CephObjectStore) string { return o.Spec.DataPool.FailureDomain },
-	rookPhase:     objectStorePhase,
+	failureDomain:         func(o *cephv1.CephObjectStore) string { return o.Spec.DataPool.FailureDomain },
+	metadataFailureDomain: func(o *cephv1.CephObjectStore) string { return o.Spec.MetadataPool.FailureDomain },
+	rookPhase:             objectStorePhase,
 	renderClass: func(o *cephv1alpha1.ObjectStorage, cfg Config) *storagev1.StorageClass {
 		return RenderBucketStorageClass(o, cfg)
 	},

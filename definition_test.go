@@ -9,7 +9,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	rbacv1 "k8s.io/api/rbac/v1"
 
 	"github.com/fundament-oss/ceph-rook/pluginruntime/definition"
 )
@@ -57,15 +56,6 @@ func TestDefinitionIsValidAndUnpublished(t *testing.T) {
 
 // overviewCRD routes the overview page (definition.yaml's menu).
 const overviewCRD = "cephclusters.ceph.rook.io"
-
-func TestDefinitionDeclaresTheClusterAdminRuleTheRookInstallNeeds(t *testing.T) {
-	def := parsedDefinition(t)
-	wildcard := slices.IndexFunc(def.Spec.Permissions.RBAC, func(r rbacv1.PolicyRule) bool {
-		return slices.Equal(r.APIGroups, []string{"*"}) && slices.Equal(r.Resources, []string{"*"}) && slices.Equal(r.Verbs, []string{"*"})
-	})
-	assert.GreaterOrEqual(t, wildcard, 0, "the Rook chart install needs a cluster-admin-equivalent rule")
-	assert.Contains(t, string(definitionYAML), "Cluster-admin equivalent, on purpose", "the wildcard rule must carry its reason")
-}
 
 func TestDefinitionConfigSchemaCoversEveryFUNPKey(t *testing.T) {
 	def := parsedDefinition(t)

@@ -4,12 +4,15 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"path"
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -89,6 +92,10 @@ type DiscoveredDisk struct {
 	// what those entries carried: partitions carry their disk's, LVM and
 	// crypt entries carry none (KeepDiskIdentities).
 	Implied bool
+	// kernel is the kernel path as discovery reported it, unique on the
+	// node: what names the Disk when nothing else tells it apart (a
+	// refused device's Status.Path is empty).
+	kernel string
 }
 
 // discoveredDevice is one entry of Rook's devices JSON (pkg/util/sys
@@ -151,14 +158,64 @@ func ParseDiscovery(cm *corev1.ConfigMap, opts DiscoveryOptions) ([]DiscoveredDi
 	if !ok {
 		return nil, fmt.Errorf("discovery ConfigMap %s: no %q key", ref, DiscoveryDevicesKey)
 	}
-	var devices []discoveredDevice
-	if err := json.Unmarshal([]byte(raw), &devices); err != nil {
+	devices, err := decodeDevices(raw)
+	if err != nil {
 		return nil, fmt.Errorf("discovery ConfigMap %s: parse %q: %w", ref, DiscoveryDevicesKey, err)
 	}
-	if len(devices) > MaxDiscoveryEntries {
-		return nil, fmt.Errorf("discovery ConfigMap %s: %d device entries, more than the %d one node can plausibly hold", ref, len(devices), MaxDiscoveryEntries)
-	}
 	return describeNode(node, devices, opts), nil
+}
+
+// jsonToken writes a token of encoding/json's Decoder as it reads in JSON.
+func jsonToken(t json.Token) string {
+	if d, ok := t.(json.Delim); ok {
+		return string(d)
+	}
+	raw, _ := json.Marshal(t)
+	return string(raw)
+}
+
+// errTooManyDevices is decodeDevices' refusal of a list past the cap.
+var errTooManyDevices = fmt.Errorf("more than the %d device entries one node can plausibly hold", MaxDiscoveryEntries)
+
+// decodeDevices reads Rook's devices JSON array one entry at a time and
+// stops at the first entry past MaxDiscoveryEntries. Decoding the array
+// whole before counting would let a 1 MiB ConfigMap of "[{},{},...]"
+// (some 350,000 entries, over 100 MB decoded) exhaust the plugin's memory
+// before the cap is ever checked. JSON null is an empty list, as
+// json.Unmarshal makes it; anything after the array is refused.
+func decodeDevices(raw string) ([]discoveredDevice, error) {
+	dec := json.NewDecoder(strings.NewReader(raw))
+	open, err := dec.Token()
+	if err == io.EOF {
+		return nil, errors.New("empty, not a JSON array of devices")
+	}
+	if err != nil {
+		return nil, err
+	}
+	var devices []discoveredDevice
+	switch open {
+	case json.Delim('['):
+		for dec.More() {
+			if len(devices) == MaxDiscoveryEntries {
+				return nil, errTooManyDevices
+			}
+			var d discoveredDevice
+			if err := dec.Decode(&d); err != nil {
+				return nil, fmt.Errorf("entry %d: %w", len(devices), err)
+			}
+			devices = append(devices, d)
+		}
+		if _, err := dec.Token(); err != nil {
+			return nil, err
+		}
+	case nil:
+	default:
+		return nil, fmt.Errorf("want a JSON array of devices, found %s", jsonToken(open))
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("data after the devices array")
+	}
+	return devices, nil
 }
 
 // describeNode groups a node's device entries by physical device and
@@ -171,11 +228,41 @@ func describeNode(node string, devices []discoveredDevice, opts DiscoveryOptions
 			continue
 		}
 		_, listed := tree.byName[root]
-		disks = append(disks, DiscoveredDisk{Status: tree.describe(node, root), Implied: !listed})
+		disks = append(disks, DiscoveredDisk{Status: tree.describe(node, root), Implied: !listed, kernel: "/dev/" + root})
 	}
+	refuseSharedLinks(disks)
 	nameDisks(node, disks)
 	sort.Slice(disks, func(i, j int) bool { return disks[i].Name < disks[j].Name })
 	return disks
+}
+
+// refuseSharedLinks refuses the devices of one node that report the same
+// by-id link: a link names one disk, so two devices claiming it are two
+// paths to one disk (an OSD on each would corrupt it) or a false report
+// taking a real disk's identity. Neither is used, and neither keeps the
+// link, so neither is taken for the disk it names.
+func refuseSharedLinks(disks []DiscoveredDisk) {
+	holders := map[string][]int{}
+	for i, d := range disks {
+		if d.Status.StablePath != "" {
+			holders[d.Status.StablePath] = append(holders[d.Status.StablePath], i)
+		}
+	}
+	for link, idx := range holders {
+		if len(idx) < 2 {
+			continue
+		}
+		var kernels []string
+		for _, i := range idx {
+			kernels = append(kernels, strconv.Quote(disks[i].kernel))
+		}
+		slices.Sort(kernels)
+		for _, i := range idx {
+			st := &disks[i].Status
+			st.Reason = fmt.Sprintf("refused: %s all report the by-id link %s (two paths to one disk, or a false report)", strings.Join(kernels, ", "), link)
+			st.StablePath, st.Available, st.State = "", false, cephv1alpha1.DiskInUse
+		}
+	}
 }
 
 // nameDisks gives each disk its deterministic name. Devices that claim the
@@ -186,7 +273,7 @@ func describeNode(node string, devices []discoveredDevice, opts DiscoveryOptions
 func nameDisks(node string, disks []DiscoveredDisk) {
 	keys := make([]string, len(disks))
 	for i, d := range disks {
-		keys[i] = DeviceKey(d.Status.StablePath, d.Status.WWN, d.Status.Serial, d.Status.Path)
+		keys[i] = DeviceKey(d.Status.StablePath, d.Status.WWN, d.Status.Serial, d.kernel)
 	}
 	for changed := true; changed; {
 		changed = false
@@ -195,8 +282,8 @@ func nameDisks(node string, disks []DiscoveredDisk) {
 			count[k]++
 		}
 		for i, k := range keys {
-			if count[k] > 1 && k != disks[i].Status.Path {
-				keys[i], changed = disks[i].Status.Path, true
+			if count[k] > 1 && k != disks[i].kernel {
+				keys[i], changed = disks[i].kernel, true
 			}
 		}
 	}
@@ -216,10 +303,13 @@ func isKernelName(name string) bool {
 type deviceTree struct {
 	byName   map[string]*discoveredDevice
 	children map[string][]*discoveredDevice
+	// listedTwice are kernel names discovery listed more than once: which
+	// entry is the device cannot be told, so neither is used.
+	listedTwice map[string]bool
 }
 
 func newDeviceTree(devices []discoveredDevice) *deviceTree {
-	t := &deviceTree{byName: map[string]*discoveredDevice{}, children: map[string][]*discoveredDevice{}}
+	t := &deviceTree{byName: map[string]*discoveredDevice{}, children: map[string][]*discoveredDevice{}, listedTwice: map[string]bool{}}
 	for i := range devices {
 		d := &devices[i]
 		d.Name = strings.TrimPrefix(d.Name, "/dev/")
@@ -230,9 +320,11 @@ func newDeviceTree(devices []discoveredDevice) *deviceTree {
 		if !isKernelName(d.Name) {
 			continue
 		}
-		if _, dup := t.byName[d.Name]; !dup {
-			t.byName[d.Name] = d
+		if _, dup := t.byName[d.Name]; dup {
+			t.listedTwice[d.Name] = true
+			continue
 		}
+		t.byName[d.Name] = d
 	}
 	for _, name := range sortedKeys(t.byName) {
 		d := t.byName[name]
@@ -296,11 +388,16 @@ func (t *deviceTree) describe(node, root string) cephv1alpha1.DiskStatus {
 		Filesystem:  d.Filesystem,
 	}
 	status.Reason = t.unavailableReason(root, d)
+	if t.listedTwice[root] {
+		status.Reason = fmt.Sprintf("refused: discovery listed %q more than once", status.Path)
+	}
 	if err := SafeDevicePath(status.Path); err != nil {
 		// It would reach the CephCluster's device list and Rook's
 		// prepare job on the node: a name that is no clean /dev path is
-		// refused, and shown only in its printable form.
-		status.Reason, status.Path = "refused: "+err.Error(), printable(status.Path)
+		// refused. Its path stays empty, so that no printable form of it
+		// ("sd\u202eb" without its bidi override is "sdb") is taken for
+		// another device's; the reason quotes it, escaped.
+		status.Reason, status.Path = "refused: "+err.Error(), ""
 	}
 	status.Available = status.Reason == ""
 	// What the node's tools reported is shown in the console and by
@@ -332,21 +429,52 @@ func unsafeRune(r rune) bool {
 	return unicode.IsControl(r) || unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp) || r == utf8.RuneError
 }
 
+// MaxDevicePathLen bounds a device path: a file name may not pass 255
+// bytes (NAME_MAX), and udev's names and links are far shorter.
+const MaxDevicePathLen = 255
+
 // SafeDevicePath says why a device path may not go into the CephCluster,
 // or nil: it must be a clean absolute path below /dev/ (no . or ..
-// elements, no doubled or trailing slash), of printable characters with no
-// space, since Rook's prepare job on the node opens it as given.
+// elements, no doubled or trailing slash) written in udev's alphabet.
+// Rook's prepare job on the node opens it as given, and it reaches the
+// retirement's wipe instructions, which an operator pastes into a root
+// shell: no character outside the set udev itself leaves unescaped in the
+// names and links it makes (letters, digits and "#+-.:=@_", systemd's
+// udev-util allow list) plus "/" between elements and udev's own \xNN
+// escapes (a by-label link's space is "\x20").
 func SafeDevicePath(p string) error {
 	rest, ok := strings.CutPrefix(p, "/dev/")
 	switch {
+	case len(p) > MaxDevicePathLen:
+		return fmt.Errorf("device path %.40q… is %d bytes long, more than %d", p, len(p), MaxDevicePathLen)
 	case !ok || rest == "":
 		return fmt.Errorf("device path %q is not below /dev/", p)
-	case !utf8.ValidString(p) || strings.ContainsFunc(p, func(r rune) bool { return unsafeRune(r) || unicode.IsSpace(r) }):
-		return fmt.Errorf("device path %q holds a space, control or format character", p)
+	case !udevAlphabet(rest):
+		return fmt.Errorf("device path %q holds a character udev does not put in device names (only letters, digits, \"#+-.:=@_/\" and \\xNN escapes)", p)
 	case path.Clean(p) != p || slices.Contains(strings.Split(rest, "/"), ".."):
 		return fmt.Errorf("device path %q is not a clean path", p)
 	}
 	return nil
+}
+
+// udevAlphabet reports whether s uses only the characters udev leaves in
+// device names and links, with any other byte written as udev escapes it.
+func udevAlphabet(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', strings.IndexByte("#+-.:=@_/", c) >= 0:
+		case c == '\\' && i+3 < len(s) && s[i+1] == 'x' && isHex(s[i+2]) && isHex(s[i+3]):
+			i += 3
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }
 
 // impliedDisk reconstructs a disk Rook did not list because it has

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -359,6 +360,9 @@ func TestParseDiscoveryErrorsNameTheConfigMap(t *testing.T) {
 	}{
 		{name: "malformed JSON", cm: rawDiscoveryConfigMap("worker-1", `[{"name":"sdb",`), want: `discovery ConfigMap rook-ceph/local-device-worker-1: parse "devices"`},
 		{name: "a size of the wrong type", cm: rawDiscoveryConfigMap("worker-1", `[{"name":"sdb","size":"big"}]`), want: "discovery ConfigMap rook-ceph/local-device-worker-1"},
+		{name: "an entry cut short", cm: rawDiscoveryConfigMap("worker-1", `[{"name":"sdb"},{"name":`), want: `parse "devices": entry 1: unexpected EOF`},
+		{name: "an object, not a list", cm: rawDiscoveryConfigMap("worker-1", `{"name":"sdb"}`), want: `parse "devices": want a JSON array of devices, found {`},
+		{name: "data after the list", cm: rawDiscoveryConfigMap("worker-1", `[{"name":"sdb"}] [{"name":"sdc"}]`), want: `parse "devices": data after the devices array`},
 		{name: "no node label", cm: rawDiscoveryConfigMap("", `[]`), want: "discovery ConfigMap rook-ceph/local-device-: no rook.io/node label"},
 		{name: "no devices key", cm: func() *corev1.ConfigMap {
 			cm := rawDiscoveryConfigMap("worker-1", "")
@@ -407,7 +411,23 @@ func TestParseDiscoveryRejectsWhatCannotBeANodesReport(t *testing.T) {
 		}
 		_, err := ParseDiscovery(rawDiscoveryConfigMap("worker-1", "["+strings.Join(entries, ",")+"]"), DiscoveryOptions{})
 		require.Error(t, err)
-		assert.Contains(t, err.Error(), fmt.Sprintf("discovery ConfigMap rook-ceph/local-device-worker-1: %d device entries", MaxDiscoveryEntries+1))
+		assert.Contains(t, err.Error(), fmt.Sprintf("discovery ConfigMap rook-ceph/local-device-worker-1: parse \"devices\": more than the %d device entries", MaxDiscoveryEntries))
+	})
+	t.Run("a ConfigMap's worth of empty entries is refused at the cap, not decoded whole", func(t *testing.T) {
+		// 1 MiB of "{}," is some 350,000 entries: decoding them all before
+		// counting is what let such a ConfigMap exhaust the plugin's memory.
+		raw := "[" + strings.Repeat("{},", 1<<20/3) + "{}]"
+		cm := rawDiscoveryConfigMap("worker-1", raw)
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, err := ParseDiscovery(cm, DiscoveryOptions{})
+		runtime.ReadMemStats(&after)
+		require.ErrorIs(t, err, errTooManyDevices)
+		// Decoding the whole list allocates its 350,000 entries (~100 MB);
+		// stopping at the cap allocates the 4,096 before it.
+		allocated := after.TotalAlloc - before.TotalAlloc
+		t.Logf("allocated %d KiB", allocated>>10)
+		assert.Less(t, allocated, uint64(8<<20), "bytes allocated decoding a hostile list")
 	})
 	t.Run("as many as a node can hold", func(t *testing.T) {
 		entries := make([]string, MaxDiscoveryEntries)
@@ -453,12 +473,17 @@ func TestStablePath(t *testing.T) {
 }
 
 func TestSafeDevicePath(t *testing.T) {
-	for _, ok := range []string{"/dev/sdb", "/dev/nvme0n1", "/dev/disk/by-id/wwn-0x5000c500a1b2c3d4", "/dev/cciss/c0d0", "/dev/disk/by-id/nvme-eui.0025385b71500001"} {
+	for _, ok := range []string{"/dev/sdb", "/dev/nvme0n1", "/dev/disk/by-id/wwn-0x5000c500a1b2c3d4", "/dev/cciss/c0d0", "/dev/disk/by-id/nvme-eui.0025385b71500001",
+		"/dev/disk/by-path/pci-0000:00:1f.2-ata-1", `/dev/disk/by-label/My\x20Disk`, "/dev/mapper/vg0-lv_data", "/dev/disk/by-id/ata-ST4000NM+1#2=3@4"} {
 		assert.NoError(t, SafeDevicePath(ok), ok)
 	}
 	for _, bad := range []string{
 		"", "/dev/", "sdb", "/devsdb", "/etc/passwd", "/dev/../etc/shadow", "/dev/disk/by-id/..", "/dev/./sdb", "/dev//sdb", "/dev/sdb/",
-		"/dev/sd\u202eb", "/dev/sd\u200bb", "/dev/sd\u2028b", "/dev/sd\x00b", "/dev/sd\x1b[31mb", "/dev/sd b", "/dev/sd\xffb",
+		"/dev/sd\u202eb", "/dev/sd\u200bb",
+		// a shell's metacharacters: the path reaches wipe instructions pasted as root
+		"/dev/sdb;reboot", "/dev/sd$(id)b", "/dev/sd`id`b", "/dev/sd'b", `/dev/sd"b`, "/dev/sd|b", "/dev/sd&b", "/dev/sd*", "/dev/sd?", "/dev/sdb>x", "/dev/sd{a,b}", "/dev/sd~", "/dev/sd!b",
+		// a backslash other than udev's \xNN escape
+		`/dev/sd\b`, `/dev/sd\x2`, `/dev/sd\xg0`, "/dev/sd\u2028b", "/dev/sd\x00b", "/dev/sd\x1b[31mb", "/dev/sd b", "/dev/sd\xffb",
 	} {
 		assert.Error(t, SafeDevicePath(bad), "%q", bad)
 	}
@@ -475,8 +500,50 @@ func TestParseDiscoveryRefusesADeviceWhosePathIsNotClean(t *testing.T) {
 	got := parseOne(t, DiscoveryOptions{}, sdb().with(device{"name": "sd\u202eb", "devLinks": "", "real-path": "", "kernel-name": ""}))
 	assert.False(t, got.Status.Available)
 	assert.Equal(t, cephv1alpha1.DiskInUse, got.Status.State)
-	assert.Contains(t, got.Status.Reason, "refused: device path")
-	assert.Equal(t, "/dev/sdb", got.Status.Path, "shown in its printable form")
+	assert.Contains(t, got.Status.Reason, `refused: device path "/dev/sd\u202eb"`, "the reason quotes it, escaped")
+	assert.Empty(t, got.Status.Path, "no printable form of it (/dev/sdb) is published")
+}
+
+// A refused name that prints as a real device's, or a report reusing a
+// real device's by-id link, must not take that device's identity: its
+// Disk is another one, with no path or link a lookup could match.
+func TestARefusedDeviceTakesNoRealDevicesIdentity(t *testing.T) {
+	spoof := sdb().with(device{"name": "sd\u202eb", "devLinks": "", "serial": "", "wwn": ""})
+	disks, err := ParseDiscovery(discoveryConfigMap(t, "worker-1", sdb(), spoof), DiscoveryOptions{})
+	require.NoError(t, err)
+	require.Len(t, disks, 2)
+	byPath := map[string]DiscoveredDisk{}
+	for _, d := range disks {
+		byPath[d.Status.Path] = d
+	}
+	require.Contains(t, byPath, "/dev/sdb")
+	require.Contains(t, byPath, "")
+	assert.True(t, byPath["/dev/sdb"].Status.Available)
+	assert.NotEqual(t, byPath["/dev/sdb"].Name, byPath[""].Name)
+	assert.Empty(t, byPath[""].Status.StablePath)
+
+	t.Run("two devices reporting one by-id link: neither is used, neither keeps it", func(t *testing.T) {
+		disks, err := ParseDiscovery(discoveryConfigMap(t, "worker-1", sdb(), sdb().with(device{"name": "sdz"})), DiscoveryOptions{})
+		require.NoError(t, err)
+		require.Len(t, disks, 2)
+		for _, d := range disks {
+			assert.False(t, d.Status.Available, d.Status.Path)
+			assert.Equal(t, cephv1alpha1.DiskInUse, d.Status.State)
+			assert.Contains(t, d.Status.Reason, `refused: "/dev/sdb", "/dev/sdz" all report the by-id link /dev/disk/by-id/wwn-0x5000c500a1b2c3d4`)
+			assert.Empty(t, d.Status.StablePath)
+		}
+		assert.NotEqual(t, disks[0].Name, disks[1].Name)
+	})
+	t.Run("one kernel name listed twice: not used", func(t *testing.T) {
+		got := parseOne(t, DiscoveryOptions{}, sdb(), sdb().with(device{"size": uint64(1)}))
+		assert.False(t, got.Status.Available)
+		assert.Contains(t, got.Status.Reason, `refused: discovery listed "/dev/sdb" more than once`)
+	})
+	t.Run("a path longer than a file name may be", func(t *testing.T) {
+		long := "/dev/disk/by-id/" + strings.Repeat("a", MaxDevicePathLen)
+		assert.ErrorContains(t, SafeDevicePath(long), "bytes long, more than 255")
+		assert.NoError(t, SafeDevicePath(long[:MaxDevicePathLen]))
+	})
 }
 
 func TestDeviceKey(t *testing.T) {
@@ -584,7 +651,11 @@ func FuzzParseDiscovery(f *testing.F) {
 				require.Less(t, disks[i-1].Name, d.Name, "names sorted and unique")
 			}
 			require.Equal(t, node, d.Status.NodeName)
-			require.True(t, strings.HasPrefix(d.Status.Path, "/dev/"), d.Status.Path)
+			if strings.HasPrefix(d.Status.Reason, "refused: device path") {
+				require.Empty(t, d.Status.Path, "a refused path is not published")
+			} else {
+				require.NoError(t, SafeDevicePath(d.Status.Path))
+			}
 			require.Equal(t, d.Status.State == cephv1alpha1.DiskAvailable, d.Status.Available)
 			require.Equal(t, d.Status.Available, d.Status.Reason == "", "reason %q", d.Status.Reason)
 			require.NotNil(t, d.Status.Size)

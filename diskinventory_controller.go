@@ -96,6 +96,8 @@ func (r *DiskInventoryReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&corev1.ConfigMap{}, builder.WithPredicates(r.isDiscoveryConfigMap(), devicesChanged())).
 		Watches(&cephv1alpha1.DiskPool{}, r.poolClaimsHandler(), builder.WithPredicates(claimsMayChange())).
 		Watches(&cephv1alpha1.Disk{}, r.deletedDiskHandler()).
+		// A Node that registers or is deleted publishes its report again.
+		Watches(&corev1.Node{}, r.nodeHandler(), builder.OnlyMetadata, builder.WithPredicates(createOrDelete())).
 		Complete(r)
 }
 
@@ -117,10 +119,22 @@ func (r *DiskInventoryReconciler) Reconcile(ctx context.Context, req reconcile.R
 			// ConfigMap and why, keep its Disks as they are, and wait for
 			// Rook to rewrite it (which triggers a new reconcile).
 			log.Error(err, "ignoring malformed discovery ConfigMap", "configMap", req.NamespacedName.String())
-			if r.Recorder != nil {
-				r.Recorder.Eventf(&cm, nil, corev1.EventTypeWarning, "MalformedDiscovery", "ParseDiscovery", "%v", err)
-			}
+			r.warn(&cm, "MalformedDiscovery", "%v", err)
 			return reconcile.Result{}, nil
+		}
+		node := cm.Labels[DiscoveryNodeLabel]
+		exists, err := r.nodeExists(ctx, node)
+		if err != nil {
+			return reconcile.Result{}, err
+		}
+		if !exists {
+			// Rook's daemon only runs on Nodes; a report for a name that is
+			// none is invented (or its node was deleted). Publishing it would
+			// let anyone who can write a ConfigMap there create thousands of
+			// Disks per name. Its Disks are kept, Missing, as for a node whose
+			// ConfigMap went; the Node's creation publishes them.
+			r.warn(&cm, "UnknownNode", "discovery ConfigMap %s reports node %q, which is not a Node of the cluster: its devices are published when the Node exists", req.NamespacedName, node)
+			discovered = nil
 		}
 	}
 	owners, err := r.claimOwners(ctx)
@@ -135,6 +149,26 @@ func (r *DiskInventoryReconciler) Reconcile(ctx context.Context, req reconcile.R
 	// it keeps the Disk it was instead of becoming a second one.
 	discovered = KeepDiskIdentities(discovered, existing)
 	return reconcile.Result{}, r.publishAll(ctx, req.Name, PlanPublications(discovered, existing, owners, r.Now()))
+}
+
+// nodeExists asks the cache of Node metadata (the inventory watches Nodes
+// as metadata only: a Node's status is large and changes every few
+// seconds) whether node is a Node of the cluster.
+func (r *DiskInventoryReconciler) nodeExists(ctx context.Context, node string) (bool, error) {
+	err := r.Client.Get(ctx, client.ObjectKey{Name: node}, nodeMetadata())
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("look up Node %q: %w", node, err)
+	}
+	return true, nil
+}
+
+func (r *DiskInventoryReconciler) warn(cm *corev1.ConfigMap, reason, format string, args ...any) {
+	if r.Recorder != nil {
+		r.Recorder.Eventf(cm, nil, corev1.EventTypeWarning, reason, "Publish", format, args...)
+	}
 }
 
 // Publication is one Disk of a discovery ConfigMap and the status it
@@ -397,6 +431,22 @@ func (r *DiskInventoryReconciler) deletedDiskHandler() handler.TypedEventHandler
 				q.Add(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: r.Namespace, Name: cmName}})
 			}
 		},
+	}
+}
+
+// nodeHandler enqueues a Node's discovery ConfigMap.
+func (r *DiskInventoryReconciler) nodeHandler() handler.TypedEventHandler[client.Object, reconcile.Request] {
+	return handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
+		return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: r.Namespace, Name: DiscoveryConfigMapName(o.GetName())}}}
+	})
+}
+
+// createOrDelete passes only creations and deletions: a Node's updates
+// (heartbeats, every few seconds) never change whether it exists.
+func createOrDelete() predicate.Predicate {
+	return predicate.Funcs{
+		UpdateFunc:  func(event.UpdateEvent) bool { return false },
+		GenericFunc: func(event.GenericEvent) bool { return false },
 	}
 }
 

@@ -9,10 +9,13 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
+	"github.com/fundament-oss/ceph-rook/internal/simulate"
 )
 
 func TestSymmetricDifference(t *testing.T) {
@@ -226,4 +229,61 @@ func TestANewDiskIsCreatedThenItsStatusUpdated(t *testing.T) {
 		}
 	}
 	assert.Equal(t, map[string]int{"POST disk": len(disks), "PUT status": len(disks)}, counts)
+}
+
+// Rook's daemon only runs on Nodes, so a report naming no Node is invented
+// (anyone who can write ConfigMaps in the operator namespace can make one)
+// or left by a deleted node: it publishes nothing, says why, and its Node's
+// registration publishes it; a Node deleted marks its Disks Missing and
+// deletes none.
+func TestAReportForANodeThatIsNotANodePublishesNothing(t *testing.T) {
+	h := newHarness(t)
+	h.start()
+	ns := h.cfg.OperatorNamespace
+	cm := discoveryConfigMap(t, "invented", hdd("sdb", "0x5000inv0b"), hdd("sdc", "0x5000inv0c"))
+	cm.Namespace = ns
+	require.NoError(t, h.c.Create(h.ctx, cm)) // no Node "invented"
+	h.eventually("a Warning names the ConfigMap and the missing Node", func() error {
+		return warningAbout(h, ns, cm.Name, "UnknownNode", `reports node "invented", which is not a Node of the cluster`)
+	})
+	h.publishDiscovery("real-1", hdd("sdb", "0x5000rea1b")) // a later report, published
+	h.waitDisks("real-1", 1)
+	assert.Empty(t, h.disksOf("invented"), "no Disk for a node that is not a Node")
+
+	require.NoError(t, simulate.EnsureNode(h.ctx, h.c, "invented"))
+	disks := h.waitDisks("invented", 2)
+
+	require.NoError(t, h.c.Delete(h.ctx, simulate.Node("invented")))
+	h.eventually("the deleted Node's Disks are Missing, none deleted", func() error {
+		now := h.disksOf("invented")
+		if len(now) != len(disks) {
+			return fmt.Errorf("%d Disks, want %d", len(now), len(disks))
+		}
+		for _, d := range now {
+			if d.Status.State != cephv1alpha1.DiskMissing {
+				return fmt.Errorf("%s is %s", d.Name, d.Status.State)
+			}
+		}
+		return nil
+	})
+}
+
+// warningAbout finds a Warning Event of reason about a ConfigMap whose note
+// says every one of notes.
+func warningAbout(h *harness, namespace, cmName, reason string, notes ...string) error {
+	var list eventsv1.EventList
+	if err := h.c.List(h.ctx, &list, client.InNamespace(namespace)); err != nil {
+		return err
+	}
+	for _, e := range list.Items {
+		if e.Regarding.Kind == "ConfigMap" && e.Regarding.Name == cmName && e.Type == corev1.EventTypeWarning && e.Reason == reason {
+			for _, note := range notes {
+				if !strings.Contains(e.Note, note) {
+					return fmt.Errorf("event %s %q does not say %q", e.Reason, e.Note, note)
+				}
+			}
+			return nil
+		}
+	}
+	return fmt.Errorf("no Warning %s about ConfigMap %s among %d Events", reason, cmName, len(list.Items))
 }

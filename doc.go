@@ -58,11 +58,15 @@
 //     and never again (ClusterRecordName); clusterHealthReconciler
 //     (cluster_health.go) makes the plugin's phase follow it.
 //   - Retiring a disk. A DiskRetirement's facts (Rook's OSD Deployments read
-//     as Rook reads them: ParseOSDDeployment, FindOSD in retirement.go), its
-//     Preflight, and NextRetirementStep (retirement_step.go), which names
-//     the status to write and then the one action to take; Rook's removal
-//     Job is RenderRemovalJob (retirement_job.go); the glue is
-//     DiskRetirementReconciler (retirement_controller.go). A retired Disk
+//     as Rook reads them: ParseOSDDeployment, FindOSD in retirement.go), the
+//     consumers' Preflight, Ceph's own checks (CephChecks,
+//     retirement_ceph.go, on a probe's CephFacts, cephfacts.go), and
+//     NextRetirementStep (retirement_step.go), which names the status to
+//     write and then the one action to take, in Ceph's order. The plugin's
+//     one way to Ceph is a Ceph Job (RenderCephJob, cephjob.go: Rook's image
+//     and admin credentials, one verb, its answer in the termination
+//     message); the glue is DiskRetirementReconciler
+//     (retirement_controller.go). A retired Disk
 //     (RetiredAnnotation) leaves the union: the one way a device leaves the
 //     CephCluster besides a DiskPool change.
 package main

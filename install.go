@@ -118,6 +118,9 @@ func install(ctx context.Context, c client.Client, charts chartInstaller, cfg Co
 	if err := waitEstablished(ctx, c, append(ours, rookCRDs...)); err != nil {
 		return err
 	}
+	if err := applyFinalizerGuard(ctx, c); err != nil {
+		return err
+	}
 	created, err := ensureCephCluster(ctx, c, cfg, log)
 	if err != nil {
 		return err

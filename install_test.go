@@ -88,7 +88,7 @@ func startPlugin(t *testing.T, cp *testenv.Env, repo *chartrepo.Server) *started
 			return ""
 		},
 		restConfig: func() (*rest.Config, error) {
-			cfg := rest.CopyConfig(cp.Config)
+			cfg := configAsPlugin(t, cp)
 			cfg.Wrap(writes.wrap)
 			return cfg, nil
 		},
@@ -198,7 +198,7 @@ func TestInstallRefusesAChartThatIsNotThePinnedOne(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = repo.Close() })
 	useHelmHelper(t)
-	charts, err := newExecInstaller(rest.CopyConfig(env.Config), discardLog)
+	charts, err := newExecInstaller(configAsPlugin(t, env), discardLog)
 	require.NoError(t, err)
 	cfg := testConfigFor(t, "digest-rook")
 	cfg.ChartRepository = repo.URL
@@ -209,17 +209,21 @@ func TestInstallRefusesAChartThatIsNotThePinnedOne(t *testing.T) {
 	require.Error(t, err)
 	assert.True(t, pluginerrors.IsPermanent(err), "permanent: %v", err)
 	assert.Contains(t, err.Error(), "the archive's digest is "+repo.Digest+", not the pinned "+cfg.ChartDigest)
-	var secrets corev1.SecretList
-	require.NoError(t, env.Client.List(context.Background(), &secrets, client.InNamespace(cfg.OperatorNamespace), client.MatchingLabels{"owner": "helm"}))
-	assert.Empty(t, secrets.Items, "no release was recorded")
+	var records corev1.ConfigMapList
+	require.NoError(t, env.Client.List(context.Background(), &records, client.InNamespace(cfg.OperatorNamespace), client.MatchingLabels{"owner": "helm"}))
+	assert.Empty(t, records.Items, "no release was recorded")
 }
 
-// helmRevisions counts the release's revisions (Helm keeps one Secret each).
+// helmRevisions counts the release's revisions: Helm keeps one record
+// each, a ConfigMap (the plugin holds no Secrets), never a Secret.
 func helmRevisions(t *testing.T, cp *testenv.Env) int {
+	release := client.MatchingLabels{"owner": "helm", "name": RookReleaseName}
 	var secrets corev1.SecretList
-	require.NoError(t, cp.Client.List(context.Background(), &secrets, client.InNamespace("rook-ceph"),
-		client.MatchingLabels{"owner": "helm", "name": RookReleaseName}))
-	return len(secrets.Items)
+	require.NoError(t, cp.Client.List(context.Background(), &secrets, client.InNamespace("rook-ceph"), release))
+	require.Empty(t, secrets.Items, "a release recorded in a Secret")
+	var records corev1.ConfigMapList
+	require.NoError(t, cp.Client.List(context.Background(), &records, client.InNamespace("rook-ceph"), release))
+	return len(records.Items)
 }
 
 func TestAMissingHelmHelperNamesWhereItLookedAndHowToBuildIt(t *testing.T) {

@@ -31,7 +31,9 @@ func TestInstallLockSerialisesInstalls(t *testing.T) {
 	}
 	var wg sync.WaitGroup
 	for range 2 {
-		wg.Go(func() { assert.NoError(t, withInstallLock(ctx, env.Client, env.Config, cfg, install)) })
+		wg.Go(func() {
+			assert.NoError(t, withInstallLock(ctx, clientAsPlugin(t, env), configAsPlugin(t, env), cfg, install))
+		})
 	}
 	wg.Wait()
 	assert.Equal(t, int32(2), runs.Load(), "every instance installs")
@@ -55,7 +57,7 @@ func TestInstallLockIsTakenOverFromADeadHolder(t *testing.T) {
 		},
 	}))
 	ran := false
-	require.NoError(t, withInstallLock(ctx, env.Client, env.Config, cfg, func(context.Context) error { ran = true; return nil }))
+	require.NoError(t, withInstallLock(ctx, clientAsPlugin(t, env), configAsPlugin(t, env), cfg, func(context.Context) error { ran = true; return nil }))
 	assert.True(t, ran, "the install runs once the dead holder's lease expired")
 }
 
@@ -63,7 +65,7 @@ func TestInstallLockIsNotTakenWithoutLeaderElection(t *testing.T) {
 	cfg := harnessConfig(t)
 	cfg.LeaderElection = false
 	ran := false
-	require.NoError(t, withInstallLock(context.Background(), env.Client, env.Config, cfg, func(context.Context) error { ran = true; return nil }))
+	require.NoError(t, withInstallLock(context.Background(), clientAsPlugin(t, env), configAsPlugin(t, env), cfg, func(context.Context) error { ran = true; return nil }))
 	assert.True(t, ran)
 	err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: cfg.OperatorNamespace, Name: installLockName}, &coordinationv1.Lease{})
 	assert.True(t, apierrors.IsNotFound(err), "a single instance takes no lock: %v", err)
@@ -72,7 +74,7 @@ func TestInstallLockIsNotTakenWithoutLeaderElection(t *testing.T) {
 func TestInstallLockEndsWithTheContext(t *testing.T) {
 	cfg := harnessConfig(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	err := withInstallLock(ctx, env.Client, env.Config, cfg, func(ctx context.Context) error {
+	err := withInstallLock(ctx, clientAsPlugin(t, env), configAsPlugin(t, env), cfg, func(ctx context.Context) error {
 		cancel()
 		<-ctx.Done()
 		return ctx.Err()

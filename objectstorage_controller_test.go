@@ -2,6 +2,7 @@ package main
 
 import (
 	"testing"
+	"time"
 
 	cephv1 "github.com/rook/rook/pkg/apis/ceph.rook.io/v1"
 	"github.com/stretchr/testify/assert"
@@ -91,7 +92,16 @@ func TestObjectStorageSaysWhyRookFails(t *testing.T) {
 			Namespace: rgw.Namespace, Name: rgw.Name, UID: rgw.UID,
 		},
 		Type: corev1.EventTypeWarning, Reason: "ReconcileFailed", Message: why,
-		LastTimestamp: metav1.Now(), Source: corev1.EventSource{Component: "rook-ceph-operator"},
+		LastTimestamp: metav1.Now(), Source: corev1.EventSource{Component: "rook-ceph-object-controller"},
+		ReportingController: "rook-ceph-object-controller",
+	}))
+	// Someone else's "success" hides nothing: only Rook's object controller
+	// speaks for the store.
+	require.NoError(t, h.c.Create(h.ctx, &corev1.Event{
+		ObjectMeta:     metav1.ObjectMeta{Name: "cephobj-again.forged", Namespace: h.cfg.ClusterNamespace},
+		InvolvedObject: corev1.ObjectReference{Kind: "CephObjectStore", Namespace: rgw.Namespace, Name: rgw.Name, UID: rgw.UID},
+		Type:           corev1.EventTypeNormal, Reason: "ReconcileSucceeded", Message: "all good",
+		LastTimestamp: metav1.NewTime(time.Now().Add(time.Minute)), Source: corev1.EventSource{Component: "intruder"},
 	}))
 	// Rook says "Failure" after a failed attempt and "Progressing" while it
 	// retries: even then, the reason shows.

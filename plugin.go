@@ -277,7 +277,7 @@ func setupReconcilers(mgr manager.Manager, cfg Config, host pluginruntime.Host) 
 	c := mgr.GetClient()
 	cluster := types.NamespacedName{Namespace: cfg.ClusterNamespace, Name: CephClusterName}
 	view := &ClusterView{Client: c, Cache: mgr.GetCache(), Cluster: cluster}
-	recorder := mgr.GetEventRecorder("ceph-rook")
+	recorder := crhelper.BoundedRecorder(mgr.GetEventRecorder("ceph-rook")) // retirement notes can pass 1 KiB
 	inventory := &DiskInventoryReconciler{
 		Client:    c,
 		Namespace: cfg.OperatorNamespace,
@@ -304,9 +304,12 @@ func setupReconcilers(mgr manager.Manager, cfg Config, host pluginruntime.Host) 
 			return fmt.Errorf("%s controller: %w", kind.Kind(), err)
 		}
 	}
-	retirements := &DiskRetirementReconciler{Client: c, Live: mgr.GetAPIReader(), View: view, Config: cfg, Recorder: recorder}
+	retirements := &DiskRetirementReconciler{Client: c, Live: mgr.GetAPIReader(), View: view, Config: cfg, Recorder: recorder, Timing: cfg.RetirementTiming}
 	if err := retirements.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("disk retirement controller: %w", err)
+	}
+	if err := mgr.Add(&retirementSweeper{r: retirements, log: host.Logger()}); err != nil {
+		return err
 	}
 	if cfg.DevLoopDevices {
 		loops := &LoopDiscoveryReconciler{Client: c, Namespace: cfg.OperatorNamespace}

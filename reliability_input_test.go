@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -82,11 +81,11 @@ func manyDevices(n int) string {
 func badDiscoveries(goodNode string, good simulate.Device) []badDiscovery {
 	goodJSON, _ := simulate.DevicesJSON([]simulate.Device{good})
 	return []badDiscovery{
-		{"truncated JSON", devicesConfigMap("bad-truncated", `[{"name":"sdb","type":"disk","size":4000787030016,"emp`), "unexpected end of JSON input"},
-		{"an object instead of a list", devicesConfigMap("bad-object", `{"name":"sdb","type":"disk"}`), "cannot unmarshal object"},
-		{"a string instead of a list", devicesConfigMap("bad-string", `"sdb"`), "cannot unmarshal string"},
+		{"truncated JSON", devicesConfigMap("bad-truncated", `[{"name":"sdb","type":"disk","size":4000787030016,"emp`), "entry 0: unexpected EOF"},
+		{"an object instead of a list", devicesConfigMap("bad-object", `{"name":"sdb","type":"disk"}`), "want a JSON array of devices, found {"},
+		{"a string instead of a list", devicesConfigMap("bad-string", `"sdb"`), `want a JSON array of devices, found "sdb"`},
 		{"not JSON at all", devicesConfigMap("bad-text", `sdb sdc sdd`), "invalid character"},
-		{"an empty value", devicesConfigMap("bad-empty", ``), "unexpected end of JSON input"},
+		{"an empty value", devicesConfigMap("bad-empty", ``), "empty, not a JSON array of devices"},
 		{"a size that is a string", devicesConfigMap("bad-size-type", `[{"name":"sdb","type":"disk","size":"4TB"}]`), "cannot unmarshal string"},
 		{"a negative size", devicesConfigMap("bad-size-negative", `[{"name":"sdb","type":"disk","size":-1}]`), "cannot unmarshal number -1"},
 		{"a size beyond 64 bits", devicesConfigMap("bad-size-huge", `[{"name":"sdb","type":"disk","size":1e400}]`), "cannot unmarshal number 1e400"},
@@ -107,7 +106,7 @@ func badDiscoveries(goodNode string, good simulate.Device) []badDiscovery {
 			data, _ := simulate.DevicesJSON([]simulate.Device{in})
 			return rawConfigMap(ns, simulate.ConfigMapName("bad-liar"), goodNode, map[string]string{DiscoveryDevicesKey: data})
 		}, "does not match"},
-		{"10,000 devices in one", devicesConfigMap("bad-ten-thousand", manyDevices(10000)), "10000 device entries"},
+		{"10,000 devices in one", devicesConfigMap("bad-ten-thousand", manyDevices(10000)), "more than the 4096 device entries"},
 	}
 }
 
@@ -129,7 +128,7 @@ func TestReliabilityMalformedDiscovery(t *testing.T) {
 	for node, devices := range goodNodes {
 		data, err := simulate.DevicesJSON(devices)
 		require.NoError(t, err)
-		require.NoError(t, h.c.Create(h.ctx, simulate.ConfigMap(ns, node, data)))
+		createReport(t, h.ctx, h.c, simulate.ConfigMap(ns, node, data))
 	}
 	a, b := h.waitDisks("good-a", 4), h.waitDisks("good-b", 4)
 	pool := h.createPool("inputs", a["/dev/sdb"].Name, b["/dev/sdb"].Name)
@@ -146,7 +145,7 @@ func TestReliabilityMalformedDiscovery(t *testing.T) {
 
 	// good-b's discovery goes bad too: its Disks stay as they were.
 	bad := badDiscoveries("good-a", goodNodes["good-a"][0])
-	bad = append(bad, badDiscovery{"a known node's discovery turning bad", nil, "unexpected end of JSON input"})
+	bad = append(bad, badDiscovery{"a known node's discovery turning bad", nil, "entry 0: unexpected EOF"})
 	for _, tc := range bad {
 		if tc.cm == nil {
 			var cm corev1.ConfigMap
@@ -181,7 +180,7 @@ func TestReliabilityMalformedDiscovery(t *testing.T) {
 	twin.Name, twin.KernelName, twin.RealPath = "sdz", "sdz", "/dev/sdz"
 	oddJSON, err := simulate.DevicesJSON([]simulate.Device{odd, odd, twin})
 	require.NoError(t, err)
-	require.NoError(t, h.c.Create(h.ctx, simulate.ConfigMap(ns, "odd", oddJSON)))
+	createReport(t, h.ctx, h.c, simulate.ConfigMap(ns, "odd", oddJSON))
 	oddDisks := h.waitDisks("odd", 2)
 	for _, d := range oddDisks {
 		assert.NotContains(t, d.Status.Model, "\u0000", "no control characters reach the Disk")
@@ -215,19 +214,7 @@ func diskVersions(t *testing.T, h *harness) map[string]string {
 }
 
 func malformedEvent(h *harness, namespace, cmName, why string) error {
-	var list eventsv1.EventList
-	if err := h.c.List(h.ctx, &list, client.InNamespace(namespace)); err != nil {
-		return err
-	}
-	for _, e := range list.Items {
-		if e.Regarding.Kind == "ConfigMap" && e.Regarding.Name == cmName && e.Type == corev1.EventTypeWarning {
-			if e.Reason != "MalformedDiscovery" || !strings.Contains(e.Note, cmName) || !strings.Contains(e.Note, why) {
-				return fmt.Errorf("event %s %q does not name the ConfigMap and %q", e.Reason, e.Note, why)
-			}
-			return nil
-		}
-	}
-	return fmt.Errorf("no Warning Event about ConfigMap %s among %d", cmName, len(list.Items))
+	return warningAbout(h, namespace, cmName, "MalformedDiscovery", cmName, why)
 }
 
 func malformedLogLine(logs, ref, why string) error {

@@ -11,7 +11,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"k8s.io/client-go/rest"
 
 	"github.com/fundament-oss/ceph-rook/internal/simulate"
 	"github.com/fundament-oss/ceph-rook/internal/testenv"
@@ -32,7 +31,7 @@ type instance struct {
 func startInstance(t *testing.T, h *harness, name string) *instance {
 	t.Helper()
 	in := &instance{name: name, writes: &writeCounter{}, done: make(chan error, 1)}
-	restCfg := rest.CopyConfig(env.Config)
+	restCfg := configAsPlugin(t, env)
 	restCfg.Wrap(in.writes.wrap)
 	restCfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
 		return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
@@ -123,7 +122,7 @@ func TestReliabilityTwoInstancesOneWriter(t *testing.T) {
 	joined := "lead-joined"
 	data, err := simulate.DevicesJSON(simulate.MixedDevices(joined, 3))
 	require.NoError(t, err)
-	require.NoError(t, h.c.Create(h.ctx, simulate.ConfigMap(h.cfg.OperatorNamespace, joined, data)))
+	createReport(t, h.ctx, h.c, simulate.ConfigMap(h.cfg.OperatorNamespace, joined, data))
 	waitLeader(t, h, b, 2*time.Minute)
 	tookOver := time.Since(died)
 	h.waitDisks(joined, 3)

@@ -112,7 +112,7 @@ func runOutage(t *testing.T, run outageRun) {
 	p := &Plugin{
 		definition:       definition.MustParseDefinition(definitionYAML),
 		getenv:           func(key string) string { return vars[key] },
-		restConfig:       func() (*rest.Config, error) { return rest.CopyConfig(cp.Config), nil },
+		restConfig:       func() (*rest.Config, error) { return configAsPlugin(t, cp), nil },
 		metricsAddr:      "0",
 		apiProbeInterval: 500 * time.Millisecond,
 	}

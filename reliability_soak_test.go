@@ -59,10 +59,10 @@ func TestSoakLargestNodeIsPublished(t *testing.T) {
 	ns := h.cfg.OperatorNamespace
 	// Minimal entries: realistic ones (about 600 bytes each) would not fit
 	// a ConfigMap's 1 MiB at this count.
-	require.NoError(t, h.c.Create(h.ctx, simulate.ConfigMap(ns, "soak-big", manyDevices(MaxDiscoveryEntries))))
+	createReport(t, h.ctx, h.c, simulate.ConfigMap(ns, "soak-big", manyDevices(MaxDiscoveryEntries)))
 	small, err := simulate.DevicesJSON(simulate.MixedDevices("soak-small", 3))
 	require.NoError(t, err)
-	require.NoError(t, h.c.Create(h.ctx, simulate.ConfigMap(ns, "soak-small", small)))
+	createReport(t, h.ctx, h.c, simulate.ConfigMap(ns, "soak-small", small))
 	h.waitDisks("soak-small", 3)
 	err = testenv.Eventually(h.ctx, 10*time.Minute, func(context.Context) error {
 		if n := len(h.disksOf("soak-big")); n != MaxDiscoveryEntries {
@@ -96,7 +96,7 @@ func TestSoakMalformedDiscoveryRewritten(t *testing.T) {
 	}
 	data, err := simulate.DevicesJSON(good)
 	require.NoError(t, err)
-	require.NoError(t, h.c.Create(h.ctx, simulate.ConfigMap(ns, "good-a", data)))
+	createReport(t, h.ctx, h.c, simulate.ConfigMap(ns, "good-a", data))
 	h.waitDisks("good-a", 4)
 	assert.Contains(t, logs.String(), "ignoring malformed discovery ConfigMap")
 }

@@ -29,7 +29,7 @@ func TestReliabilityUnsatisfiableObjectsSayWhy(t *testing.T) {
 	}
 	data, err := simulate.DevicesJSON(devices)
 	require.NoError(t, err)
-	require.NoError(t, h.c.Create(h.ctx, simulate.ConfigMap(ns, "why-1", data)))
+	createReport(t, h.ctx, h.c, simulate.ConfigMap(ns, "why-1", data))
 	disks := h.waitDisks("why-1", 3)
 	free, inUse, later := disks["/dev/sdb"].Name, disks["/dev/sdc"].Name, disks["/dev/sdd"].Name
 

@@ -32,7 +32,6 @@ import (
 	"connectrpc.com/connect"
 	cephv1 "github.com/rook/rook/pkg/apis/ceph.rook.io/v1"
 	"github.com/stretchr/testify/require"
-	batchv1 "k8s.io/api/batch/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -145,6 +144,9 @@ func (sc relScenario) publish(ctx context.Context, c client.Client, namespace st
 	for _, node := range sortedKeys(sc.nodes) {
 		data, err := simulate.DevicesJSON(sc.nodes[node])
 		if err != nil {
+			return err
+		}
+		if err := simulate.EnsureNode(ctx, c, node); err != nil {
 			return err
 		}
 		if err := createOrKeep(ctx, c, simulate.ConfigMap(namespace, node, data)); err != nil {
@@ -691,8 +693,8 @@ func (n *nothingLost) onCluster(ev watch.Event, obj *unstructured.Unstructured) 
 	}
 }
 
-// retired says whether a DiskRetirement took the device out: its removal
-// Job succeeded, or it found no OSD on the device.
+// retired says whether a DiskRetirement took the device out: Ceph purged
+// its OSD, or it found no OSD on the device.
 func (n *nothingLost) retired(id DeviceID) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -705,11 +707,7 @@ func (n *nothingLost) retired(id DeviceID) bool {
 		if s.Node != id.Node || s.Device != id.Device {
 			continue
 		}
-		if s.OSDID == nil && (s.Phase == cephv1alpha1.RetirementRemoving || s.Phase == cephv1alpha1.RetirementRetired) {
-			return true
-		}
-		var job batchv1.Job
-		if s.JobName != "" && n.c.Get(ctx, client.ObjectKey{Namespace: n.clusterNamespace, Name: s.JobName}, &job) == nil && removalJobState(&job).Succeeded {
+		if s.Purged || s.OSDID == nil && (s.Phase == cephv1alpha1.RetirementWiping || s.Phase == cephv1alpha1.RetirementRetired) {
 			return true
 		}
 	}

@@ -28,6 +28,11 @@ const (
 	rookOSDDeployment = "rook-ceph-osd-" // + id: Rook's name, which its removal deletes
 )
 
+// osdDeploymentName is Rook's Deployment of OSD id.
+func osdDeploymentName(id int32) string {
+	return rookOSDDeployment + strconv.Itoa(int(id))
+}
+
 // OSD is one OSD as its Rook Deployment describes it.
 type OSD struct {
 	ID         int32
@@ -131,19 +136,36 @@ func FindOSD(disk *cephv1alpha1.Disk, osds []OSD, nodePaths map[string]bool, unr
 	return OSDLookup{}
 }
 
-// Preflight check names.
+// FindOSDByLabel finds the disk's OSD by the OSD UUID its BlueStore label
+// names: the OSD of that UUID on the disk's node, whatever path Rook
+// recorded for it (the path is the kernel name the device had when it was
+// prepared; the label moves with the disk).
+func FindOSDByLabel(disk *cephv1alpha1.Disk, osds []OSD, label string) OSDLookup {
+	var matches []OSD
+	for _, o := range osds {
+		if o.Node == disk.Status.NodeName && o.UUID == label {
+			matches = append(matches, o)
+		}
+	}
+	switch len(matches) {
+	case 1:
+		return OSDLookup{OSD: &matches[0]}
+	case 0:
+		return OSDLookup{Refusal: fmt.Sprintf("refused, nothing was touched: %s on node %s holds the OSD with UUID %s, which no OSD Deployment of node %s runs; retire it by hand",
+			disk.Status.Path, disk.Status.NodeName, label, disk.Status.NodeName)}
+	}
+	return OSDLookup{Refusal: fmt.Sprintf("refused, nothing was touched: %d OSD Deployments of node %s run the OSD with UUID %s; remove the stale ones first",
+		len(matches), disk.Status.NodeName, label)}
+}
+
+// Preflight check names: the consumers' (the Ceph-side ones are in
+// retirement_ceph.go).
 const (
 	CheckHosts    = "Hosts"
 	CheckCopies   = "Copies"
 	CheckCapacity = "Capacity"
 	CheckHealth   = "Health"
 )
-
-// nearfullRatio is the share of raw capacity Ceph warns at
-// (mon_osd_nearfull_ratio, 0.85 by default; Ceph's "Storage Capacity"
-// documentation): the data left after a retirement must stay below it,
-// or Ceph would be near full the moment the disk is gone.
-const nearfullRatio = 0.85
 
 // ConsumerNeed is the replication one consumer uses now.
 type ConsumerNeed struct {
@@ -152,32 +174,22 @@ type ConsumerNeed struct {
 	Domain   string
 }
 
-// PreflightInput is what the retirement is checked against.
+// PreflightInput is what the consumers' checks are made against.
 type PreflightInput struct {
 	// HostsAfter and OSDsAfter count the nodes and devices of the shared
-	// OSD set once the disk is gone (its replacement, when it joined,
-	// included).
+	// OSD set once the disk is gone (its replacement, when it joined or
+	// is joining, included).
 	HostsAfter, OSDsAfter int
 	Consumers             []ConsumerNeed
-	// Health is the CephCluster's status.ceph.health; empty when unknown.
-	Health string
-	// UsedBytes and TotalBytes are status.ceph.capacity; TotalBytes 0 when
-	// Ceph has not reported capacity.
-	UsedBytes, TotalBytes int64
-	// DiskBytes is the retired disk's size. JoiningBytes is a replacement's
-	// that is not an OSD yet (a suspended retirement's preview); one that
-	// joined is in TotalBytes already, since Ceph counts it.
-	DiskBytes, JoiningBytes int64
 }
 
-// Preflight checks a retirement before anything is touched: enough hosts
-// (or, for consumers whose copies sit on OSDs, enough OSDs) remain for
-// every consumer's replica count; every consumer keeps a second copy while
-// the OSD is down; the data Ceph holds fits below the nearfull ratio of
-// what remains; Ceph is not in HEALTH_ERR. Every check is reported, passed
-// or not.
+// Preflight checks a retirement against what the consumers ask, before
+// anything is touched: enough hosts (or, for consumers whose copies sit on
+// OSDs, enough OSDs) remain for every consumer's replica count, and every
+// consumer keeps a second copy. Ceph's own checks (CephChecks) follow.
+// Every check is reported, passed or not.
 func Preflight(in PreflightInput) []cephv1alpha1.PreflightCheck {
-	return []cephv1alpha1.PreflightCheck{hostsCheck(in), copiesCheck(in), capacityCheck(in), healthCheck(in)}
+	return []cephv1alpha1.PreflightCheck{hostsCheck(in), copiesCheck(in)}
 }
 
 // copiesCheck refuses while a consumer keeps one copy: Rook removes only an
@@ -215,30 +227,6 @@ func hostsCheck(in PreflightInput) cephv1alpha1.PreflightCheck {
 	return cephv1alpha1.PreflightCheck{Name: CheckHosts, Passed: true, Message: after + ": enough for every consumer's copies"}
 }
 
-func capacityCheck(in PreflightInput) cephv1alpha1.PreflightCheck {
-	if in.TotalBytes <= 0 {
-		return cephv1alpha1.PreflightCheck{Name: CheckCapacity, Message: "Ceph has not reported its capacity yet (CephCluster status.ceph.capacity); try again once it has"}
-	}
-	remaining := in.TotalBytes - in.DiskBytes + in.JoiningBytes
-	limit := int64(float64(remaining) * nearfullRatio)
-	msg := fmt.Sprintf("%s used of %s that would remain (%s before Ceph's nearfull ratio of %.0f%%)",
-		humanBytes(in.UsedBytes), humanBytes(remaining), humanBytes(limit), nearfullRatio*100)
-	if remaining <= 0 || in.UsedBytes > limit {
-		return cephv1alpha1.PreflightCheck{Name: CheckCapacity, Message: msg + ": the data would not fit; add capacity first"}
-	}
-	return cephv1alpha1.PreflightCheck{Name: CheckCapacity, Passed: true, Message: msg}
-}
-
-func healthCheck(in PreflightInput) cephv1alpha1.PreflightCheck {
-	switch in.Health {
-	case "":
-		return cephv1alpha1.PreflightCheck{Name: CheckHealth, Message: "Ceph has not reported its health yet (CephCluster status.ceph.health)"}
-	case "HEALTH_ERR":
-		return cephv1alpha1.PreflightCheck{Name: CheckHealth, Message: "Ceph reports HEALTH_ERR: repair the cluster before taking a disk out of it"}
-	}
-	return cephv1alpha1.PreflightCheck{Name: CheckHealth, Passed: true, Message: "Ceph reports " + in.Health}
-}
-
 // PreflightPassed reports whether every check passed, and the failed ones'
 // messages joined.
 func PreflightPassed(checks []cephv1alpha1.PreflightCheck) (bool, string) {
@@ -265,15 +253,82 @@ func humanBytes(n int64) string {
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
 
+// RetirementQueue is where a retirement stands among the others.
+type RetirementQueue struct {
+	// SameDisk is an older unfinished retirement of the same disk: the
+	// first asked keeps it.
+	SameDisk string
+	// Ahead is the retirement that goes before this one, and why: Ceph
+	// retires one OSD at a time, since two OSDs stopped together on two
+	// hosts take every PG with a copy on both below its copies (inactive
+	// when only two were kept), and each removal's checks assume the rest
+	// of the cluster stays as it is.
+	Ahead string
+}
+
+// QueueRetirement places self among all retirements: one that has touched
+// the cluster (stopped an OSD, added a replacement, runs a Job) goes first,
+// then the oldest unfinished one (olderFirst) that is not held by
+// spec.suspend; a suspended one waits for its confirmation, not its turn.
+// One that runs keeps its turn whoever comes after.
+func QueueRetirement(self *cephv1alpha1.DiskRetirement, all []cephv1alpha1.DiskRetirement) RetirementQueue {
+	var q RetirementQueue
+	selfRuns := runs(self.Status)
+	var sameDisk, running, first *cephv1alpha1.DiskRetirement
+	for i := range all {
+		o := &all[i]
+		if o.Name == self.Name || retirementFinished(o.Status.Phase) {
+			continue
+		}
+		older := olderFirst(o, self) < 0
+		switch {
+		case o.Spec.Disk == self.Spec.Disk:
+			if older && (sameDisk == nil || olderFirst(o, sameDisk) < 0) {
+				sameDisk = o
+			}
+		case selfRuns:
+		case runs(o.Status):
+			running = o
+		case older && !o.Spec.Suspend && (first == nil || olderFirst(o, first) < 0):
+			first = o
+		}
+	}
+	if sameDisk != nil {
+		q.SameDisk = sameDisk.Name
+	}
+	switch {
+	case running != nil:
+		q.Ahead = fmt.Sprintf("DiskRetirement %s (%s)", running.Name, running.Status.Phase)
+	case first != nil:
+		q.Ahead = fmt.Sprintf("DiskRetirement %s, asked first", first.Name)
+	}
+	return q
+}
+
+// runs: the retirement has its turn, having touched the cluster or added
+// its replacement to the pool.
+func runs(s cephv1alpha1.DiskRetirementStatus) bool {
+	return touched(s) || s.Phase == cephv1alpha1.RetirementWaitingForReplacement
+}
+
 // WipeInstructions is what the operator must do by hand before the disk is
 // used again: Rook's removal does not wipe it, and a device that still
 // carries an OSD's data is skipped by Rook's prepare (or taken for the old
 // OSD). The steps are those of Rook's "Zapping Devices"
 // (Documentation/Storage-Configuration/ceph-teardown.md), for this device.
+// They are pasted into a root shell, so the device is single-quoted (its
+// path passed SafeDevicePath, and a udev escape such as "\x20" must reach
+// the command as written).
 func WipeInstructions(node, device string) string {
 	return fmt.Sprintf("The disk still holds the removed OSD's data. Before using it again, on node %s: "+
 		"sgdisk --zap-all %[2]s; dd if=/dev/zero of=%[2]s bs=1K count=200 oflag=direct,dsync seek=0 "+
 		"(and at 1 GB, 10 GB, 100 GB, 1000 GB, as Rook's teardown guide shows), or blkdiscard %[2]s on an SSD; partprobe %[2]s. "+
 		"Then remove the %[3]s annotation from its Disk and take it out of its DiskPool's spec.disks (or leave it there to give it to Ceph again).",
-		node, device, cephv1alpha1.RetiredAnnotation)
+		node, shellQuote(device), cephv1alpha1.RetiredAnnotation)
+}
+
+// shellQuote is s as one word of a POSIX shell: single-quoted, with any
+// single quote closed, escaped and reopened.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	cephv1 "github.com/rook/rook/pkg/apis/ceph.rook.io/v1"
@@ -12,7 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -40,11 +41,16 @@ const rookOperatorDeployment = "rook-ceph-operator"
 type DiskRetirementReconciler struct {
 	Client client.Client
 	// Live reads what the cache does not hold (Rook's OSD Deployments and
-	// Jobs), straight from the API server.
+	// pods, the Ceph Jobs), straight from the API server.
 	Live     client.Reader
 	View     *ClusterView
 	Config   Config
 	Recorder events.EventRecorder
+	// Timing is how the retirement waits on Ceph; zero is
+	// DefaultRetirementTiming.
+	Timing RetirementTiming
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
 }
 
 func (r *DiskRetirementReconciler) SetupWithManager(mgr ctrl.Manager) error {
@@ -74,13 +80,68 @@ func (r *DiskRetirementReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 	if err := r.writeStatus(ctx, &ret, next.Status); err != nil {
 		return ctrl.Result{}, err
 	}
+	if facts.Answer != nil && next.Status.CephJob != facts.Status.CephJob {
+		// Its answer is in the status now: the Job and its pod can go.
+		if err := r.deleteCephJob(ctx, facts.Status.CephJob); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
 	if err := r.act(ctx, &ret, facts, next); err != nil {
+		if next.Action == ActCephJob && refusedForGood(err) {
+			return r.jobRefused(ctx, &ret, facts, next, err)
+		}
 		return ctrl.Result{}, fmt.Errorf("%s for DiskRetirement %s: %w", next.Action, ret.Name, err)
 	}
 	if retirementWaitsOnNothingOutside(next) {
 		return ctrl.Result{}, nil
 	}
-	return ctrl.Result{RequeueAfter: retirementPoll}, nil
+	return ctrl.Result{RequeueAfter: min(retirementPoll, r.timing().Poll)}, nil
+}
+
+// refusedForGood: the API server refused a create for what it is (invalid,
+// forbidden by admission or policy), not for the moment: retrying the same
+// create would be refused again, for ever.
+func refusedForGood(err error) bool {
+	return apierrors.IsInvalid(err) || apierrors.IsForbidden(err) || apierrors.IsBadRequest(err)
+}
+
+// jobRefused reads a Ceph Job the API server refused as a Job that failed
+// at once: the step that asked decides again with that answer (a refusal
+// before anything was touched, an abort after), instead of asking for ever.
+func (r *DiskRetirementReconciler) jobRefused(ctx context.Context, ret *cephv1alpha1.DiskRetirement, facts RetirementFacts, asked RetirementStep, err error) (ctrl.Result, error) {
+	facts.Status = asked.Status
+	facts.Answer = &CephJobAnswer{Done: true, Message: fmt.Sprintf("Kubernetes refused Ceph Job %s: %v", asked.Status.CephJob, err)}
+	facts.Verb, facts.Ceph, facts.CephJobMissing = asked.Request.Verb, nil, false
+	next := NextRetirementStep(facts)
+	if next.Action == ActCephJob {
+		// The step asks again (an abort's "in"): wait before it does.
+		next.Action, next.Status.CephJob = ActNone, ""
+	}
+	if err := r.writeStatus(ctx, ret, next.Status); err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := r.act(ctx, ret, facts, next); err != nil {
+		return ctrl.Result{}, fmt.Errorf("%s for DiskRetirement %s: %w", next.Action, ret.Name, err)
+	}
+	return ctrl.Result{RequeueAfter: r.timing().Poll}, nil
+}
+
+// timing is r.Timing, DefaultRetirementTiming for what it leaves zero.
+func (r *DiskRetirementReconciler) timing() RetirementTiming {
+	t, d := r.Timing, DefaultRetirementTiming
+	for _, f := range []struct{ v, def *time.Duration }{{&t.Poll, &d.Poll}, {&t.Stall, &d.Stall}, {&t.Sweep, &d.Sweep}} {
+		if *f.v <= 0 {
+			*f.v = *f.def
+		}
+	}
+	return t
+}
+
+func (r *DiskRetirementReconciler) now() time.Time {
+	if r.Now == nil {
+		return time.Now()
+	}
+	return r.Now()
 }
 
 // retirementWaitsOnNothingOutside: a terminal phase with nothing left to
@@ -98,8 +159,12 @@ func retirementWaitsOnNothingOutside(s RetirementStep) bool {
 // gather reads every fact NextRetirementStep decides on.
 func (r *DiskRetirementReconciler) gather(ctx context.Context, ret *cephv1alpha1.DiskRetirement) (RetirementFacts, error) {
 	f := RetirementFacts{
-		Name: ret.Name, DiskName: ret.Spec.Disk, ReplacementName: ret.Spec.Replacement,
+		Name: ret.Name, UID: ret.UID, DiskName: ret.Spec.Disk, ReplacementName: ret.Spec.Replacement,
 		Status: ret.Status, Deleting: !ret.DeletionTimestamp.IsZero(), Suspend: ret.Spec.Suspend,
+		Now: r.now(), Timing: r.timing(),
+	}
+	if err := r.gatherAnswer(ctx, &f); err != nil {
+		return f, err
 	}
 	disk, err := r.disk(ctx, ret.Spec.Disk)
 	if err != nil {
@@ -114,9 +179,14 @@ func (r *DiskRetirementReconciler) gather(ctx context.Context, ret *cephv1alpha1
 		return f, err
 	}
 	f.Listed = cluster.devices[DeviceIDOf(disk)]
-	if f.OtherRetirement, err = r.otherRetirement(ctx, ret); err != nil {
-		return f, err
+	var all cephv1alpha1.DiskRetirementList
+	// Read from the API server, not the cache: the retirement ahead wrote
+	// its phase before it touched anything, and a cache that has not seen
+	// that write would let two run at once.
+	if err := r.Live.List(ctx, &all); err != nil {
+		return f, fmt.Errorf("list DiskRetirements: %w", err)
 	}
+	f.Queue = QueueRetirement(ret, all.Items)
 	osds, unreadable, err := r.osds(ctx)
 	if err != nil {
 		return f, err
@@ -126,6 +196,9 @@ func (r *DiskRetirementReconciler) gather(ctx context.Context, ret *cephv1alpha1
 		return f, err
 	}
 	f.Lookup = FindOSD(disk, osds, nodePaths, unreadable)
+	if f.Status.DeviceLabel != "" {
+		f.Lookup = FindOSDByLabel(disk, osds, f.Status.DeviceLabel)
+	}
 	if err := r.gatherReplacement(ctx, &f, cluster, osds, nodePaths, unreadable); err != nil {
 		return f, err
 	}
@@ -134,35 +207,78 @@ func (r *DiskRetirementReconciler) gather(ctx context.Context, ret *cephv1alpha1
 		id = &f.Lookup.OSD.ID
 	}
 	if id != nil {
-		f.Deployment = osdByID(osds, *id)
-		var job batchv1.Job
-		err := r.Live.Get(ctx, client.ObjectKey{Namespace: r.Config.ClusterNamespace, Name: RemovalJobName(*id)}, &job)
-		switch {
-		case err == nil:
-			f.Job = removalJobState(&job)
-		case !apierrors.IsNotFound(err):
-			return f, fmt.Errorf("read Job %s: %w", RemovalJobName(*id), err)
-		}
-		if f.Job.Succeeded && f.Deployment != nil {
-			// The Deployments were read before the Job, and Rook deletes
-			// the OSD's Deployment before its Job completes: a Job seen
-			// done is judged against the Deployment as it is after it, or
-			// a removal that just finished would read as one Rook skipped.
-			if f.Deployment, err = r.osdNow(ctx, f.Deployment.Deployment); err != nil {
-				return f, err
-			}
+		if f.Deployment, f.DeploymentUnreadable, err = r.osdDeployment(ctx, *id); err != nil {
+			return f, err
 		}
 	}
 	if untouchedPhase(f.Status.Phase) && f.Lookup.OSD != nil {
-		joining := f.Replacement
-		if f.ReplacementJoined {
-			joining = nil // already in the union and in Ceph's capacity
-		}
-		if f.Preflight, err = r.preflight(ctx, disk, joining, cluster); err != nil {
+		if f.Preflight, err = r.preflight(ctx, disk, f.joining(), cluster); err != nil {
 			return f, err
 		}
 	}
 	return f, nil
+}
+
+// joining is a replacement that is not an OSD yet, which the consumers'
+// checks count as one (a suspended retirement's preview).
+func (f RetirementFacts) joining() *cephv1alpha1.Disk {
+	if f.ReplacementJoined {
+		return nil // already in the union
+	}
+	return f.Replacement
+}
+
+// gatherAnswer reads the Ceph Job the status names: missing, running, or
+// done with its answer (a probe's parsed).
+func (r *DiskRetirementReconciler) gatherAnswer(ctx context.Context, f *RetirementFacts) error {
+	if f.Status.CephJob == "" {
+		return nil
+	}
+	answer, verb, err := r.readCephJob(ctx, f.Status.CephJob)
+	switch {
+	case err != nil:
+		return err
+	case answer == nil:
+		f.CephJobMissing = true
+		return nil
+	case !answer.Done:
+		return nil
+	}
+	f.Answer, f.Verb = answer, verb
+	if f.Verb == VerbProbe && answer.Succeeded {
+		facts, err := ParseCephFacts(answer.Message)
+		if err != nil {
+			f.Answer.Succeeded, f.Answer.Message = false, err.Error()
+			return nil
+		}
+		f.Ceph = &facts
+	}
+	return nil
+}
+
+// readCephJob reads a Ceph Job of the cluster namespace and its pods: its
+// answer (nil when there is no such Job) and its verb.
+func (r *DiskRetirementReconciler) readCephJob(ctx context.Context, name string) (*CephJobAnswer, CephVerb, error) {
+	var job batchv1.Job
+	err := r.Live.Get(ctx, client.ObjectKey{Namespace: r.Config.ClusterNamespace, Name: name}, &job)
+	if apierrors.IsNotFound(err) {
+		return nil, "", nil
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("read Ceph Job %s: %w", name, err)
+	}
+	var pods corev1.PodList
+	if err := r.Live.List(ctx, &pods, client.InNamespace(r.Config.ClusterNamespace), client.MatchingLabels{batchv1.JobNameLabel: name}); err != nil {
+		return nil, "", fmt.Errorf("list the pods of Ceph Job %s: %w", name, err)
+	}
+	answer := ReadCephJob(&job, pods.Items)
+	return &answer, CephVerb(job.Labels[CephJobVerbLabel]), nil
+}
+
+// deleteCephJob deletes a Ceph Job whose answer was read, with its pod.
+func (r *DiskRetirementReconciler) deleteCephJob(ctx context.Context, name string) error {
+	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: r.Config.ClusterNamespace, Name: name}}
+	return client.IgnoreNotFound(r.Client.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground)))
 }
 
 func (r *DiskRetirementReconciler) disk(ctx context.Context, name string) (*cephv1alpha1.Disk, error) {
@@ -178,25 +294,6 @@ func (r *DiskRetirementReconciler) disk(ctx context.Context, name string) (*ceph
 		return nil, fmt.Errorf("read Disk %s: %w", name, err)
 	}
 	return &d, nil
-}
-
-// otherRetirement is an older unfinished retirement of the same disk:
-// the first asked keeps it.
-func (r *DiskRetirementReconciler) otherRetirement(ctx context.Context, ret *cephv1alpha1.DiskRetirement) (string, error) {
-	var all cephv1alpha1.DiskRetirementList
-	if err := r.Client.List(ctx, &all); err != nil {
-		return "", fmt.Errorf("list DiskRetirements: %w", err)
-	}
-	for i := range all.Items {
-		o := &all.Items[i]
-		if o.Name == ret.Name || o.Spec.Disk != ret.Spec.Disk || retirementFinished(o.Status.Phase) {
-			continue
-		}
-		if olderFirst(o, ret) < 0 {
-			return o.Name, nil
-		}
-	}
-	return "", nil
 }
 
 // osds reads Rook's OSD Deployments: the parsed ones, and the names of
@@ -219,30 +316,32 @@ func (r *DiskRetirementReconciler) osds(ctx context.Context) ([]OSD, []string, e
 	return osds, unreadable, nil
 }
 
-// osdNow reads one OSD Deployment again; nil when it is gone.
-func (r *DiskRetirementReconciler) osdNow(ctx context.Context, name string) (*OSD, error) {
+// osdDeployment reads Rook's Deployment of OSD id by name: nil when it is
+// gone, and why when it exists but cannot be read.
+func (r *DiskRetirementReconciler) osdDeployment(ctx context.Context, id int32) (*OSD, string, error) {
 	var d appsv1.Deployment
-	err := r.Live.Get(ctx, client.ObjectKey{Namespace: r.Config.ClusterNamespace, Name: name}, &d)
+	err := r.Live.Get(ctx, client.ObjectKey{Namespace: r.Config.ClusterNamespace, Name: osdDeploymentName(id)}, &d)
 	if apierrors.IsNotFound(err) {
-		return nil, nil
+		return nil, "", nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read Deployment %s: %w", name, err)
+		return nil, "", fmt.Errorf("read Deployment %s: %w", osdDeploymentName(id), err)
 	}
 	osd, err := ParseOSDDeployment(&d)
 	if err != nil {
-		return nil, err
+		return nil, err.Error(), nil
 	}
-	return &osd, nil
-}
-
-func osdByID(osds []OSD, id int32) *OSD {
-	for i := range osds {
-		if osds[i].ID == id {
-			return &osds[i]
-		}
+	if osd.ID != id {
+		return nil, fmt.Sprintf("deployment %s is labelled osd.%d", d.Name, osd.ID), nil
 	}
-	return nil
+	// status.replicas leaves out pods that are terminating: an OSD whose
+	// pod still shuts down is still running.
+	var pods corev1.PodList
+	if err := r.Live.List(ctx, &pods, client.InNamespace(r.Config.ClusterNamespace), client.MatchingLabels{"app": rookOSDAppLabel, rookOSDIDLabel: strconv.Itoa(int(id))}); err != nil {
+		return nil, "", fmt.Errorf("list osd.%d's pods: %w", id, err)
+	}
+	osd.Running = max(osd.Running, int32(len(pods.Items)))
+	return &osd, "", nil
 }
 
 // nodePaths are the kernel and stable paths of every Disk on node.
@@ -287,14 +386,15 @@ func (r *DiskRetirementReconciler) gatherReplacement(ctx context.Context, f *Ret
 				return err
 			}
 		}
-		f.ReplacementJoined = FindOSD(repl, osds, paths, unreadable).OSD != nil
+		f.ReplacementOSD = FindOSD(repl, osds, paths, unreadable).OSD
+		f.ReplacementJoined = f.ReplacementOSD != nil
 	}
 	return nil
 }
 
-// preflight gathers the checks' input: the shared OSD set without the
-// disk (with joining, a replacement that is not an OSD yet, counted as
-// one), every consumer's replication now, and what Ceph reports.
+// preflight gathers the consumers' checks' input: the shared OSD set
+// without the disk (with joining, a replacement that is not an OSD yet,
+// counted as one) and every consumer's replication now.
 func (r *DiskRetirementReconciler) preflight(ctx context.Context, disk, joining *cephv1alpha1.Disk, cluster cephCluster) ([]cephv1alpha1.PreflightCheck, error) {
 	union, err := r.View.ComputeUnion(ctx, cluster.devices)
 	if err != nil {
@@ -312,9 +412,6 @@ func (r *DiskRetirementReconciler) preflight(ctx context.Context, disk, joining 
 	if joining != nil {
 		hosts[joining.Status.NodeName] = true
 		in.OSDsAfter++
-		if joining.Status.Size != nil {
-			in.JoiningBytes = joining.Status.Size.Value()
-		}
 	}
 	in.HostsAfter = len(hosts)
 	for _, kind := range consumerKinds {
@@ -332,12 +429,6 @@ func (r *DiskRetirementReconciler) preflight(ctx context.Context, disk, joining 
 			}
 			in.Consumers = append(in.Consumers, ConsumerNeed{Consumer: kind.Kind() + " " + c.GetName(), Size: rep.Size, Domain: rep.FailureDomain})
 		}
-	}
-	in.Health, _, _ = unstructured.NestedString(cluster.raw.Object, "status", "ceph", "health")
-	in.UsedBytes, _, _ = unstructured.NestedInt64(cluster.raw.Object, "status", "ceph", "capacity", "bytesUsed")
-	in.TotalBytes, _, _ = unstructured.NestedInt64(cluster.raw.Object, "status", "ceph", "capacity", "bytesTotal")
-	if disk.Status.Size != nil {
-		in.DiskBytes = disk.Status.Size.Value()
 	}
 	return Preflight(in), nil
 }
@@ -372,8 +463,11 @@ func (r *DiskRetirementReconciler) act(ctx context.Context, ret *cephv1alpha1.Di
 		return r.scaleOSD(ctx, *s.Status.OSDID, 0)
 	case ActScaleUp:
 		return r.scaleOSD(ctx, *s.Status.OSDID, 1)
-	case ActCreateJob:
-		return r.createJob(ctx, ret.Name, *s.Status.OSDID)
+	case ActCephJob:
+		return r.createCephJob(ctx, ret, s.Request)
+	case ActDeleteDeployment:
+		d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: r.Config.ClusterNamespace, Name: f.Deployment.Deployment}}
+		return client.IgnoreNotFound(r.Client.Delete(ctx, d))
 	case ActMarkRetired:
 		mark := "no-osd"
 		if s.Status.OSDID != nil {
@@ -387,6 +481,12 @@ func (r *DiskRetirementReconciler) act(ctx context.Context, ret *cephv1alpha1.Di
 		disk.Annotations[cephv1alpha1.RetiredAnnotation] = mark
 		return r.Client.Patch(ctx, disk, patch)
 	case ActRelease:
+		if s.Status.OSDID != nil && (s.Status.Phase == cephv1alpha1.RetirementFailed || s.Status.Phase == cephv1alpha1.RetirementCancelled) {
+			// Given back: the OSD is no longer this retirement's.
+			if err := r.annotateOSD(ctx, *s.Status.OSDID, ""); err != nil {
+				return err
+			}
+		}
 		patch := client.MergeFrom(ret.DeepCopy())
 		if controllerutil.RemoveFinalizer(ret, retirementFinalizer) {
 			return client.IgnoreNotFound(r.Client.Patch(ctx, ret, patch))
@@ -417,26 +517,53 @@ func (r *DiskRetirementReconciler) addReplacement(ctx context.Context, poolName,
 // update.go, controller.GetDaemonsToSkipReconcile).
 func (r *DiskRetirementReconciler) scaleOSD(ctx context.Context, id int32, replicas int32) error {
 	d := &appsv1.Deployment{}
-	d.Namespace, d.Name = r.Config.ClusterNamespace, fmt.Sprintf("%s%d", rookOSDDeployment, id)
+	d.Namespace, d.Name = r.Config.ClusterNamespace, osdDeploymentName(id)
 	label := "null"
 	if replicas == 0 {
-		label = `"retiring"`
+		label = strconv.Quote(retiringLabelValue)
 	}
 	body := fmt.Appendf(nil, `{"metadata":{"labels":{%q:%s}},"spec":{"replicas":%d}}`, cephv1.SkipReconcileLabelKey, label, replicas)
 	return client.IgnoreNotFound(r.Client.Patch(ctx, d, client.RawPatch(client.Merge.Type(), body)))
 }
 
-func (r *DiskRetirementReconciler) createJob(ctx context.Context, retirement string, id int32) error {
-	var operator appsv1.Deployment
-	if err := r.Live.Get(ctx, client.ObjectKey{Namespace: r.Config.OperatorNamespace, Name: rookOperatorDeployment}, &operator); err != nil {
-		return fmt.Errorf("read the Rook operator's image: %w", err)
-	}
-	if len(operator.Spec.Template.Spec.Containers) == 0 {
-		return fmt.Errorf("deployment %s has no containers", rookOperatorDeployment)
-	}
-	job := RenderRemovalJob(r.Config.ClusterNamespace, retirement, id, operator.Spec.Template.Spec.Containers[0].Image)
-	if err := r.Client.Create(ctx, job); err != nil && !apierrors.IsAlreadyExists(err) {
+// createCephJob creates a Ceph Job for ret with the Rook operator's image.
+func (r *DiskRetirementReconciler) createCephJob(ctx context.Context, ret *cephv1alpha1.DiskRetirement, req CephJobRequest) error {
+	image, err := r.rookImage(ctx)
+	if err != nil {
 		return err
 	}
-	return nil
+	if req.Verb == VerbOut {
+		// Before the OSD is out: whatever becomes of this retirement, the
+		// sweep can find what it changed.
+		if err := r.annotateOSD(ctx, req.OSDID, string(ret.UID)); err != nil {
+			return err
+		}
+	}
+	job := RenderCephJob(r.Config.ClusterNamespace, retirementOwner(ret), req, image)
+	return client.IgnoreAlreadyExists(r.Client.Create(ctx, job))
+}
+
+// rookImage is the running Rook operator's image.
+func (r *DiskRetirementReconciler) rookImage(ctx context.Context) (string, error) {
+	var operator appsv1.Deployment
+	if err := r.Live.Get(ctx, client.ObjectKey{Namespace: r.Config.OperatorNamespace, Name: rookOperatorDeployment}, &operator); err != nil {
+		return "", fmt.Errorf("read the Rook operator's image: %w", err)
+	}
+	if len(operator.Spec.Template.Spec.Containers) == 0 {
+		return "", fmt.Errorf("deployment %s has no containers", rookOperatorDeployment)
+	}
+	return operator.Spec.Template.Spec.Containers[0].Image, nil
+}
+
+// annotateOSD puts RetirementAnnotation (uid) on an OSD's Deployment, or
+// takes it off ("").
+func (r *DiskRetirementReconciler) annotateOSD(ctx context.Context, id int32, uid string) error {
+	d := &appsv1.Deployment{}
+	d.Namespace, d.Name = r.Config.ClusterNamespace, osdDeploymentName(id)
+	value := "null"
+	if uid != "" {
+		value = strconv.Quote(uid)
+	}
+	body := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%s}}}`, RetirementAnnotation, value)
+	return client.IgnoreNotFound(r.Client.Patch(ctx, d, client.RawPatch(client.Merge.Type(), body)))
 }

@@ -2,6 +2,11 @@ package main
 
 import (
 	"fmt"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
 )
@@ -15,13 +20,17 @@ const (
 	ActNone RetirementAction = ""
 	// ActAddReplacement adds the replacement Disk to the pool's spec.disks.
 	ActAddReplacement RetirementAction = "AddReplacement"
-	// ActScaleDown scales the OSD's Deployment to zero: Rook's removal
-	// skips an OSD that is up (pkg/daemon/ceph/osd/remove.go RemoveOSDs).
+	// ActCephJob creates the Ceph Job status.cephJob names (Request says
+	// what it runs).
+	ActCephJob RetirementAction = "CephJob"
+	// ActScaleDown scales the OSD's Deployment to zero, with Rook's
+	// do-not-reconcile label so that Rook does not start it again.
 	ActScaleDown RetirementAction = "ScaleDown"
-	// ActCreateJob creates Rook's OSD removal Job.
-	ActCreateJob RetirementAction = "CreateJob"
 	// ActScaleUp scales the OSD's Deployment back to one.
 	ActScaleUp RetirementAction = "ScaleUp"
+	// ActDeleteDeployment deletes the purged OSD's Deployment, as Rook's
+	// own removal does (pkg/daemon/ceph/osd/remove.go).
+	ActDeleteDeployment RetirementAction = "DeleteDeployment"
 	// ActMarkRetired puts RetiredAnnotation on the Disk, which takes its
 	// device out of the CephCluster's list.
 	ActMarkRetired RetirementAction = "MarkRetired"
@@ -30,19 +39,29 @@ const (
 	ActRelease RetirementAction = "Release"
 )
 
-// JobState is what the removal Job's status says.
-type JobState struct {
-	Exists, Succeeded, Failed bool
-	// Message is the failed condition's message.
-	Message string
-	// Retirement is the DiskRetirement its label names: one Job per OSD.
-	Retirement string
+// RetirementTiming is how a retirement waits on Ceph.
+type RetirementTiming struct {
+	// Poll is how long it waits between two probes of Ceph.
+	Poll time.Duration
+	// Stall is how long a wait may go without progress (no PG leaving a
+	// draining OSD; Ceph not yet calling a stopped one safe to destroy or
+	// down) before the retirement is aborted.
+	Stall time.Duration
+	// Sweep is how often the plugin looks for OSDs a retirement that is
+	// gone left touched (retirement_sweep.go).
+	Sweep time.Duration
 }
+
+// DefaultRetirementTiming: a probe every 15 seconds (Rook's own removal
+// asks every 15 s, pkg/daemon/ceph/osd/remove.go); 30 minutes without a
+// single PG moving is no backfill that is merely slow.
+var DefaultRetirementTiming = RetirementTiming{Poll: 15 * time.Second, Stall: 30 * time.Minute, Sweep: time.Minute}
 
 // RetirementFacts is everything a retirement's next step depends on.
 type RetirementFacts struct {
-	// Name is the DiskRetirement's, DiskName its spec.disk.
+	// Name and UID are the DiskRetirement's, DiskName its spec.disk.
 	Name, DiskName string
+	UID            types.UID
 	Status         cephv1alpha1.DiskRetirementStatus
 	Deleting       bool
 	// Suspend is spec.suspend: stop after the checks.
@@ -51,44 +70,80 @@ type RetirementFacts struct {
 	Disk *cephv1alpha1.Disk
 	// Listed says the disk's device is in the CephCluster's list.
 	Listed bool
-	// OtherRetirement is another unfinished DiskRetirement of the same disk.
-	OtherRetirement string
+	// Queue is where the retirement stands among the others.
+	Queue RetirementQueue
 	// ReplacementName is spec.replacement; Replacement its Disk (nil: none
 	// of that name), ReplacementInPool whether the pool lists it,
-	// ReplacementJoined whether its device is listed and an OSD runs on it.
+	// ReplacementJoined whether its device is listed and Rook runs an OSD
+	// on it, ReplacementOSD that OSD (Ceph must still see it up and in).
 	ReplacementName                      string
 	Replacement                          *cephv1alpha1.Disk
 	ReplacementInPool, ReplacementJoined bool
+	ReplacementOSD                       *OSD
 	// Lookup is the disk's OSD, from Rook's OSD Deployments.
 	Lookup OSDLookup
 	// Deployment is the Deployment of the OSD the status records; nil when
-	// it is gone (Rook's removal deletes it).
-	Deployment *OSD
-	Job        JobState
-	// Preflight are the checks, computed when the retirement is still
-	// untouched.
+	// it is gone. DeploymentUnreadable says why it exists but cannot be
+	// read: then nobody can tell whether the OSD still runs, and it is
+	// never taken for gone.
+	Deployment           *OSD
+	DeploymentUnreadable string
+	// Preflight are the consumers' checks (Hosts, Copies), computed while
+	// the retirement is untouched.
 	Preflight []cephv1alpha1.PreflightCheck
+	// Answer is the finished Ceph Job status.cephJob names, with its verb;
+	// nil while it runs or when there is none. Ceph is the probe's answer
+	// parsed, when Answer is a probe's that parsed.
+	Answer *CephJobAnswer
+	Verb   CephVerb
+	Ceph   *CephFacts
+	// CephJobMissing: status.cephJob names a Job that does not exist (a
+	// crash between the status and the create, or Kubernetes deleted it
+	// before its answer was read): it is made again, every verb being
+	// idempotent.
+	CephJobMissing bool
+	// Now is the time of this reconcile; Timing its waits.
+	Now    time.Time
+	Timing RetirementTiming
 }
 
 // RetirementStep is the status a reconcile writes and the action it then
-// takes.
+// takes; Request is the Ceph Job of ActCephJob.
 type RetirementStep struct {
-	Status cephv1alpha1.DiskRetirementStatus
-	Action RetirementAction
+	Status  cephv1alpha1.DiskRetirementStatus
+	Action  RetirementAction
+	Request CephJobRequest
 }
 
-// NextRetirementStep decides a retirement's next step. It touches nothing
-// until every check passed, runs at most one Job per OSD, takes the device
-// out of the CephCluster only after Rook removed the OSD, and gives back
-// what it stopped when it fails or is cancelled.
+// NextRetirementStep decides a retirement's next step, in Ceph's order:
+// checks (the consumers', then Ceph's, then the device's label) before
+// anything is touched; out while the OSD runs; stopped only once Ceph says
+// it is safe to destroy; purged (Ceph checking once more); the device
+// wiped only if its label names the purged OSD; and only then out of the
+// CephCluster. Until the purge, a cancellation, a refusal from Ceph or a
+// wait without progress aborts it: the OSD is started again and marked in.
 func NextRetirementStep(f RetirementFacts) RetirementStep {
 	switch {
+	case f.DeploymentUnreadable != "" && touched(f.Status):
+		return step(f, f.Status.Phase, ActNone, "osd.%d's Deployment cannot be read (%s): the plugin cannot tell whether the OSD runs or was removed and waits until it can; Rook writes that Deployment, so look at what changed it", osdID(f), f.DeploymentUnreadable)
 	case retirementFinished(f.Status.Phase):
 		return finished(f)
-	case f.Status.Phase == cephv1alpha1.RetirementRemoving:
+	case f.Status.CephJob != "" && f.Answer == nil && f.CephJobMissing:
+		return again(f)
+	case f.Status.CephJob != "" && f.Answer == nil:
+		return step(f, f.Status.Phase, ActNone, "%s (Ceph Job %s runs)", strings.TrimSuffix(f.Status.Message, fmt.Sprintf(" (Ceph Job %s runs)", f.Status.CephJob)), f.Status.CephJob)
+	}
+	switch f.Status.Phase {
+	case cephv1alpha1.RetirementAborting:
+		return aborting(f)
+	case cephv1alpha1.RetirementWiping:
+		return wiping(f)
+	case cephv1alpha1.RetirementRemoving:
 		return removing(f)
-	case f.Status.Phase == cephv1alpha1.RetirementStoppingOSD:
+	case cephv1alpha1.RetirementStoppingOSD:
 		return stopping(f)
+	case cephv1alpha1.RetirementDraining:
+		return draining(f)
 	}
 	return untouched(f)
 }
@@ -104,10 +159,21 @@ func retirementFinished(p cephv1alpha1.DiskRetirementPhase) bool {
 	return false
 }
 
+// touched: the retirement has changed the cluster (marked the OSD out,
+// stopped it, purged it) or still has something to give back.
+func touched(s cephv1alpha1.DiskRetirementStatus) bool {
+	switch s.Phase {
+	case cephv1alpha1.RetirementDraining, cephv1alpha1.RetirementStoppingOSD, cephv1alpha1.RetirementRemoving,
+		cephv1alpha1.RetirementWiping, cephv1alpha1.RetirementAborting:
+		return true
+	}
+	return s.OSDStopped || s.MarkedOut
+}
+
 // untouchedPhase: nothing of the cluster's was touched yet (the phases
-// untouched decides), so the preflight is computed.
+// untouched decides), so the consumers' checks are computed.
 func untouchedPhase(p cephv1alpha1.DiskRetirementPhase) bool {
-	return !retirementFinished(p) && p != cephv1alpha1.RetirementRemoving && p != cephv1alpha1.RetirementStoppingOSD
+	return !retirementFinished(p) && !touched(cephv1alpha1.DiskRetirementStatus{Phase: p})
 }
 
 // step is the status with phase and message replaced.
@@ -115,11 +181,81 @@ func step(f RetirementFacts, phase cephv1alpha1.DiskRetirementPhase, action Reti
 	s := f.Status
 	s.Phase = phase
 	s.Message = fmt.Sprintf(format, args...)
+	if f.Answer != nil && s.CephJob != "" && s.CephJob == f.Status.CephJob {
+		s.CephJob = "" // its answer is read: the Job can go
+		now := metav1.NewTime(f.Now)
+		s.AskedCephAt = &now
+	}
 	return RetirementStep{Status: s, Action: action}
 }
 
-// finished: a terminal retirement gives back a stopped OSD, then holds
-// nothing: its finalizer goes, so deleting it is immediate.
+// then is f once s is taken: its status, and the answer read.
+func (f RetirementFacts) then(s RetirementStep) RetirementFacts {
+	f.Status = s.Status
+	f.Answer, f.Verb, f.Ceph = nil, "", nil
+	return f
+}
+
+// ask is a step that runs verb for the retirement's OSD in a new Ceph Job.
+func ask(f RetirementFacts, phase cephv1alpha1.DiskRetirementPhase, verb CephVerb, format string, args ...any) RetirementStep {
+	s := step(f, phase, ActCephJob, format, args...)
+	s.Request = request(s.Status, verb, s.Status.CephJobs)
+	s.Status.CephJobs++
+	s.Status.CephJob = CephJobName(f.UID, s.Request)
+	return s
+}
+
+// again makes the Ceph Job the status names once more.
+func again(f RetirementFacts) RetirementStep {
+	verb, seq, ok := parseCephJobName(f.Status.CephJob)
+	if !ok {
+		s := step(f, f.Status.Phase, ActNone, "%s", f.Status.Message)
+		s.Status.CephJob = "" // not a Ceph Job name: ask afresh
+		return s
+	}
+	s := step(f, f.Status.Phase, ActCephJob, "%s", f.Status.Message)
+	s.Request = request(f.Status, verb, seq)
+	return s
+}
+
+// request is the Ceph Job of verb for the retirement's OSD and device.
+func request(s cephv1alpha1.DiskRetirementStatus, verb CephVerb, seq int32) CephJobRequest {
+	r := CephJobRequest{Verb: verb, Seq: seq, OSDUUID: s.OSDUUID, Node: s.Node, Device: s.Device, OSDID: -1}
+	if s.OSDID != nil {
+		r.OSDID = *s.OSDID
+	}
+	if verb == VerbPurge {
+		r.Host = s.Node
+	}
+	return r
+}
+
+// answered says the Ceph Job just read ran verb.
+func answered(f RetirementFacts, verb CephVerb) bool {
+	return f.Answer != nil && f.Verb == verb
+}
+
+// probeDue says a new probe may be asked: the last answer is older than
+// the poll interval.
+func probeDue(f RetirementFacts) bool {
+	return f.Status.AskedCephAt == nil || !f.Now.Before(f.Status.AskedCephAt.Add(f.Timing.Poll))
+}
+
+// stalled says a wait that began (or last progressed) at Progressed has
+// gone on longer than the stall limit.
+func stalled(f RetirementFacts) bool {
+	return f.Status.Progressed != nil && f.Now.Sub(f.Status.Progressed.Time) > f.Timing.Stall
+}
+
+// progressed marks now as the last progress.
+func progressed(s *RetirementStep, now time.Time) {
+	t := metav1.NewTime(now)
+	s.Status.Progressed = &t
+}
+
+// finished: a terminal retirement gives back a stopped OSD (one stopped by
+// an earlier version of the plugin, whose terminal phases did that), then
+// holds nothing: its finalizer goes, so deleting it is immediate.
 func finished(f RetirementFacts) RetirementStep {
 	s := RetirementStep{Status: f.Status}
 	switch {
@@ -144,13 +280,16 @@ func untouched(f RetirementFacts) RetirementStep {
 		return refuse("there is no Disk %s", f.DiskName)
 	case f.Disk.Annotations[cephv1alpha1.RetiredAnnotation] != "":
 		return refuse("Disk %s is already retired (%s)", f.Disk.Name, f.Disk.Annotations[cephv1alpha1.RetiredAnnotation])
-	case f.OtherRetirement != "":
-		return refuse("DiskRetirement %s already retires Disk %s", f.OtherRetirement, f.Disk.Name)
+	case f.Queue.SameDisk != "":
+		return refuse("DiskRetirement %s already retires Disk %s", f.Queue.SameDisk, f.Disk.Name)
 	case f.Disk.Status.ClaimedBy == "" || !f.Listed:
 		return refuse("Disk %s is not in the CephCluster (no DiskPool gives it to Ceph): there is nothing to retire", f.Disk.Name)
 	}
 	base := f
 	base.Status.Pool, base.Status.Node, base.Status.Device = f.Disk.Status.ClaimedBy, f.Disk.Status.NodeName, StorageDeviceName(f.Disk.Status)
+	if f.Queue.Ahead != "" && !f.Suspend {
+		return step(base, cephv1alpha1.RetirementPending, ActNone, "waiting for %s to finish: Ceph retires one OSD at a time", f.Queue.Ahead)
+	}
 	if s, waiting := replacementStep(base); waiting {
 		return s
 	}
@@ -159,26 +298,148 @@ func untouched(f RetirementFacts) RetirementStep {
 	}
 	if f.Lookup.OSD == nil {
 		if f.Suspend {
-			return step(base, cephv1alpha1.RetirementSuspended, ActNone, "no OSD runs on %s: it would leave the CephCluster without a Job; set spec.suspend to false to proceed", base.Status.Device)
+			return step(base, cephv1alpha1.RetirementSuspended, ActNone, "no OSD runs on %s: it would leave the CephCluster without touching Ceph; set spec.suspend to false to proceed", base.Status.Device)
 		}
-		return step(base, cephv1alpha1.RetirementRemoving, ActMarkRetired,
-			"no OSD runs on %s (it never became one, or Rook removed it): taking it out of the CephCluster without a Job", base.Status.Device)
+		return step(base, cephv1alpha1.RetirementWiping, ActMarkRetired,
+			"no OSD runs on %s (it never became one): taking it out of the CephCluster without touching Ceph", base.Status.Device)
 	}
 	osd := *f.Lookup.OSD
-	base.Status.OSDID = &osd.ID
-	base.Status.Preflight = f.Preflight
+	base.Status.OSDID, base.Status.OSDUUID = &osd.ID, osd.UUID
 	if ok, why := PreflightPassed(f.Preflight); !ok {
+		base.Status.Preflight = f.Preflight
 		return step(base, cephv1alpha1.RetirementRefused, ActRelease, "refused, nothing was touched: %s", why)
 	}
-	base.Status.JobName = RemovalJobName(osd.ID)
-	if f.Job.Exists && f.Job.Retirement != f.Name {
-		return step(base, cephv1alpha1.RetirementRefused, ActRelease, "Job %s of DiskRetirement %s already removes osd.%d", base.Status.JobName, f.Job.Retirement, osd.ID)
+	if f.Suspend && f.ReplacementName != "" && !f.ReplacementJoined {
+		base.Status.Preflight = f.Preflight
+		return step(base, cephv1alpha1.RetirementSuspended, ActNone, "the consumers' checks pass with replacement Disk %s counted; Ceph's own checks run once it is an OSD, after spec.suspend is set to false", f.ReplacementName)
+	}
+	switch {
+	case answered(f, VerbProbe):
+		return checkedByCeph(base)
+	case answered(f, VerbIdentify):
+		return identified(base)
+	}
+	if f.Status.Phase == cephv1alpha1.RetirementWaitingForReplacement && base.Status.Progressed != nil {
+		// Waiting for the replacement's OSD to boot: phase and message
+		// stay between probes.
+		if !probeDue(base) {
+			return step(base, f.Status.Phase, ActNone, "%s", f.Status.Message)
+		}
+		return ask(base, f.Status.Phase, VerbProbe, "%s", f.Status.Message)
+	}
+	if !probeDue(base) && base.Status.Progressed != nil {
+		return step(base, cephv1alpha1.RetirementPending, ActNone, "%s", f.Status.Message) // settling: the next probe is not due
+	}
+	return ask(base, cephv1alpha1.RetirementPending, VerbProbe, "asking Ceph whether it can lose osd.%d", osd.ID)
+}
+
+// checkedByCeph reads the preflight probe: every Ceph check, and Ceph's
+// OSD being the one Rook's Deployment runs; then the device's label.
+func checkedByCeph(f RetirementFacts) RetirementStep {
+	refuse := func(format string, args ...any) RetirementStep {
+		return step(f, cephv1alpha1.RetirementRefused, ActRelease, "refused, nothing was touched: "+format, args...)
+	}
+	if f.Ceph == nil {
+		return refuse("Ceph did not answer (%s)", f.Answer.Message)
+	}
+	id := osdID(f)
+	switch {
+	case !f.Ceph.OSD.Exists:
+		return refuse("Ceph has no osd.%d, which Rook's Deployment runs on %s", id, f.Status.Device)
+	case f.Ceph.OSD.UUID != f.Status.OSDUUID:
+		return refuse("Ceph's osd.%d has UUID %s, Rook's Deployment says %s: they are not the same OSD", id, f.Ceph.OSD.UUID, f.Status.OSDUUID)
+	}
+	if r := f.ReplacementOSD; r != nil && !f.Ceph.UpAndIn(int(r.ID)) {
+		return replacementBooting(f, *r)
+	}
+	checks := append(append([]cephv1alpha1.PreflightCheck{}, f.Preflight...), CephChecks(*f.Ceph, int(id))...)
+	f.Status.Preflight = checks
+	if ok, why := PreflightPassed(checks); !ok {
+		if settling := cephSettling(*f.Ceph, int(id)); settling != "" && onlyHealthFailed(checks) {
+			return settle(f, settling, why)
+		}
+		return refuse("%s", why)
+	}
+	f.Status.Progressed = nil
+	return ask(f, cephv1alpha1.RetirementPending, VerbIdentify, "Ceph can lose osd.%d; reading the label of %s on node %s", id, f.Status.Device, f.Status.Node)
+}
+
+// replacementBooting waits, probe after probe, until Ceph has the
+// replacement's OSD up and in: Rook makes its Deployment as soon as the
+// prepare created the OSD, and the OSD only joins CRUSH and takes data once
+// it has booted (and been marked in), so until then the cluster's capacity
+// is what it was. One that does not come up within the stall limit is
+// refused, nothing touched.
+func replacementBooting(f RetirementFacts, r OSD) RetirementStep {
+	if stalled(f) {
+		return step(f, cephv1alpha1.RetirementRefused, ActRelease, "refused, nothing was touched: replacement Disk %s's osd.%d did not come up and in within %s", f.ReplacementName, r.ID, f.Timing.Stall)
+	}
+	s := step(f, cephv1alpha1.RetirementWaitingForReplacement, ActNone, "waiting for Ceph to have replacement Disk %s's osd.%d up and in; the old disk stays until it is", f.ReplacementName, r.ID)
+	if f.Status.Progressed == nil {
+		progressed(&s, f.Now)
+	}
+	return s
+}
+
+// settle waits, probe after probe, for a Ceph that is only moving PGs for
+// a moment (peering after any map change, a scrub's repair, recovery that
+// is under way) rather than refusing at once; a Ceph that does not settle
+// within the stall limit is refused with the checks that failed.
+func settle(f RetirementFacts, settling, why string) RetirementStep {
+	if stalled(f) {
+		return step(f, cephv1alpha1.RetirementRefused, ActRelease, "refused, nothing was touched: Ceph did not settle in %s: %s", f.Timing.Stall, why)
+	}
+	s := step(f, cephv1alpha1.RetirementPending, ActNone, "waiting for Ceph to settle (%s) before anything is touched", settling)
+	if f.Status.Progressed == nil {
+		progressed(&s, f.Now)
+	}
+	return s
+}
+
+// onlyHealthFailed: of the checks, Health alone failed.
+func onlyHealthFailed(checks []cephv1alpha1.PreflightCheck) bool {
+	for _, c := range checks {
+		if !c.Passed && c.Name != CheckHealth {
+			return false
+		}
+	}
+	return true
+}
+
+// identified reads the device's BlueStore label: it must name the OSD,
+// or the device's name now points at another disk (kernel names change
+// across reboots, and Rook never refreshes the OSD's recorded path).
+func identified(f RetirementFacts) RetirementStep {
+	id := osdID(f)
+	if !f.Answer.Succeeded {
+		return step(f, cephv1alpha1.RetirementRefused, ActRelease, "refused, nothing was touched: the label of %s on node %s could not be read (%s)", f.Status.Device, f.Status.Node, f.Answer.Message)
+	}
+	switch label := labelUUID(f.Answer.Message); {
+	case label == f.Status.OSDUUID:
+	case label != "" && f.Status.DeviceLabel == "":
+		// The device's kernel name moved: the label, which moves with the
+		// disk, names its OSD. The next pass looks that one up and checks
+		// it from the start, the probe due at once.
+		s := step(f, cephv1alpha1.RetirementPending, ActNone, "%s on node %s holds the OSD with UUID %s, not osd.%d (Rook recorded the kernel name the disk had when it was prepared, and kernel names change): checking that OSD instead",
+			f.Status.Device, f.Status.Node, label, id)
+		s.Status.DeviceLabel, s.Status.AskedCephAt, s.Status.Progressed = label, nil, nil
+		s.Status.OSDID, s.Status.OSDUUID = nil, "" // the lookup by label names it
+		return s
+	default:
+		held := "no OSD"
+		if label != "" {
+			held = "the OSD with UUID " + label
+		}
+		return step(f, cephv1alpha1.RetirementRefused, ActRelease, "refused, nothing was touched: %s on node %s holds %s, not osd.%d (UUID %s): the disk's name points at another device than the OSD's; retire it by hand",
+			f.Status.Device, f.Status.Node, held, id, f.Status.OSDUUID)
 	}
 	if f.Suspend {
-		return step(base, cephv1alpha1.RetirementSuspended, ActNone, "preflight passed for osd.%d; nothing is touched until spec.suspend is set to false", osd.ID)
+		return step(f, cephv1alpha1.RetirementSuspended, ActNone, "every check passed for osd.%d and its device's label names it; nothing is touched until spec.suspend is set to false", id)
 	}
-	base.Status.OSDStopped = true
-	return step(base, cephv1alpha1.RetirementStoppingOSD, ActScaleDown, "preflight passed; stopping osd.%d (Deployment %s), since Rook removes only an OSD that is down", osd.ID, osd.Deployment)
+	s := ask(f, cephv1alpha1.RetirementDraining, VerbOut, "marking osd.%d out while it runs: Ceph copies its PGs elsewhere from a full set of copies", id)
+	s.Status.MarkedOut = true
+	progressed(&s, f.Now)
+	return s
 }
 
 // replacementStep adds the replacement to the pool and waits until it is
@@ -208,49 +469,226 @@ func replacementStep(f RetirementFacts) (RetirementStep, bool) {
 	return RetirementStep{}, false
 }
 
+// abort starts giving back what the retirement changed, for why.
+func abort(f RetirementFacts, why string) RetirementStep {
+	s := step(f, cephv1alpha1.RetirementAborting, ActNone, "aborting: %s; giving osd.%d back", why, osdID(f))
+	s.Status.AbortReason = why
+	s.Status.PGsLeft = nil
+	return aborting(f.then(s))
+}
+
+// draining waits, probe after probe, until Ceph says the OSD (out, still
+// running) is safe to destroy: no PG maps to it any more.
+func draining(f RetirementFacts) RetirementStep {
+	id := osdID(f)
+	switch {
+	case f.Deleting:
+		return abort(f, "cancelled")
+	case answered(f, VerbOut) && !f.Answer.Succeeded:
+		return abort(f, fmt.Sprintf("Ceph did not mark osd.%d out (%s)", id, f.Answer.Message))
+	case answered(f, VerbOut):
+		return ask(f, cephv1alpha1.RetirementDraining, VerbProbe, "osd.%d is out; asking Ceph how many PGs it still holds", id)
+	case answered(f, VerbProbe):
+		if f.Ceph == nil {
+			return waitOrAbort(f, fmt.Sprintf("Ceph did not answer (%s)", f.Answer.Message))
+		}
+		if trouble := drainTrouble(*f.Ceph, int(id)); trouble != "" {
+			return abort(f, trouble)
+		}
+		if down := othersDownButIn(*f.Ceph, int(id)); down != "" {
+			// Nothing is stopped meanwhile; Ceph marking it out aborts.
+			return waitOrAbort(f, "waiting for "+down+", down but still in")
+		}
+		left := int32(f.Ceph.PGsOn(int(id)))
+		if f.Ceph.SafeToDestroy() {
+			s := step(f, cephv1alpha1.RetirementStoppingOSD, ActScaleDown, "Ceph says osd.%d is safe to destroy (no PG maps to it); stopping it", id)
+			s.Status.PGsLeft, s.Status.OSDStopped = new(int32(0)), true
+			progressed(&s, f.Now)
+			return s
+		}
+		s := step(f, cephv1alpha1.RetirementDraining, ActNone, "osd.%d is out and drains: %d PGs left (Ceph: %s)", id, left, f.Ceph.OSD.SafeToDestroy.Message)
+		if f.Status.PGsLeft == nil || left < *f.Status.PGsLeft {
+			progressed(&s, f.Now)
+		} else if stalled(f) {
+			return abort(f, fmt.Sprintf("no PG left osd.%d for %s (%d left; Ceph: %s)", id, f.Timing.Stall, left, f.Ceph.OSD.SafeToDestroy.Message))
+		}
+		s.Status.PGsLeft = &left
+		return s
+	case probeDue(f):
+		return ask(f, cephv1alpha1.RetirementDraining, VerbProbe, "%s", f.Status.Message)
+	}
+	return step(f, cephv1alpha1.RetirementDraining, ActNone, "%s", f.Status.Message)
+}
+
+// drainTrouble says why a drain cannot go on: another OSD is out (Ceph
+// counts it gone: an operator took it out, or the monitors did once it
+// stayed down for mon_osd_down_out_interval), so the data needs room the
+// preflight did not plan for; or OSDs or pools are (nearly) full. PGs that
+// peer for a moment (transientChecks) and OSDs down but still in (Rook
+// restarts each OSD whose Deployment changed after a CephCluster edit, one
+// at a time) are not trouble: a drain they hold makes no progress, and the
+// stall limit ends it.
+func drainTrouble(c CephFacts, osd int) string {
+	if why := lastingCheck(c); why != "" {
+		return why
+	}
+	for _, o := range otherOSDsMissing(c, osd) {
+		if !o.In {
+			return fmt.Sprintf("osd.%d on host %s is %s: Ceph lacks copies there while osd.%d drains", o.ID, o.Host, upIn(o.Up, o.In), osd)
+		}
+	}
+	return ""
+}
+
+// othersDownButIn names the OSDs besides osd that are down but still in,
+// "" when there are none.
+func othersDownButIn(c CephFacts, osd int) string {
+	var down []string
+	for _, o := range otherOSDsMissing(c, osd) {
+		if o.In {
+			down = append(down, fmt.Sprintf("osd.%d on host %s", o.ID, o.Host))
+		}
+	}
+	return summarizeClauses(down)
+}
+
+// waitOrAbort waits for the next probe unless the wait has stalled.
+func waitOrAbort(f RetirementFacts, why string) RetirementStep {
+	if stalled(f) {
+		return abort(f, fmt.Sprintf("%s for %s", why, f.Timing.Stall))
+	}
+	return step(f, f.Status.Phase, ActNone, "%s; asking again", why)
+}
+
+// stopping stops the drained OSD and waits until its pod is gone and Ceph
+// sees it down and still safe to destroy; then it is purged.
 func stopping(f RetirementFacts) RetirementStep {
 	id := osdID(f)
 	switch {
 	case f.Deleting:
-		return step(f, cephv1alpha1.RetirementCancelled, ActNone, "cancelled before Rook's removal Job started; osd.%d is started again", id)
-	case f.Deployment == nil:
-		return step(f, cephv1alpha1.RetirementRemoving, ActMarkRetired, "osd.%d's Deployment is gone (Rook removed it): taking the device out of the CephCluster without a Job", id)
-	case f.Deployment.Replicas != 0:
+		return abort(f, "cancelled")
+	case f.Deployment != nil && f.Deployment.Replicas != 0:
 		return step(f, cephv1alpha1.RetirementStoppingOSD, ActScaleDown, "stopping osd.%d", id)
-	case f.Deployment.Running > 0:
-		return step(f, cephv1alpha1.RetirementStoppingOSD, ActNone, "waiting for osd.%d's pod to stop", id)
+	case f.Deployment != nil && f.Deployment.Running > 0:
+		return step(f, cephv1alpha1.RetirementStoppingOSD, ActNone, "waiting for osd.%d's pod to stop (%d still there, terminating ones counted)", id, f.Deployment.Running)
+	case answered(f, VerbProbe):
+		switch {
+		case f.Ceph == nil:
+			return waitOrAbort(f, fmt.Sprintf("Ceph did not answer (%s)", f.Answer.Message))
+		case !f.Ceph.OSD.Exists:
+			s := step(f, cephv1alpha1.RetirementRemoving, ActNone, "Ceph no longer has osd.%d", id)
+			s.Status.Purged = true
+			return s
+		case f.Ceph.OSD.Up:
+			return waitOrAbort(f, fmt.Sprintf("osd.%d's pod is gone, but Ceph still sees it up", id))
+		case !f.Ceph.SafeToDestroy():
+			return waitOrAbort(f, fmt.Sprintf("osd.%d is down, and Ceph does not call it safe to destroy (%s)", id, f.Ceph.OSD.SafeToDestroy.Message))
+		}
+		s := ask(f, cephv1alpha1.RetirementRemoving, VerbPurge, "osd.%d is down and safe to destroy; purging it (Ceph checks once more)", id)
+		if host, ok := f.Ceph.HostOf(int(id)); ok {
+			s.Request.Host = host.Name // CRUSH's name for the node
+		}
+		return s
+	case probeDue(f):
+		return ask(f, cephv1alpha1.RetirementStoppingOSD, VerbProbe, "osd.%d's pod is gone; asking Ceph whether it sees it down", id)
 	}
-	return step(f, cephv1alpha1.RetirementRemoving, ActCreateJob, "osd.%d is stopped; Rook's removal Job %s marks it out and waits until Ceph says it is safe to destroy", id, f.Status.JobName)
+	return step(f, cephv1alpha1.RetirementStoppingOSD, ActNone, "%s", f.Status.Message)
 }
 
+// removing purges the OSD from Ceph, then deletes its Deployment.
 func removing(f RetirementFacts) RetirementStep {
 	id := osdID(f)
 	switch {
-	case f.Status.OSDID != nil && !f.Job.Exists && !f.Job.Succeeded && f.Deployment != nil:
-		// The status said so, the Job was not yet made: make it.
-		return step(f, cephv1alpha1.RetirementRemoving, ActCreateJob, "creating Rook's removal Job %s for osd.%d", f.Status.JobName, id)
-	case f.Job.Failed:
-		return step(f, cephv1alpha1.RetirementFailed, ActNone, "Rook's removal Job %s failed (%s); osd.%d is started again and its device stays in the CephCluster", f.Status.JobName, f.Job.Message, id)
-	case f.Job.Exists && !f.Job.Succeeded:
-		return step(f, cephv1alpha1.RetirementRemoving, ActNone, "Rook's removal Job %s runs: it waits until Ceph says osd.%d is safe to destroy (its data copied elsewhere), then purges it; this cannot be cancelled", f.Status.JobName, id)
-	case f.Job.Succeeded && f.Deployment != nil:
-		return step(f, cephv1alpha1.RetirementFailed, ActNone, "Rook's removal Job %s finished without removing osd.%d (Rook skips an OSD that is up); osd.%d is started again and its device stays in the CephCluster", f.Status.JobName, id, id)
-	case f.Disk != nil && f.Disk.Annotations[cephv1alpha1.RetiredAnnotation] == "":
-		return step(f, cephv1alpha1.RetirementRemoving, ActMarkRetired, "osd.%d is removed; taking %s out of the CephCluster", id, f.Status.Device)
+	case answered(f, VerbPurge) && !f.Answer.Succeeded:
+		// Ceph refused (EBUSY, EAGAIN): nothing was purged; ask again.
+		s := waitOrAbort(f, fmt.Sprintf("Ceph did not purge osd.%d (%s)", id, f.Answer.Message))
+		if s.Status.Phase == cephv1alpha1.RetirementRemoving {
+			s.Status.Phase = cephv1alpha1.RetirementStoppingOSD // probe, then purge again
+		}
+		return s
+	case answered(f, VerbPurge):
+		s := step(f, cephv1alpha1.RetirementRemoving, ActNone, "osd.%d is purged from Ceph", id)
+		s.Status.Purged = true
+		return removing(f.then(s))
+	case !f.Status.Purged:
+		return ask(f, cephv1alpha1.RetirementRemoving, VerbPurge, "purging osd.%d (Ceph checks once more that it is safe to destroy)", id)
+	}
+	// Wiped before its Deployment goes: Rook's prepare may run on the node at
+	// any time, and for a labelled device without a Deployment it makes one
+	// and starts the purged OSD again (seen on real Ceph: osd.2 was back,
+	// up, a minute after its Deployment was deleted). A stopped Deployment
+	// with the do-not-reconcile label is left alone.
+	return ask(f, cephv1alpha1.RetirementWiping, VerbZap, "osd.%d is purged; wiping %s on node %s once its label is checked to name it", id, f.Status.Device, f.Status.Node)
+}
+
+// wiping wipes the device, takes it out of the CephCluster, then deletes
+// the OSD's Deployment, as Rook's own removal does.
+func wiping(f RetirementFacts) RetirementStep {
+	retired := f.Disk != nil && f.Disk.Annotations[cephv1alpha1.RetiredAnnotation] != ""
+	switch {
+	case answered(f, VerbZap) && !f.Answer.Succeeded:
+		s := step(f, cephv1alpha1.RetirementWiping, ActNone, "%s was not wiped (%s); it stays in the CephCluster and the plugin asks again in %s", f.Status.Device, f.Answer.Message, f.Timing.Stall)
+		s.Status.ManualSteps = WipeInstructions(f.Status.Node, f.Status.Device)
+		progressed(&s, f.Now)
+		return s
+	case answered(f, VerbZap):
+		s := step(f, cephv1alpha1.RetirementWiping, ActMarkRetired, "%s: taking it out of the CephCluster", f.Answer.Message)
+		s.Status.ManualSteps = ""
+		return s
+	case !retired && f.Status.ManualSteps != "" && !stalled(f):
+		return step(f, cephv1alpha1.RetirementWiping, ActNone, "%s", f.Status.Message)
+	case !retired && f.Status.OSDID != nil:
+		return ask(f, cephv1alpha1.RetirementWiping, VerbZap, "wiping %s on node %s", f.Status.Device, f.Status.Node)
+	case !retired:
+		return step(f, cephv1alpha1.RetirementWiping, ActMarkRetired, "taking %s out of the CephCluster", f.Status.Device)
+	case f.Deployment != nil:
+		return step(f, cephv1alpha1.RetirementWiping, ActDeleteDeployment, "%s is wiped and out of the CephCluster; deleting osd.%d's Deployment %s", f.Status.Device, osdID(f), f.Deployment.Deployment)
 	case f.Listed:
-		return step(f, cephv1alpha1.RetirementRemoving, ActNone, "waiting for %s to leave the CephCluster's device list", f.Status.Device)
+		return step(f, cephv1alpha1.RetirementWiping, ActNone, "waiting for %s to leave the CephCluster's device list", f.Status.Device)
 	}
 	done := step(f, cephv1alpha1.RetirementRetired, ActRelease, "retired: %s", retiredWhat(f))
-	done.Status.ManualSteps = WipeInstructions(f.Status.Node, f.Status.Device)
+	done.Status.ManualSteps = fmt.Sprintf("To give the disk to Ceph again, remove the %s annotation from Disk %s (it stays in its DiskPool's spec.disks until taken out).", cephv1alpha1.RetiredAnnotation, f.DiskName)
 	done.Status.OSDStopped = false // removed: nothing to give back
 	return done
+}
+
+// aborting gives back what the retirement changed, the OSD started before
+// it is marked in (an OSD marked in while down takes PGs it cannot serve),
+// then ends Cancelled or Failed with the reason.
+func aborting(f RetirementFacts) RetirementStep {
+	id := osdID(f)
+	switch {
+	case f.Status.OSDStopped && f.Deployment != nil && f.Deployment.Replicas == 0:
+		return step(f, cephv1alpha1.RetirementAborting, ActScaleUp, "aborting (%s): starting osd.%d again", f.Status.AbortReason, id)
+	case f.Status.OSDStopped:
+		s := step(f, cephv1alpha1.RetirementAborting, ActNone, "aborting (%s): osd.%d is started again", f.Status.AbortReason, id)
+		s.Status.OSDStopped = false
+		return aborting(f.then(s))
+	case answered(f, VerbIn) && f.Answer.Succeeded:
+		s := step(f, cephv1alpha1.RetirementAborting, ActNone, "aborting (%s): osd.%d is in again", f.Status.AbortReason, id)
+		s.Status.MarkedOut = false
+		return aborting(f.then(s))
+	case answered(f, VerbIn):
+		return step(f, cephv1alpha1.RetirementAborting, ActNone, "aborting (%s): Ceph did not mark osd.%d in (%s); asking again", f.Status.AbortReason, id, f.Answer.Message)
+	case f.Status.MarkedOut && probeDue(f):
+		return ask(f, cephv1alpha1.RetirementAborting, VerbIn, "aborting (%s): marking osd.%d in again", f.Status.AbortReason, id)
+	case f.Status.MarkedOut:
+		return step(f, cephv1alpha1.RetirementAborting, ActNone, "%s", f.Status.Message)
+	}
+	phase := cephv1alpha1.RetirementFailed
+	if f.Deleting || f.Status.AbortReason == "cancelled" {
+		phase = cephv1alpha1.RetirementCancelled
+	}
+	s := step(f, phase, ActRelease, "aborted: %s; osd.%d is up and in again and its device stays in the CephCluster", f.Status.AbortReason, id)
+	s.Status.PGsLeft = nil
+	return s
 }
 
 func retiredWhat(f RetirementFacts) string {
 	if f.Status.OSDID == nil {
 		return fmt.Sprintf("%s of node %s is out of the CephCluster (it carried no OSD)", f.Status.Device, f.Status.Node)
 	}
-	return fmt.Sprintf("osd.%d is removed from Ceph and %s of node %s is out of the CephCluster", *f.Status.OSDID, f.Status.Device, f.Status.Node)
+	return fmt.Sprintf("osd.%d is purged from Ceph, %s of node %s is wiped and out of the CephCluster", *f.Status.OSDID, f.Status.Device, f.Status.Node)
 }
 
 func osdID(f RetirementFacts) int32 {

@@ -2,185 +2,482 @@ package main
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
 )
 
-func TestNextRetirementStep(t *testing.T) {
-	passed := []cephv1alpha1.PreflightCheck{{Name: CheckHosts, Passed: true}, {Name: CheckCapacity, Passed: true}, {Name: CheckHealth, Passed: true}}
-	refusedChecks := []cephv1alpha1.PreflightCheck{{Name: CheckHosts, Passed: false, Message: "1 host would remain"}, {Name: CheckHealth, Passed: true}}
-	osd3 := OSD{ID: 3, Deployment: "rook-ceph-osd-3", Node: "node-a", BlockPath: "/dev/sdb", Replicas: 1, Running: 1}
-	stopped := osd3
-	stopped.Replicas, stopped.Running = 0, 0
-	stopping := osd3
-	stopping.Replicas = 0
-	id3 := int32(3)
-	// fresh is an untouched retirement of a listed, in-use disk with one OSD.
-	fresh := func() RetirementFacts {
-		return RetirementFacts{
-			Name: "r", DiskName: "a-sdb", Disk: retirementDisk("a-sdb", "node-a", "/dev/sdb", "/dev/disk/by-id/wwn-0xb"),
-			Listed: true, Lookup: OSDLookup{OSD: &osd3}, Deployment: &osd3, Preflight: passed,
-		}
+// stepFixture builds the facts of a retirement of disk a-sdb (osd.3 on
+// node-a) at each point of its way.
+type stepFixture struct {
+	now time.Time
+	osd OSD
+}
+
+func newStepFixture() stepFixture {
+	return stepFixture{
+		now: time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC),
+		osd: OSD{ID: 3, Deployment: "rook-ceph-osd-3", Node: "node-a", UUID: "uuid-3", BlockPath: "/dev/sdb", Replicas: 1, Running: 1},
 	}
-	// at is a retirement in phase p that recorded osd.3 and its Job.
-	at := func(p cephv1alpha1.DiskRetirementPhase, change func(*RetirementFacts)) RetirementFacts {
-		f := fresh()
-		f.Status = cephv1alpha1.DiskRetirementStatus{Phase: p, OSDID: &id3, JobName: RemovalJobName(3), Pool: "pool", Node: "node-a", Device: "/dev/disk/by-id/wwn-0xb", OSDStopped: true}
+}
+
+var consumersPass = []cephv1alpha1.PreflightCheck{{Name: CheckHosts, Passed: true}, {Name: CheckCopies, Passed: true}}
+
+// fresh is an untouched retirement of a listed, in-use disk with one OSD.
+func (x stepFixture) fresh() RetirementFacts {
+	osd := x.osd
+	return RetirementFacts{
+		Name: "r", UID: "uid-r", DiskName: "a-sdb", Disk: retirementDisk("a-sdb", "node-a", "/dev/sdb", "/dev/disk/by-id/wwn-0xb"),
+		Listed: true, Lookup: OSDLookup{OSD: &osd}, Deployment: &osd, Preflight: consumersPass,
+		Now: x.now, Timing: RetirementTiming{Poll: 10 * time.Second, Stall: 30 * time.Minute},
+	}
+}
+
+// replacing is fresh with a replacement in the pool whose Deployment Rook
+// made (osd.9, on node-a).
+func (x stepFixture) replacing() RetirementFacts {
+	f := x.fresh()
+	f.ReplacementName = "a-sdd"
+	f.Replacement = retirementDisk("a-sdd", "node-a", "/dev/sdd", "/dev/disk/by-id/wwn-0xd")
+	f.ReplacementInPool, f.ReplacementJoined = true, true
+	f.ReplacementOSD = &OSD{ID: 9, Deployment: "rook-ceph-osd-9", Node: "node-a", UUID: "uuid-9", BlockPath: "/dev/sdd", Replicas: 1, Running: 1}
+	return f
+}
+
+// at is a retirement in phase p that recorded osd.3, with the status
+// change applied.
+func (x stepFixture) at(p cephv1alpha1.DiskRetirementPhase, change func(*RetirementFacts)) RetirementFacts {
+	f := x.fresh()
+	id := int32(3)
+	began := metav1.NewTime(x.now.Add(-time.Minute))
+	f.Status = cephv1alpha1.DiskRetirementStatus{Phase: p, OSDID: &id, OSDUUID: "uuid-3", Pool: "pool", Node: "node-a", Device: "/dev/disk/by-id/wwn-0xb",
+		MarkedOut: true, Progressed: &began, AskedCephAt: &began, CephJobs: 4}
+	if change != nil {
 		change(&f)
-		return f
 	}
-	retiredDisk := func(f *RetirementFacts) {
-		f.Disk.Annotations = map[string]string{cephv1alpha1.RetiredAnnotation: "osd.3"}
+	return f
+}
+
+// answer makes f read a finished Ceph Job of verb.
+func answer(f *RetirementFacts, verb CephVerb, ok bool, message string) {
+	f.Status.CephJob = CephJobName(f.UID, CephJobRequest{Verb: verb, Seq: f.Status.CephJobs - 1})
+	f.Answer, f.Verb = &CephJobAnswer{Done: true, Succeeded: ok, Message: message}, verb
+}
+
+// probed makes f read a probe answer of facts.
+func probed(f *RetirementFacts, facts CephFacts) {
+	answer(f, VerbProbe, true, "{...}")
+	f.Ceph = &facts
+}
+
+// cephWith is threeHosts probed for osd.3 (on node-b there), up and in
+// with its PGs, changed by change.
+func cephWith(change func(*CephFacts)) CephFacts {
+	f := threeHosts()
+	f.OSD = CephOSD{ID: 3, Exists: true, UUID: "uuid-3", Up: true, In: true}
+	f.OSD.SafeToDestroy.RC, f.OSD.SafeToDestroy.Message = 16, "Error EBUSY: OSD(s) 3 have 60 pgs currently mapped to them."
+	if change != nil {
+		change(&f)
 	}
+	return f
+}
+
+// safe: osd.3 is out and drained, and Ceph calls it safe to destroy.
+func safe(f *CephFacts) {
+	osdOf(f, 3).PGs, osdOf(f, 3).In = 0, false
+	f.OSD.In, f.OSD.SafeToDestroy.RC, f.OSD.SafeToDestroy.Message = false, 0, "OSD(s) 3 are safe to destroy without reducing data durability."
+}
+
+func TestNextRetirementStep(t *testing.T) {
+	x := newStepFixture()
+	stopped := x.osd
+	stopped.Replicas, stopped.Running = 0, 0
+	stopping := x.osd
+	stopping.Replicas = 0
 	tests := []struct {
 		name    string
 		facts   RetirementFacts
 		phase   cephv1alpha1.DiskRetirementPhase
 		action  RetirementAction
+		verb    CephVerb // the Ceph Job asked, with ActCephJob
 		message string
 	}{
-		// Before anything is touched.
-		{"preflight passes: stop the OSD first", fresh(), cephv1alpha1.RetirementStoppingOSD, ActScaleDown, "preflight passed; stopping osd.3"},
-		{"a failed check refuses, touching nothing", func() RetirementFacts { f := fresh(); f.Preflight = refusedChecks; return f }(),
-			cephv1alpha1.RetirementRefused, ActRelease, "refused, nothing was touched: Hosts: 1 host would remain"},
-		{"no such Disk", func() RetirementFacts { f := fresh(); f.Disk = nil; return f }(), cephv1alpha1.RetirementRefused, ActRelease, "there is no Disk a-sdb"},
-		{"a disk no pool gives to Ceph", func() RetirementFacts { f := fresh(); f.Listed = false; return f }(), cephv1alpha1.RetirementRefused, ActRelease, "is not in the CephCluster"},
-		{"an already retired disk", func() RetirementFacts { f := fresh(); retiredDisk(&f); return f }(), cephv1alpha1.RetirementRefused, ActRelease, "already retired (osd.3)"},
-		{"an older retirement of the same disk keeps it", func() RetirementFacts { f := fresh(); f.OtherRetirement = "first"; return f }(),
-			cephv1alpha1.RetirementRefused, ActRelease, "DiskRetirement first already retires Disk a-sdb"},
-		{"an OSD the plugin cannot attribute", func() RetirementFacts {
-			f := fresh()
-			f.Lookup = OSDLookup{Refusal: "no OSD runs on /dev/sdb, but osd.6 ..."}
+		// Before anything is touched: the consumers, then Ceph, then the label.
+		{"first, ask Ceph", x.fresh(), cephv1alpha1.RetirementPending, ActCephJob, VerbProbe, "asking Ceph whether it can lose osd.3"},
+		{"a consumers' check refuses before Ceph is asked", func() RetirementFacts {
+			f := x.fresh()
+			f.Preflight = []cephv1alpha1.PreflightCheck{{Name: CheckHosts, Message: "1 host would remain"}, {Name: CheckCopies, Passed: true}}
 			return f
-		}(), cephv1alpha1.RetirementRefused, ActRelease, "osd.6"},
-		{"a Job of another retirement for the same OSD", func() RetirementFacts {
-			f := fresh()
-			f.Job = JobState{Exists: true, Retirement: "other"}
+		}(), cephv1alpha1.RetirementRefused, ActRelease, "", "refused, nothing was touched: Hosts: 1 host would remain"},
+		{"Ceph's checks pass: read the device's label", func() RetirementFacts { f := x.fresh(); probed(&f, cephWith(nil)); return f }(),
+			cephv1alpha1.RetirementPending, ActCephJob, VerbIdentify, "Ceph can lose osd.3; reading the label of /dev/disk/by-id/wwn-0xb on node node-a"},
+		{"Ceph's checks refuse", func() RetirementFacts {
+			f := x.fresh()
+			probed(&f, cephWith(func(c *CephFacts) { osdOf(c, 4).Up, osdOf(c, 4).In = false, false }))
 			return f
-		}(), cephv1alpha1.RetirementRefused, ActRelease, "Job ceph-rook-remove-osd-3 of DiskRetirement other already removes osd.3"},
-		{"no OSD on the device: out without a Job", func() RetirementFacts { f := fresh(); f.Lookup = OSDLookup{}; f.Deployment = nil; return f }(),
-			cephv1alpha1.RetirementRemoving, ActMarkRetired, "without a Job"},
-		{"deleted before anything happened", func() RetirementFacts { f := fresh(); f.Deleting = true; return f }(), cephv1alpha1.RetirementCancelled, ActRelease, "before anything was touched"},
+		}(), cephv1alpha1.RetirementRefused, ActRelease, "", "Health: osd.4 (down and out): Ceph already lacks copies there"},
+		{"another OSD down but in (Rook restarting it): wait for it", func() RetirementFacts {
+			f := x.fresh()
+			probed(&f, cephWith(func(c *CephFacts) {
+				osdOf(c, 4).Up = false
+				c.PGStates = map[string]int{"active+clean": 100, "active+undersized+degraded": 20}
+			}))
+			return f
+		}(), cephv1alpha1.RetirementPending, ActNone, "", "waiting for Ceph to settle (osd.4 down, 20 active+undersized+degraded) before anything is touched"},
+		{"PGs peering for a moment: wait for Ceph to settle", func() RetirementFacts {
+			f := x.fresh()
+			probed(&f, cephWith(func(c *CephFacts) { c.PGStates = map[string]int{"active+clean": 119, "peering": 1} }))
+			return f
+		}(), cephv1alpha1.RetirementPending, ActNone, "", "waiting for Ceph to settle (1 peering) before anything is touched"},
+		{"Ceph does not settle within the stall limit: refused", func() RetirementFacts {
+			f := x.fresh()
+			long := metav1.NewTime(x.now.Add(-time.Hour))
+			f.Status.Progressed = &long
+			probed(&f, cephWith(func(c *CephFacts) { c.PGStates = map[string]int{"active+clean": 119, "peering": 1} }))
+			return f
+		}(), cephv1alpha1.RetirementRefused, ActRelease, "", "Ceph did not settle in 30m0s: Health: 1 PGs are peering"},
+		{"settling: the next probe waits for the poll interval", func() RetirementFacts {
+			f := x.fresh()
+			began, asked := metav1.NewTime(x.now.Add(-time.Minute)), metav1.NewTime(x.now.Add(-time.Second))
+			f.Status.Progressed, f.Status.AskedCephAt, f.Status.Message = &began, &asked, "waiting for Ceph to settle"
+			return f
+		}(), cephv1alpha1.RetirementPending, ActNone, "", "waiting for Ceph to settle"},
+		{"Ceph did not answer", func() RetirementFacts {
+			f := x.fresh()
+			answer(&f, VerbProbe, false, "DeadlineExceeded: Job was active longer than specified deadline")
+			return f
+		}(),
+			cephv1alpha1.RetirementRefused, ActRelease, "", "Ceph did not answer (DeadlineExceeded"},
+		{"Ceph's osd.3 is another OSD than Rook's", func() RetirementFacts {
+			f := x.fresh()
+			probed(&f, cephWith(func(c *CephFacts) { c.OSD.UUID = "uuid-other" }))
+			return f
+		}(), cephv1alpha1.RetirementRefused, ActRelease, "", "Ceph's osd.3 has UUID uuid-other, Rook's Deployment says uuid-3"},
+		{"the replacement has a Deployment but its OSD has not booted: wait, nothing touched", func() RetirementFacts {
+			f := x.replacing()
+			probed(&f, cephWith(nil))
+			return f
+		}(), cephv1alpha1.RetirementWaitingForReplacement, ActNone, "", "waiting for Ceph to have replacement Disk a-sdd's osd.9 up and in"},
+		{"the replacement's OSD booted but is not in yet: wait", func() RetirementFacts {
+			f := x.replacing()
+			probed(&f, cephWith(func(c *CephFacts) {
+				c.Hosts[0].OSDs = append(c.Hosts[0].OSDs, HostOSD{ID: 9, Up: true})
+			}))
+			return f
+		}(), cephv1alpha1.RetirementWaitingForReplacement, ActNone, "", "osd.9 up and in"},
+		{"the replacement's OSD is up and in: on to the label", func() RetirementFacts {
+			f := x.replacing()
+			probed(&f, cephWith(func(c *CephFacts) {
+				c.Hosts[0].OSDs = append(c.Hosts[0].OSDs, HostOSD{ID: 9, Up: true, In: true, KB: 10 << 20})
+			}))
+			return f
+		}(), cephv1alpha1.RetirementPending, ActCephJob, VerbIdentify, "Ceph can lose osd.3"},
+		{"the replacement's OSD never comes up: refused after the stall limit", func() RetirementFacts {
+			f := x.replacing()
+			long := metav1.NewTime(x.now.Add(-31 * time.Minute))
+			f.Status.Progressed = &long
+			probed(&f, cephWith(nil))
+			return f
+		}(), cephv1alpha1.RetirementRefused, ActRelease, "", "replacement Disk a-sdd's osd.9 did not come up and in within 30m0s"},
+		{"between probes the wait for the replacement keeps its phase", func() RetirementFacts {
+			f := x.replacing()
+			asked := metav1.NewTime(x.now.Add(-time.Second))
+			f.Status.Phase, f.Status.Progressed, f.Status.AskedCephAt = cephv1alpha1.RetirementWaitingForReplacement, &asked, &asked
+			f.Status.Message = "waiting for Ceph to have replacement Disk a-sdd's osd.9 up and in"
+			return f
+		}(), cephv1alpha1.RetirementWaitingForReplacement, ActNone, "", "osd.9 up and in"},
+		{"the label names the OSD: mark it out while it runs", func() RetirementFacts {
+			f := x.fresh()
+			answer(&f, VerbIdentify, true, `{"osdUUID":"uuid-3"}`)
+			return f
+		}(), cephv1alpha1.RetirementDraining, ActCephJob, VerbOut, "marking osd.3 out while it runs"},
+		{"the label names another OSD: the kernel names moved, that OSD is checked instead", func() RetirementFacts {
+			f := x.fresh()
+			answer(&f, VerbIdentify, true, `{"osdUUID":"uuid-5"}`)
+			return f
+		}(), cephv1alpha1.RetirementPending, ActNone, "", "holds the OSD with UUID uuid-5, not osd.3 (Rook recorded the kernel name"},
+		{"the label moves again after the OSD was found by it", func() RetirementFacts {
+			f := x.fresh()
+			f.Status.DeviceLabel = "uuid-3"
+			answer(&f, VerbIdentify, true, `{"osdUUID":"uuid-5"}`)
+			return f
+		}(), cephv1alpha1.RetirementRefused, ActRelease, "", "holds the OSD with UUID uuid-5, not osd.3 (UUID uuid-3)"},
+		{"the device carries no label", func() RetirementFacts {
+			f := x.fresh()
+			answer(&f, VerbIdentify, true, `{"osdUUID":""}`)
+			return f
+		}(), cephv1alpha1.RetirementRefused, ActRelease, "", "holds no OSD, not osd.3"},
+		{"suspended: every check shown, nothing touched", func() RetirementFacts {
+			f := x.fresh()
+			f.Suspend = true
+			answer(&f, VerbIdentify, true, `{"osdUUID":"uuid-3"}`)
+			return f
+		}(), cephv1alpha1.RetirementSuspended, ActNone, "", "nothing is touched until spec.suspend is set to false"},
+		{"another retirement runs", func() RetirementFacts { f := x.fresh(); f.Queue.Ahead = "DiskRetirement q (Draining)"; return f }(),
+			cephv1alpha1.RetirementPending, ActNone, "", "waiting for DiskRetirement q (Draining) to finish: Ceph retires one OSD at a time"},
+		{"a Ceph Job runs: wait for it", x.at(cephv1alpha1.RetirementDraining, func(f *RetirementFacts) {
+			f.Status.CephJob, f.Status.Message = "ceph-rook-probe-uidr-3", "osd.3 drains"
+		}),
+			cephv1alpha1.RetirementDraining, ActNone, "", "osd.3 drains (Ceph Job ceph-rook-probe-uidr-3 runs)"},
+		{"a Ceph Job the status names is gone: made again", x.at(cephv1alpha1.RetirementDraining, func(f *RetirementFacts) {
+			f.Status.CephJob, f.CephJobMissing = CephJobName(f.UID, CephJobRequest{Verb: VerbOut, Seq: 3}), true
+		}), cephv1alpha1.RetirementDraining, ActCephJob, VerbOut, ""},
 
-		// Suspended: checked, then held before anything is touched.
-		{"a suspended retirement stops after its checks", func() RetirementFacts { f := fresh(); f.Suspend = true; return f }(),
-			cephv1alpha1.RetirementSuspended, ActNone, "preflight passed for osd.3; nothing is touched until spec.suspend is set to false"},
-		{"a suspended one is refused like any other", func() RetirementFacts { f := fresh(); f.Suspend, f.Preflight = true, refusedChecks; return f }(),
-			cephv1alpha1.RetirementRefused, ActRelease, "Hosts: 1 host would remain"},
-		{"a suspended replacement is not added to the pool yet", func() RetirementFacts {
-			f := fresh()
-			f.Suspend, f.ReplacementName, f.Replacement = true, "b-sdc", availableDisk("b-sdc")
-			return f
-		}(), cephv1alpha1.RetirementSuspended, ActNone, "preflight passed"},
-		{"a suspended retirement of a disk without an OSD", func() RetirementFacts {
-			f := fresh()
-			f.Suspend, f.Lookup, f.Deployment = true, OSDLookup{}, nil
-			return f
-		}(), cephv1alpha1.RetirementSuspended, ActNone, "without a Job; set spec.suspend to false"},
-		{"confirmed: it proceeds", func() RetirementFacts {
-			f := fresh()
-			f.Status.Phase = cephv1alpha1.RetirementSuspended
-			return f
-		}(), cephv1alpha1.RetirementStoppingOSD, ActScaleDown, "preflight passed"},
-		{"deleted while suspended: cancelled, nothing touched", func() RetirementFacts {
-			f := fresh()
-			f.Status.Phase, f.Suspend, f.Deleting = cephv1alpha1.RetirementSuspended, true, true
-			return f
-		}(), cephv1alpha1.RetirementCancelled, ActRelease, "before anything was touched"},
+		// Draining.
+		{"marked out: ask how it drains", x.at(cephv1alpha1.RetirementDraining, func(f *RetirementFacts) { answer(f, VerbOut, true, "marked out osd.3.") }),
+			cephv1alpha1.RetirementDraining, ActCephJob, VerbProbe, "osd.3 is out"},
+		{"Ceph refused to mark it out: abort", x.at(cephv1alpha1.RetirementDraining, func(f *RetirementFacts) { answer(f, VerbOut, false, "Error EPERM") }),
+			cephv1alpha1.RetirementAborting, ActNone, "", "aborting: Ceph did not mark osd.3 out (Error EPERM); giving osd.3 back"},
+		{"PGs left: wait", x.at(cephv1alpha1.RetirementDraining, func(f *RetirementFacts) {
+			probed(f, cephWith(func(c *CephFacts) {
+				osdOf(c, 3).PGs, osdOf(c, 3).In, c.PGStates = 20, false, map[string]int{"active+clean": 100, "active+remapped+backfilling": 20}
+			}))
+		}), cephv1alpha1.RetirementDraining, ActNone, "", "osd.3 is out and drains: 20 PGs left"},
+		{"no probe before the poll interval", x.at(cephv1alpha1.RetirementDraining, func(f *RetirementFacts) {
+			asked := metav1.NewTime(x.now.Add(-time.Second))
+			f.Status.AskedCephAt = &asked
+		}), cephv1alpha1.RetirementDraining, ActNone, "", ""},
+		{"then one", x.at(cephv1alpha1.RetirementDraining, nil), cephv1alpha1.RetirementDraining, ActCephJob, VerbProbe, ""},
+		{"drained: stop it", x.at(cephv1alpha1.RetirementDraining, func(f *RetirementFacts) { probed(f, cephWith(safe)) }),
+			cephv1alpha1.RetirementStoppingOSD, ActScaleDown, "", "Ceph says osd.3 is safe to destroy (no PG maps to it); stopping it"},
+		{"no PG moved for the stall limit: abort", x.at(cephv1alpha1.RetirementDraining, func(f *RetirementFacts) {
+			left, long := int32(20), metav1.NewTime(x.now.Add(-time.Hour))
+			f.Status.PGsLeft, f.Status.Progressed = &left, &long
+			probed(f, cephWith(func(c *CephFacts) { osdOf(c, 3).PGs, osdOf(c, 3).In = 20, false }))
+		}), cephv1alpha1.RetirementAborting, ActNone, "", "no PG left osd.3 for 30m0s (20 left"},
+		{"a PG moved: not stalled", x.at(cephv1alpha1.RetirementDraining, func(f *RetirementFacts) {
+			left, long := int32(21), metav1.NewTime(x.now.Add(-time.Hour))
+			f.Status.PGsLeft, f.Status.Progressed = &left, &long
+			probed(f, cephWith(func(c *CephFacts) { osdOf(c, 3).PGs, osdOf(c, 3).In = 20, false }))
+		}), cephv1alpha1.RetirementDraining, ActNone, "", "20 PGs left"},
+		{"another host goes down while it drains (Rook restarting its OSDs): hold", x.at(cephv1alpha1.RetirementDraining, func(f *RetirementFacts) {
+			probed(f, cephWith(func(c *CephFacts) {
+				osdOf(c, 3).In = false
+				osdOf(c, 4).Up, osdOf(c, 5).Up = false, false
+			}))
+		}), cephv1alpha1.RetirementDraining, ActNone, "", "waiting for osd.4 on host node-c; osd.5 on host node-c, down but still in; asking again"},
+		{"held for the stall limit: abort", x.at(cephv1alpha1.RetirementDraining, func(f *RetirementFacts) {
+			long := metav1.NewTime(x.now.Add(-time.Hour))
+			f.Status.Progressed = &long
+			probed(f, cephWith(func(c *CephFacts) { osdOf(c, 3).In, osdOf(c, 4).Up = false, false }))
+		}), cephv1alpha1.RetirementAborting, ActNone, "", "aborting: waiting for osd.4 on host node-c, down but still in for 30m0s; giving osd.3 back"},
+		{"drained, but another OSD is down: not stopped", x.at(cephv1alpha1.RetirementDraining, func(f *RetirementFacts) {
+			probed(f, cephWith(func(c *CephFacts) { safe(c); osdOf(c, 4).Up = false }))
+		}), cephv1alpha1.RetirementDraining, ActNone, "", "waiting for osd.4 on host node-c, down but still in"},
+		{"Ceph marks the down OSDs out: abort", x.at(cephv1alpha1.RetirementDraining, func(f *RetirementFacts) {
+			probed(f, cephWith(func(c *CephFacts) {
+				osdOf(c, 3).In = false
+				osdOf(c, 4).Up, osdOf(c, 4).In = false, false
+			}))
+		}), cephv1alpha1.RetirementAborting, ActNone, "", "osd.4 on host node-c is down and out: Ceph lacks copies there while osd.3 drains"},
+		{"PGs peering right after the out: wait, not abort", x.at(cephv1alpha1.RetirementDraining, func(f *RetirementFacts) {
+			probed(f, cephWith(func(c *CephFacts) {
+				osdOf(c, 3).In = false
+				c.Health.Status, c.Health.Checks = "HEALTH_WARN", map[string]string{"PG_AVAILABILITY": "Reduced data availability: 10 pgs peering"}
+				c.PGStates = map[string]int{"active+clean": 110, "peering": 10}
+			}))
+		}), cephv1alpha1.RetirementDraining, ActNone, "", "osd.3 is out and drains: 60 PGs left"},
+		{"an OSD nearly full while it drains: abort", x.at(cephv1alpha1.RetirementDraining, func(f *RetirementFacts) {
+			probed(f, cephWith(func(c *CephFacts) {
+				c.Health.Status, c.Health.Checks = "HEALTH_WARN", map[string]string{"OSD_NEARFULL": "1 nearfull osd(s)"}
+			}))
+		}), cephv1alpha1.RetirementAborting, ActNone, "", "Ceph reports OSD_NEARFULL"},
+		{"cancelled while it drains: give back", x.at(cephv1alpha1.RetirementDraining, func(f *RetirementFacts) { f.Deleting = true }),
+			cephv1alpha1.RetirementAborting, ActCephJob, VerbIn, "aborting (cancelled): marking osd.3 in again"},
 
-		// Replacement first.
-		{"the replacement is added to the pool", func() RetirementFacts {
-			f := fresh()
-			f.ReplacementName, f.Replacement = "b-sdc", availableDisk("b-sdc")
-			return f
-		}(), cephv1alpha1.RetirementWaitingForReplacement, ActAddReplacement, "adding Disk b-sdc to DiskPool pool"},
-		{"the old disk waits until the replacement is an OSD", func() RetirementFacts {
-			f := fresh()
-			f.ReplacementName, f.Replacement, f.ReplacementInPool = "b-sdc", availableDisk("b-sdc"), true
-			return f
-		}(), cephv1alpha1.RetirementWaitingForReplacement, ActNone, "waiting for Rook to make replacement Disk b-sdc an OSD"},
-		{"then the retirement proceeds", func() RetirementFacts {
-			f := fresh()
-			f.ReplacementName, f.Replacement, f.ReplacementInPool, f.ReplacementJoined = "b-sdc", availableDisk("b-sdc"), true, true
-			return f
-		}(), cephv1alpha1.RetirementStoppingOSD, ActScaleDown, "preflight passed"},
-		{"a replacement another pool holds is refused", func() RetirementFacts {
-			f := fresh()
-			f.ReplacementName, f.Replacement = "b-sdc", availableDisk("b-sdc")
-			f.Replacement.Status.ClaimedBy = "other-pool"
-			return f
-		}(), cephv1alpha1.RetirementRefused, ActRelease, "claimed by DiskPool other-pool"},
-		{"a replacement that does not exist is refused", func() RetirementFacts {
-			f := fresh()
-			f.ReplacementName = "b-sdc"
-			return f
-		}(), cephv1alpha1.RetirementRefused, ActRelease, "no Disk b-sdc to replace it with"},
+		// Stopping.
+		{"scale down again after a crash", x.at(cephv1alpha1.RetirementStoppingOSD, func(f *RetirementFacts) { f.Status.OSDStopped = true }),
+			cephv1alpha1.RetirementStoppingOSD, ActScaleDown, "", "stopping osd.3"},
+		{"its pod still stops (terminating ones counted)", x.at(cephv1alpha1.RetirementStoppingOSD, func(f *RetirementFacts) { f.Status.OSDStopped, f.Deployment = true, &stopping }),
+			cephv1alpha1.RetirementStoppingOSD, ActNone, "", "waiting for osd.3's pod to stop (1 still there"},
+		{"pod gone: does Ceph see it down?", x.at(cephv1alpha1.RetirementStoppingOSD, func(f *RetirementFacts) { f.Status.OSDStopped, f.Deployment = true, &stopped }),
+			cephv1alpha1.RetirementStoppingOSD, ActCephJob, VerbProbe, "osd.3's pod is gone"},
+		{"Ceph still sees it up: wait", x.at(cephv1alpha1.RetirementStoppingOSD, func(f *RetirementFacts) {
+			f.Status.OSDStopped, f.Deployment = true, &stopped
+			probed(f, cephWith(safe))
+		}), cephv1alpha1.RetirementStoppingOSD, ActNone, "", "Ceph still sees it up"},
+		{"down and safe: purge", x.at(cephv1alpha1.RetirementStoppingOSD, func(f *RetirementFacts) {
+			f.Status.OSDStopped, f.Deployment = true, &stopped
+			probed(f, cephWith(func(c *CephFacts) { safe(c); c.OSD.Up = false; osdOf(c, 3).Up = false }))
+		}), cephv1alpha1.RetirementRemoving, ActCephJob, VerbPurge, "osd.3 is down and safe to destroy; purging it"},
+		{"down but not safe for the stall limit: abort", x.at(cephv1alpha1.RetirementStoppingOSD, func(f *RetirementFacts) {
+			long := metav1.NewTime(x.now.Add(-time.Hour))
+			f.Status.OSDStopped, f.Deployment, f.Status.Progressed = true, &stopped, &long
+			probed(f, cephWith(func(c *CephFacts) {
+				c.OSD.Up, c.OSD.SafeToDestroy.RC, c.OSD.SafeToDestroy.Message = false, 11, "Error EAGAIN: not all PGs are active+clean"
+			}))
+		}), cephv1alpha1.RetirementAborting, ActScaleUp, "", "aborting (osd.3 is down, and Ceph does not call it safe to destroy (Error EAGAIN"},
+		{"cancelled while stopping: start it again first", x.at(cephv1alpha1.RetirementStoppingOSD, func(f *RetirementFacts) { f.Status.OSDStopped, f.Deployment, f.Deleting = true, &stopped, true }),
+			cephv1alpha1.RetirementAborting, ActScaleUp, "", "starting osd.3 again"},
 
-		// Stopping the OSD.
-		{"scale down again after a crash", at(cephv1alpha1.RetirementStoppingOSD, func(*RetirementFacts) {}), cephv1alpha1.RetirementStoppingOSD, ActScaleDown, "stopping osd.3"},
-		{"wait for the pod to stop", at(cephv1alpha1.RetirementStoppingOSD, func(f *RetirementFacts) { f.Deployment = &stopping }), cephv1alpha1.RetirementStoppingOSD, ActNone, "waiting for osd.3's pod to stop"},
-		{"stopped: Rook's Job", at(cephv1alpha1.RetirementStoppingOSD, func(f *RetirementFacts) { f.Deployment = &stopped }), cephv1alpha1.RetirementRemoving, ActCreateJob, "Rook's removal Job ceph-rook-remove-osd-3"},
-		{"cancelled while stopping: marked cancelled, the OSD is given back next", at(cephv1alpha1.RetirementStoppingOSD, func(f *RetirementFacts) { f.Deleting, f.Deployment = true, &stopped }),
-			cephv1alpha1.RetirementCancelled, ActNone, "osd.3 is started again"},
+		// Removing, wiping.
+		{"Ceph refused the purge: probe again", x.at(cephv1alpha1.RetirementRemoving, func(f *RetirementFacts) {
+			f.Status.OSDStopped, f.Deployment = true, &stopped
+			answer(f, VerbPurge, false, "Error EBUSY: OSD(s) 3 have 2 pgs currently mapped to them.")
+		}), cephv1alpha1.RetirementStoppingOSD, ActNone, "", "Ceph did not purge osd.3 (Error EBUSY"},
+		{"purged: wipe the device while its stopped Deployment keeps Rook away", x.at(cephv1alpha1.RetirementRemoving, func(f *RetirementFacts) {
+			f.Status.OSDStopped, f.Deployment = true, &stopped
+			answer(f, VerbPurge, true, "osd.3 is not in Ceph's OSD map")
+		}), cephv1alpha1.RetirementWiping, ActCephJob, VerbZap, "osd.3 is purged; wiping /dev/disk/by-id/wwn-0xb on node node-a once its label is checked"},
+		{"cancelling does not stop a purge", x.at(cephv1alpha1.RetirementRemoving, func(f *RetirementFacts) {
+			f.Status.OSDStopped, f.Status.Purged, f.Deployment, f.Deleting = true, true, &stopped, true
+		}), cephv1alpha1.RetirementWiping, ActCephJob, VerbZap, ""},
+		{"wiped and out: delete its Deployment", x.at(cephv1alpha1.RetirementWiping, func(f *RetirementFacts) {
+			f.Status.OSDStopped, f.Status.Purged, f.Deployment = true, true, &stopped
+			f.Disk.Annotations = map[string]string{cephv1alpha1.RetiredAnnotation: "osd.3"}
+		}), cephv1alpha1.RetirementWiping, ActDeleteDeployment, "", "deleting osd.3's Deployment rook-ceph-osd-3"},
+		{"wiped: out of the CephCluster", x.at(cephv1alpha1.RetirementWiping, func(f *RetirementFacts) {
+			f.Status.Purged, f.Deployment = true, nil
+			answer(f, VerbZap, true, "wiped /dev/sdb (it held the OSD with UUID uuid-3)")
+		}), cephv1alpha1.RetirementWiping, ActMarkRetired, "", "wiped /dev/sdb"},
+		{"the label names another OSD: not wiped, the operator told", x.at(cephv1alpha1.RetirementWiping, func(f *RetirementFacts) {
+			f.Status.Purged, f.Deployment = true, nil
+			answer(f, VerbZap, false, "refused: /dev/sdb holds the OSD with UUID uuid-5, not uuid-3")
+		}), cephv1alpha1.RetirementWiping, ActNone, "", "was not wiped (refused: /dev/sdb holds the OSD with UUID uuid-5"},
+		{"waiting for the device to leave the list", x.at(cephv1alpha1.RetirementWiping, func(f *RetirementFacts) {
+			f.Status.Purged, f.Deployment = true, nil
+			f.Disk.Annotations = map[string]string{cephv1alpha1.RetiredAnnotation: "osd.3"}
+		}), cephv1alpha1.RetirementWiping, ActNone, "", "waiting for /dev/disk/by-id/wwn-0xb to leave"},
+		{"retired", x.at(cephv1alpha1.RetirementWiping, func(f *RetirementFacts) {
+			f.Status.Purged, f.Deployment, f.Listed = true, nil, false
+			f.Disk.Annotations = map[string]string{cephv1alpha1.RetiredAnnotation: "osd.3"}
+		}), cephv1alpha1.RetirementRetired, ActRelease, "", "retired: osd.3 is purged from Ceph, /dev/disk/by-id/wwn-0xb of node node-a is wiped and out of the CephCluster"},
 
-		// Rook's Job.
-		{"the Job is made again after a crash", at(cephv1alpha1.RetirementRemoving, func(f *RetirementFacts) { f.Deployment = &stopped }), cephv1alpha1.RetirementRemoving, ActCreateJob, "creating Rook's removal Job"},
-		{"the Job runs; a deletion waits for it", at(cephv1alpha1.RetirementRemoving, func(f *RetirementFacts) {
-			f.Deployment, f.Job, f.Deleting = &stopped, JobState{Exists: true, Retirement: "r"}, true
-		}), cephv1alpha1.RetirementRemoving, ActNone, "this cannot be cancelled"},
-		{"the Job failed: stop, the device stays", at(cephv1alpha1.RetirementRemoving, func(f *RetirementFacts) {
-			f.Deployment, f.Job = &stopped, JobState{Exists: true, Failed: true, Message: "BackoffLimitExceeded: ..."}
-		}), cephv1alpha1.RetirementFailed, ActNone, "failed (BackoffLimitExceeded: ...); osd.3 is started again and its device stays"},
-		{"the Job succeeded but skipped an OSD that was up", at(cephv1alpha1.RetirementRemoving, func(f *RetirementFacts) {
-			f.Deployment, f.Job = &osd3, JobState{Exists: true, Succeeded: true}
-		}), cephv1alpha1.RetirementFailed, ActNone, "finished without removing osd.3"},
-		{"the Job removed the OSD: mark the disk", at(cephv1alpha1.RetirementRemoving, func(f *RetirementFacts) {
-			f.Deployment, f.Job = nil, JobState{Exists: true, Succeeded: true}
-		}), cephv1alpha1.RetirementRemoving, ActMarkRetired, "osd.3 is removed"},
-		{"marked: wait for the device list", at(cephv1alpha1.RetirementRemoving, func(f *RetirementFacts) {
-			f.Deployment, f.Job = nil, JobState{Exists: true, Succeeded: true}
-			retiredDisk(f)
-		}), cephv1alpha1.RetirementRemoving, ActNone, "waiting for /dev/disk/by-id/wwn-0xb to leave"},
-		{"out of the list: retired", at(cephv1alpha1.RetirementRemoving, func(f *RetirementFacts) {
-			f.Deployment, f.Job, f.Listed = nil, JobState{Exists: true, Succeeded: true}, false
-			retiredDisk(f)
-		}), cephv1alpha1.RetirementRetired, ActRelease, "osd.3 is removed from Ceph and /dev/disk/by-id/wwn-0xb of node node-a is out of the CephCluster"},
+		// Aborting gives back in order: start, then mark in, then end.
+		{"in again once started", x.at(cephv1alpha1.RetirementAborting, func(f *RetirementFacts) { f.Status.AbortReason, f.Status.AskedCephAt = "no PG moved", nil }),
+			cephv1alpha1.RetirementAborting, ActCephJob, VerbIn, "marking osd.3 in again"},
+		{"Ceph refused to mark it in: ask again", x.at(cephv1alpha1.RetirementAborting, func(f *RetirementFacts) {
+			f.Status.AbortReason = "no PG moved"
+			answer(f, VerbIn, false, "Error ETIMEDOUT")
+		}), cephv1alpha1.RetirementAborting, ActNone, "", "Ceph did not mark osd.3 in (Error ETIMEDOUT); asking again"},
+		{"given back: Failed, with the reason", x.at(cephv1alpha1.RetirementAborting, func(f *RetirementFacts) {
+			f.Status.AbortReason = "no PG moved"
+			answer(f, VerbIn, true, "marked in osd.3.")
+		}), cephv1alpha1.RetirementFailed, ActRelease, "", "aborted: no PG moved; osd.3 is up and in again"},
+		{"given back after a cancel: Cancelled", x.at(cephv1alpha1.RetirementAborting, func(f *RetirementFacts) {
+			f.Status.AbortReason, f.Deleting = "cancelled", true
+			answer(f, VerbIn, true, "marked in osd.3.")
+		}), cephv1alpha1.RetirementCancelled, ActRelease, "", "aborted: cancelled"},
 
-		// Finished.
-		{"a failed retirement starts the OSD again", at(cephv1alpha1.RetirementFailed, func(f *RetirementFacts) { f.Deployment = &stopped }), cephv1alpha1.RetirementFailed, ActScaleUp, ""},
-		{"a cancelled one too", at(cephv1alpha1.RetirementCancelled, func(f *RetirementFacts) { f.Deployment = &stopped; f.Deleting = true }), cephv1alpha1.RetirementCancelled, ActScaleUp, ""},
-		{"then lets the deletion through", at(cephv1alpha1.RetirementCancelled, func(f *RetirementFacts) {
-			f.Deployment, f.Deleting, f.Status.OSDStopped = &osd3, true, false
-		}), cephv1alpha1.RetirementCancelled, ActRelease, ""},
-		{"an OSD someone else scaled down is not the plugin's to start", at(cephv1alpha1.RetirementRefused, func(f *RetirementFacts) {
-			f.Deployment, f.Status.OSDStopped = &stopped, false
-		}), cephv1alpha1.RetirementRefused, ActRelease, ""},
+		// Anything touched with a Deployment that cannot be read: hold.
+		{"an unreadable Deployment is not a gone one", x.at(cephv1alpha1.RetirementStoppingOSD, func(f *RetirementFacts) {
+			f.Status.OSDStopped, f.Deployment, f.DeploymentUnreadable = true, nil, "no UUID"
+		}), cephv1alpha1.RetirementStoppingOSD, ActNone, "", "osd.3's Deployment cannot be read (no UUID)"},
+		{"nor while it drains", x.at(cephv1alpha1.RetirementDraining, func(f *RetirementFacts) { f.Deployment, f.DeploymentUnreadable = nil, "no UUID" }),
+			cephv1alpha1.RetirementDraining, ActNone, "", "cannot tell whether the OSD runs"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got := NextRetirementStep(tc.facts)
-			assert.Equal(t, tc.phase, got.Status.Phase)
-			assert.Equal(t, tc.action, got.Action)
+			assert.Equal(t, tc.phase, got.Status.Phase, got.Status.Message)
+			assert.Equal(t, tc.action, got.Action, got.Status.Message)
 			assert.Contains(t, got.Status.Message, tc.message)
+			if tc.action == ActCephJob {
+				require.Equal(t, tc.verb, got.Request.Verb)
+				assert.Equal(t, CephJobName(tc.facts.UID, got.Request), got.Status.CephJob, "the status names the Job before it is made")
+				assert.Equal(t, int32(3), got.Request.OSDID)
+			}
+			if tc.facts.Answer != nil && got.Action != ActCephJob {
+				assert.Empty(t, got.Status.CephJob, "an answer read lets its Job go")
+			}
+		})
+	}
+}
+
+// The kernel names of two disks swapped: the label of the retired disk's
+// device names the other OSD, which is looked up by that label and checked
+// from the start: the next Ceph Job asks about it, not about the OSD
+// recorded at the disk's kernel name.
+func TestKernelNamesMovedTheLabelFindsTheOSD(t *testing.T) {
+	x := newStepFixture()
+	f := x.fresh()
+	answer(&f, VerbIdentify, true, `{"osdUUID":"uuid-5"}`)
+	moved := NextRetirementStep(f)
+	require.Equal(t, "uuid-5", moved.Status.DeviceLabel)
+	assert.Nil(t, moved.Status.OSDID, "the OSD recorded at the kernel name is forgotten")
+	assert.Nil(t, moved.Status.AskedCephAt, "the next probe is due at once")
+
+	next := f.then(moved)
+	recordedAtSdc := OSD{ID: 5, Deployment: "rook-ceph-osd-5", Node: "node-a", UUID: "uuid-5", BlockPath: "/dev/sdc", Replicas: 1, Running: 1}
+	next.Lookup = FindOSDByLabel(next.Disk, []OSD{x.osd, recordedAtSdc}, moved.Status.DeviceLabel)
+	next.Deployment = &recordedAtSdc
+	probe := NextRetirementStep(next)
+	require.Equal(t, ActCephJob, probe.Action, probe.Status.Message)
+	assert.Equal(t, VerbProbe, probe.Request.Verb)
+	assert.Equal(t, int32(5), probe.Request.OSDID)
+	assert.Equal(t, "uuid-5", probe.Status.OSDUUID)
+
+	checked := next.then(probe)
+	probed(&checked, cephWith(func(c *CephFacts) { c.OSD.ID, c.OSD.UUID = 5, "uuid-5"; osdOf(c, 3).ID = 5 }))
+	identify := NextRetirementStep(checked)
+	require.Equal(t, VerbIdentify, identify.Request.Verb, identify.Status.Message)
+	labelled := checked.then(identify)
+	answer(&labelled, VerbIdentify, true, `{"osdUUID":"uuid-5"}`)
+	out := NextRetirementStep(labelled)
+	assert.Equal(t, cephv1alpha1.RetirementDraining, out.Status.Phase, out.Status.Message)
+	assert.Equal(t, VerbOut, out.Request.Verb)
+	assert.Equal(t, int32(5), out.Request.OSDID)
+}
+
+// Every abort gives back everything: for each way a touched retirement
+// can be stopped, running the steps to the end starts the OSD and marks
+// it in before the retirement ends.
+func TestEveryAbortGivesEverythingBack(t *testing.T) {
+	x := newStepFixture()
+	stopped := x.osd
+	stopped.Replicas, stopped.Running = 0, 0
+	for _, start := range []cephv1alpha1.DiskRetirementPhase{cephv1alpha1.RetirementDraining, cephv1alpha1.RetirementStoppingOSD} {
+		t.Run(string(start), func(t *testing.T) {
+			f := x.at(start, func(f *RetirementFacts) {
+				f.Deleting = true
+				f.Status.OSDStopped = start == cephv1alpha1.RetirementStoppingOSD
+				if f.Status.OSDStopped {
+					f.Deployment = &stopped
+				}
+			})
+			started, in := !f.Status.OSDStopped, false
+			for range 10 {
+				s := NextRetirementStep(f)
+				switch s.Action {
+				case ActScaleUp:
+					up := x.osd
+					f.Deployment, started = &up, true
+				case ActCephJob:
+					require.Equal(t, VerbIn, s.Request.Verb)
+					require.True(t, started, "marked in only once started")
+					in = true
+				}
+				if retirementFinished(s.Status.Phase) {
+					assert.Equal(t, cephv1alpha1.RetirementCancelled, s.Status.Phase, s.Status.Message)
+					assert.True(t, started && in, "the OSD is started and marked in before it ends")
+					assert.False(t, s.Status.OSDStopped || s.Status.MarkedOut)
+					return
+				}
+				f.Status = s.Status
+				f.Answer, f.Verb, f.Ceph = nil, "", nil
+				if s.Action == ActCephJob {
+					answer(&f, s.Request.Verb, true, "marked in osd.3.")
+				}
+				f.Now = f.Now.Add(time.Minute)
+			}
+			t.Fatalf("no end after 10 steps: %s: %s", f.Status.Phase, f.Status.Message)
 		})
 	}
 }
 
 func TestRetiredStatusSaysWhatIsLeftToDo(t *testing.T) {
-	id := int32(3)
-	disk := &cephv1alpha1.Disk{}
-	disk.Annotations = map[string]string{cephv1alpha1.RetiredAnnotation: "osd.3"}
-	got := NextRetirementStep(RetirementFacts{
-		Status: cephv1alpha1.DiskRetirementStatus{Phase: cephv1alpha1.RetirementRemoving, OSDID: &id, Node: "node-a", Device: "/dev/disk/by-id/wwn-0xb"},
-		Disk:   disk,
-		Job:    JobState{Exists: true, Succeeded: true},
-	})
+	x := newStepFixture()
+	got := NextRetirementStep(x.at(cephv1alpha1.RetirementWiping, func(f *RetirementFacts) {
+		f.Status.Purged, f.Deployment, f.Listed = true, nil, false
+		f.Disk.Annotations = map[string]string{cephv1alpha1.RetiredAnnotation: "osd.3"}
+	}))
 	assert.Equal(t, cephv1alpha1.RetirementRetired, got.Status.Phase)
-	for _, want := range []string{"on node node-a", "sgdisk --zap-all /dev/disk/by-id/wwn-0xb", "blkdiscard /dev/disk/by-id/wwn-0xb", "remove the ceph.fundament.io/retired annotation"} {
-		assert.Contains(t, got.Status.ManualSteps, want)
-	}
+	assert.Contains(t, got.Status.ManualSteps, "remove the ceph.fundament.io/retired annotation from Disk a-sdb")
+	assert.NotContains(t, got.Status.ManualSteps, "sgdisk", "the plugin wiped the device itself")
 }
 
 func availableDisk(name string) *cephv1alpha1.Disk {

@@ -2,13 +2,18 @@ package main
 
 import (
 	"os"
+	"os/exec"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/yaml"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
@@ -104,19 +109,49 @@ func TestFindOSD(t *testing.T) {
 	}
 }
 
+// After the kernel names moved, the label names the disk's OSD whatever
+// path Rook recorded for it; only an OSD of the disk's node counts.
+func TestFindOSDByLabel(t *testing.T) {
+	disk := retirementDisk("a-sdb", "node-a", "/dev/sdb", "")
+	osd := func(id int32, node, path, uuid string) OSD {
+		return OSD{ID: id, Node: node, BlockPath: path, UUID: uuid}
+	}
+	tests := []struct {
+		name    string
+		osds    []OSD
+		wantID  int32 // -1: none
+		refusal string
+	}{
+		{name: "the labelled OSD, recorded at the other disk's kernel name", osds: []OSD{osd(1, "node-a", "/dev/sdb", "u1"), osd(2, "node-a", "/dev/sdc", "u2")}, wantID: 2},
+		{name: "an OSD of that UUID on another node is not this disk's", osds: []OSD{osd(2, "node-b", "/dev/sdc", "u2")}, wantID: -1, refusal: "holds the OSD with UUID u2, which no OSD Deployment of node node-a runs"},
+		{name: "two Deployments of one OSD", osds: []OSD{osd(2, "node-a", "/dev/sdc", "u2"), osd(7, "node-a", "/dev/sdd", "u2")}, wantID: -1, refusal: "2 OSD Deployments of node node-a run the OSD with UUID u2"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := FindOSDByLabel(disk, tc.osds, "u2")
+			if tc.wantID < 0 {
+				assert.Nil(t, got.OSD)
+				assert.Contains(t, got.Refusal, tc.refusal)
+				assert.Contains(t, got.Refusal, "nothing was touched")
+			} else if assert.NotNil(t, got.OSD) {
+				assert.Equal(t, tc.wantID, got.OSD.ID)
+				assert.Empty(t, got.Refusal)
+			}
+		})
+	}
+}
+
 func TestPreflight(t *testing.T) {
-	const gi = int64(1) << 30
 	healthy := PreflightInput{
 		HostsAfter: 3, OSDsAfter: 5,
 		Consumers: []ConsumerNeed{{Consumer: "BlockStorage db", Size: 3, Domain: FailureDomainHost}},
-		Health:    "HEALTH_OK", UsedBytes: 100 * gi, TotalBytes: 600 * gi, DiskBytes: 100 * gi,
 	}
 	tests := []struct {
 		name   string
 		change func(*PreflightInput)
 		failed map[string]string // check name -> part of its message
 	}{
-		{name: "a healthy cluster with room", change: func(*PreflightInput) {}},
+		{name: "enough hosts for every consumer", change: func(*PreflightInput) {}},
 		{name: "too few hosts for a consumer's copies", change: func(in *PreflightInput) { in.HostsAfter = 2 },
 			failed: map[string]string{CheckHosts: "2 hosts and 5 OSDs would remain: too few for BlockStorage db keeps 3 copies on different hosts"}},
 		{name: "copies on OSDs count OSDs", change: func(in *PreflightInput) {
@@ -127,27 +162,16 @@ func TestPreflight(t *testing.T) {
 			in.HostsAfter, in.OSDsAfter = 1, 2
 			in.Consumers = []ConsumerNeed{{Consumer: "FileStorage f", Size: 2, Domain: FailureDomainOSD}}
 		}},
-		{name: "data that would pass the nearfull ratio", change: func(in *PreflightInput) { in.UsedBytes = 430 * gi },
-			failed: map[string]string{CheckCapacity: "430.0 GiB used of 500.0 GiB that would remain (425.0 GiB before Ceph's nearfull ratio of 85%): the data would not fit"}},
-		{name: "data just below it", change: func(in *PreflightInput) { in.UsedBytes = 425 * gi }},
-		{name: "a replacement not yet an OSD counts as joined", change: func(in *PreflightInput) { in.UsedBytes, in.JoiningBytes = 430*gi, 100*gi }},
-		{name: "no capacity reported", change: func(in *PreflightInput) { in.TotalBytes = 0 },
-			failed: map[string]string{CheckCapacity: "has not reported its capacity"}},
-		{name: "HEALTH_ERR", change: func(in *PreflightInput) { in.Health = "HEALTH_ERR" },
-			failed: map[string]string{CheckHealth: "HEALTH_ERR"}},
-		{name: "HEALTH_WARN passes", change: func(in *PreflightInput) { in.Health = "HEALTH_WARN" }},
 		{name: "a consumer with a single copy", change: func(in *PreflightInput) {
 			in.Consumers = append(in.Consumers, ConsumerNeed{Consumer: "ObjectStorage media", Size: 1, Domain: FailureDomainOSD})
 		}, failed: map[string]string{CheckCopies: "ObjectStorage media keeps a single copy"}},
-		{name: "unknown health", change: func(in *PreflightInput) { in.Health = "" },
-			failed: map[string]string{CheckHealth: "has not reported its health"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			in := healthy
 			tc.change(&in)
 			checks := Preflight(in)
-			require.Len(t, checks, 4, "every check is reported")
+			require.Len(t, checks, 2, "every check is reported")
 			for _, c := range checks {
 				want, fails := tc.failed[c.Name]
 				assert.Equal(t, !fails, c.Passed, "%s: %s", c.Name, c.Message)
@@ -167,33 +191,135 @@ func TestHumanBytes(t *testing.T) {
 	}
 }
 
-// TestRemovalJobHasTheShapeOfRooksOwn compares the rendered Job with Rook's
-// deploy/examples/osd-purge.yaml (as cached by hack/rook): the same
-// container arguments, environment, mounts, volumes and service account;
-// only the name, the image and the OSD ID differ.
-func TestRemovalJobHasTheShapeOfRooksOwn(t *testing.T) {
+// TestCephJobReachesCephAsRooksOwnJob compares a rendered Ceph Job with
+// Rook's deploy/examples/osd-purge.yaml (as cached by hack/rook): Ceph's
+// address and the admin credentials come from the same ConfigMap and
+// Secret keys; and pins what makes it the plugin's: named and labelled by
+// its owner's UID (no name length breaks it), owned, bounded, never
+// retried, its inputs in the environment.
+func TestCephJobReachesCephAsRooksOwnJob(t *testing.T) {
 	raw, err := os.ReadFile(cachedir.RookOSDPurgeJob())
 	require.NoError(t, err, "run `just rook-artifacts`")
 	var rook batchv1.Job
 	require.NoError(t, yaml.Unmarshal(raw, &rook))
-	ours := RenderRemovalJob("rook-ceph", "retire-sdb", 3, "docker.io/rook/ceph:v1.18.0")
+	owner := &cephv1alpha1.DiskRetirement{}
+	owner.Name, owner.UID = strings.Repeat("a-very-long-retirement-name-", 9), "3f2b8c1e-0d4a-4b5e-9c6f-7a8b9c0d1e2f"
+	job := RenderCephJob("rook-ceph", retirementOwner(owner), CephJobRequest{Verb: VerbProbe, Seq: 12, OSDID: 3}, "docker.io/rook/ceph:v1.18.0")
 
-	want := rook.Spec.Template.Spec
-	got := ours.Spec.Template.Spec
-	assert.Equal(t, want.ServiceAccountName, got.ServiceAccountName)
-	assert.Equal(t, want.RestartPolicy, got.RestartPolicy)
-	assert.Equal(t, want.Volumes, got.Volumes)
-	require.Len(t, got.Containers, 1)
-	wc, gc := want.Containers[0], got.Containers[0]
-	assert.Equal(t, wc.Name, gc.Name)
-	assert.Equal(t, wc.Env, gc.Env)
-	assert.Equal(t, wc.VolumeMounts, gc.VolumeMounts)
-	wantArgs := append([]string(nil), wc.Args...)
-	wantArgs[len(wantArgs)-1] = "3" // Rook's "<OSD-IDs>" placeholder
-	assert.Equal(t, wantArgs, gc.Args)
-	assert.Contains(t, gc.Args, "--force-osd-removal")
-	assert.Equal(t, "false", gc.Args[6], "never forced: Rook waits until Ceph says the OSD is safe to destroy")
-	assert.Equal(t, rook.Spec.Template.Labels["app"], ours.Spec.Template.Labels["app"])
-	assert.Equal(t, "ceph-rook-remove-osd-3", ours.Name, "one name per OSD: a second Job for it is refused by the API server")
-	assert.Equal(t, "retire-sdb", ours.Labels[RetirementLabel])
+	rookEnv := map[string]*corev1.EnvVarSource{}
+	for _, e := range rook.Spec.Template.Spec.Containers[0].Env {
+		rookEnv[e.Name] = e.ValueFrom
+	}
+	env := map[string]corev1.EnvVar{}
+	for _, e := range job.Spec.Template.Spec.Containers[0].Env {
+		env[e.Name] = e
+	}
+	for _, name := range []string{"ROOK_MON_ENDPOINTS", "ROOK_CEPH_USERNAME"} {
+		assert.Equal(t, rookEnv[name], env[name].ValueFrom, name)
+	}
+	secretOf := func(spec corev1.PodSpec) *corev1.SecretVolumeSource {
+		for _, v := range spec.Volumes {
+			if v.Secret != nil {
+				return v.Secret
+			}
+		}
+		return nil
+	}
+	want, got := secretOf(rook.Spec.Template.Spec), secretOf(job.Spec.Template.Spec)
+	require.NotNil(t, got)
+	assert.Equal(t, want.SecretName, got.SecretName)
+	assert.Equal(t, want.Items, got.Items)
+
+	assert.Equal(t, "ceph-rook-probe-3f2b8c1e0d4a4b5e9c6f7a8b9c0d1e2f-12", job.Name)
+	assert.LessOrEqual(t, len(job.Name), 63, "the Job's name is its pods' job-name label")
+	assert.Equal(t, string(owner.UID), job.Labels[CephJobOwnerLabel])
+	assert.Equal(t, []metav1.OwnerReference{{APIVersion: "ceph.fundament.io/v1alpha1", Kind: "DiskRetirement", Name: owner.Name, UID: owner.UID}}, job.OwnerReferences)
+	assert.Equal(t, int32(0), *job.Spec.BackoffLimit)
+	assert.NotNil(t, job.Spec.TTLSecondsAfterFinished)
+	assert.NotNil(t, job.Spec.ActiveDeadlineSeconds)
+	assert.Equal(t, probeScript, env["PROBE"].Value)
+	assert.Equal(t, "3", env["OSD_ID"].Value)
+	assert.Empty(t, job.Spec.Template.Spec.NodeSelector, "a probe runs anywhere")
+
+	zap := RenderCephJob("rook-ceph", retirementOwner(owner), CephJobRequest{Verb: VerbZap, OSDID: 3, OSDUUID: "u-3", Node: "node-a", Device: "/dev/sd$(reboot)"}, "img")
+	c := zap.Spec.Template.Spec.Containers[0]
+	assert.Equal(t, map[string]string{corev1.LabelHostname: "node-a"}, zap.Spec.Template.Spec.NodeSelector)
+	assert.True(t, *c.SecurityContext.Privileged)
+	assert.NotContains(t, c.Command[2], "reboot", "the device is an environment value, never spliced into the script")
+	assert.Contains(t, c.Env, corev1.EnvVar{Name: "DEVICE", Value: "/dev/sd$(reboot)"})
+}
+
+func TestParseCephJobName(t *testing.T) {
+	owner := types.UID("3f2b8c1e-0d4a-4b5e-9c6f-7a8b9c0d1e2f")
+	for _, verb := range []CephVerb{VerbProbe, VerbOut, VerbIn, VerbPurge, VerbIdentify, VerbZap} {
+		v, seq, ok := parseCephJobName(CephJobName(owner, CephJobRequest{Verb: verb, Seq: 7}))
+		assert.True(t, ok)
+		assert.Equal(t, verb, v)
+		assert.Equal(t, int32(7), seq)
+	}
+	for _, bad := range []string{"", "rook-ceph-osd-3", "ceph-rook-remove-osd-3", "ceph-rook-probe-uid-x", "ceph-rook-nuke-uid-1"} {
+		_, _, ok := parseCephJobName(bad)
+		assert.False(t, ok, bad)
+	}
+}
+
+// The wipe instructions are pasted into a root shell: every device path
+// discovery lets through reaches the command as one word, as written.
+func TestWipeInstructionsGiveTheShellTheDeviceAsWritten(t *testing.T) {
+	for _, device := range []string{"/dev/sdb", `/dev/disk/by-label/My\x20Disk`, "/dev/disk/by-path/pci-0000:00:1f.2-ata-1", "/dev/sd'b"} {
+		steps := WipeInstructions("node-a", device)
+		command, _, ok := strings.Cut(strings.SplitN(steps, "sgdisk --zap-all ", 2)[1], ";")
+		require.True(t, ok, steps)
+		out, err := exec.Command("sh", "-c", `printf '%s|' `+command).Output()
+		require.NoError(t, err)
+		assert.Equal(t, device+"|", string(out), "the shell reads %s", command)
+	}
+}
+
+func TestQueueRetirement(t *testing.T) {
+	at := func(name, disk string, minute int, phase cephv1alpha1.DiskRetirementPhase, suspend bool) cephv1alpha1.DiskRetirement {
+		r := cephv1alpha1.DiskRetirement{Spec: cephv1alpha1.DiskRetirementSpec{Disk: disk, Suspend: suspend}}
+		r.Name, r.CreationTimestamp = name, metav1.NewTime(time.Date(2026, 12, 3, 12, minute, 0, 0, time.UTC))
+		r.Status.Phase = phase
+		return r
+	}
+	const (
+		pending  = cephv1alpha1.RetirementPending
+		removing = cephv1alpha1.RetirementRemoving
+	)
+	tests := []struct {
+		name   string
+		self   cephv1alpha1.DiskRetirement
+		others []cephv1alpha1.DiskRetirement
+		want   RetirementQueue
+	}{
+		{"alone", at("b", "d2", 5, pending, false), nil, RetirementQueue{}},
+		{"an older one asked first goes first", at("b", "d2", 5, pending, false), []cephv1alpha1.DiskRetirement{at("a", "d1", 1, pending, false)},
+			RetirementQueue{Ahead: "DiskRetirement a, asked first"}},
+		{"a newer one waits for this one", at("a", "d1", 1, pending, false), []cephv1alpha1.DiskRetirement{at("b", "d2", 5, pending, false)}, RetirementQueue{}},
+		{"one that runs goes first, however new", at("a", "d1", 1, pending, false), []cephv1alpha1.DiskRetirement{at("b", "d2", 5, removing, false)},
+			RetirementQueue{Ahead: "DiskRetirement b (Removing)"}},
+		{"one adding its replacement runs", at("a", "d1", 1, pending, false), []cephv1alpha1.DiskRetirement{at("b", "d2", 5, cephv1alpha1.RetirementWaitingForReplacement, false)},
+			RetirementQueue{Ahead: "DiskRetirement b (WaitingForReplacement)"}},
+		{"a suspended older one waits for its confirmation, not in the queue", at("b", "d2", 5, pending, false), []cephv1alpha1.DiskRetirement{at("a", "d1", 1, cephv1alpha1.RetirementSuspended, true)},
+			RetirementQueue{}},
+		{"finished ones are no queue", at("b", "d2", 5, pending, false), []cephv1alpha1.DiskRetirement{at("a", "d1", 1, cephv1alpha1.RetirementRetired, false), at("c", "d3", 0, cephv1alpha1.RetirementRefused, false)},
+			RetirementQueue{}},
+		{"one that runs keeps its turn when an older one is confirmed", func() cephv1alpha1.DiskRetirement {
+			r := at("b", "d2", 5, cephv1alpha1.RetirementStoppingOSD, false)
+			r.Status.OSDStopped = true
+			return r
+		}(), []cephv1alpha1.DiskRetirement{at("a", "d1", 1, pending, false)}, RetirementQueue{}},
+		{"the oldest of the same disk keeps it", at("c", "d1", 5, pending, false), []cephv1alpha1.DiskRetirement{at("b", "d1", 3, pending, false), at("a", "d1", 1, pending, false)},
+			RetirementQueue{SameDisk: "a"}},
+		{"the oldest asked first is named", at("c", "d3", 5, pending, false), []cephv1alpha1.DiskRetirement{at("b", "d2", 3, pending, false), at("a", "d1", 1, pending, false)},
+			RetirementQueue{Ahead: "DiskRetirement a, asked first"}},
+		{"ties on time go by name", at("b", "d2", 1, pending, false), []cephv1alpha1.DiskRetirement{at("a", "d1", 1, pending, false)},
+			RetirementQueue{Ahead: "DiskRetirement a, asked first"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, QueueRetirement(&tc.self, append(tc.others, tc.self)))
+		})
+	}
 }

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	crhelper "github.com/fundament-oss/ceph-rook/pluginruntime/helpers/controllerruntime"
 )
 
 // Reasons Rook gives its reconcile Events (pkg/operator/ceph/reporting,
@@ -18,16 +21,36 @@ const (
 	rookReconcileSucceeded = "ReconcileSucceeded"
 )
 
+// RookReporter is the component Rook's controller for a kind reports its
+// Events as: each controller's recorder is named "rook-" + its
+// controllerName (pkg/operator/ceph/pool, file and object, controller.go,
+// mgr.GetEventRecorderFor), which client-go's recorder writes to both
+// source.component and reportingComponent (seen so on the e2e cluster).
+func RookReporter(rookKind string) string { return rookReporters[rookKind] }
+
+var rookReporters = map[string]string{
+	"CephBlockPool":   "rook-ceph-block-pool-controller",
+	"CephFilesystem":  "rook-ceph-file-controller",
+	"CephObjectStore": "rook-ceph-object-controller",
+}
+
 // RookFailure is why Rook last failed to reconcile the object uid, read
-// from Rook's Events about it: the message of the newest ReconcileFailed
-// Event, unless a ReconcileSucceeded came after it. ok is false when no
-// Event says (they expire after an hour, and Rook may not have written
-// one yet).
-func RookFailure(events []corev1.Event, uid types.UID) (message string, ok bool) {
+// from the Events reporter (RookReporter) wrote about it: the message of
+// the newest ReconcileFailed Event, unless a ReconcileSucceeded came after
+// it. ok is false when no Event says (they expire after an hour, and Rook
+// may not have written one yet). Events from anyone else are not Rook's
+// word (anyone who may create Events in the namespace could otherwise put
+// text into a consumer's status, or hide a failure behind a success), and
+// the message is cleaned and bounded as discovery's text is before it
+// reaches a status and the console.
+func RookFailure(events []corev1.Event, uid types.UID, reporter string) (message string, ok bool) {
+	if reporter == "" {
+		return "", false // not a kind Rook reports on
+	}
 	var failed, succeeded time.Time
 	for i := range events {
 		e := &events[i]
-		if e.InvolvedObject.UID != uid {
+		if e.InvolvedObject.UID != uid || eventReporter(e) != reporter {
 			continue
 		}
 		at := eventLastSeen(e)
@@ -38,10 +61,20 @@ func RookFailure(events []corev1.Event, uid types.UID) (message string, ok bool)
 			succeeded = at
 		}
 	}
+	message = crhelper.BoundNote(strings.TrimSpace(printable(message)))
 	if message == "" || succeeded.After(failed) {
 		return "", false
 	}
 	return message, true
+}
+
+// eventReporter is the component that reported e: reportingComponent,
+// else (an Event written before that field) source.component.
+func eventReporter(e *corev1.Event) string {
+	if e.ReportingController != "" {
+		return e.ReportingController
+	}
+	return e.Source.Component
 }
 
 // eventLastSeen is when an Event last happened: Rook's recorder aggregates

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -12,12 +13,19 @@ import (
 func TestRookFailure(t *testing.T) {
 	const store types.UID = "store-uid"
 	base := time.Date(2026, 12, 1, 14, 0, 0, 0, time.UTC)
+	rook := RookReporter("CephObjectStore")
 	event := func(uid types.UID, typ, reason, msg string, minute int) corev1.Event {
 		return corev1.Event{
 			InvolvedObject: corev1.ObjectReference{UID: uid},
 			Type:           typ, Reason: reason, Message: msg,
-			LastTimestamp: metav1.NewTime(base.Add(time.Duration(minute) * time.Minute)),
+			LastTimestamp:       metav1.NewTime(base.Add(time.Duration(minute) * time.Minute)),
+			Source:              corev1.EventSource{Component: rook},
+			ReportingController: rook,
 		}
+	}
+	by := func(reporter string, e corev1.Event) corev1.Event {
+		e.Source.Component, e.ReportingController = reporter, reporter
+		return e
 	}
 	failed := func(msg string, minute int) corev1.Event {
 		return event(store, corev1.EventTypeWarning, "ReconcileFailed", msg, minute)
@@ -54,6 +62,17 @@ func TestRookFailure(t *testing.T) {
 					return e
 				}(),
 			}, want: "still failing", wantOK: true},
+		{name: "a failure someone else reported is not Rook's word",
+			events: []corev1.Event{by("intruder", failed("pay here to fix", 1))}},
+		{name: "a success someone else reported hides no failure",
+			events: []corev1.Event{failed("real trouble", 1), by("intruder", succeeded(2))}, want: "real trouble", wantOK: true},
+		{name: "another Rook controller's Event is not this kind's",
+			events: []corev1.Event{by(RookReporter("CephBlockPool"), failed("a pool's trouble", 1))}},
+		{name: "an Event from before reportingComponent: source.component",
+			events: []corev1.Event{func() corev1.Event { e := failed("older recorder", 1); e.ReportingController = ""; return e }()},
+			want:   "older recorder", wantOK: true},
+		{name: "control and bidi characters go",
+			events: []corev1.Event{failed("bad\x1b[31m\u202e thing\n", 1)}, want: "bad[31m thing", wantOK: true},
 		{name: "an event with only eventTime",
 			events: []corev1.Event{func() corev1.Event {
 				e := failed("events.k8s.io style", 0)
@@ -64,10 +83,21 @@ func TestRookFailure(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, ok := RookFailure(tt.events, store)
+			got, ok := RookFailure(tt.events, store, rook)
 			if got != tt.want || ok != tt.wantOK {
 				t.Errorf("RookFailure = %q, %v; want %q, %v", got, ok, tt.want, tt.wantOK)
 			}
 		})
 	}
+	t.Run("a long message is bounded", func(t *testing.T) {
+		got, _ := RookFailure([]corev1.Event{failed(strings.Repeat("x", 5000), 1)}, store, rook)
+		if len(got) > 1024 || !strings.HasSuffix(got, " …") {
+			t.Errorf("RookFailure kept %d bytes: %q…", len(got), got[:40])
+		}
+	})
+	t.Run("a kind Rook does not report on", func(t *testing.T) {
+		if got, ok := RookFailure([]corev1.Event{by("", failed("x", 1))}, store, RookReporter("Nothing")); ok {
+			t.Errorf("RookFailure = %q", got)
+		}
+	})
 }

@@ -30,7 +30,6 @@ export const RESOURCES = {
   cephclusters: { group: 'ceph.rook.io', version: 'v1', resource: 'cephclusters' },
   objectbucketclaims: { group: 'objectbucket.io', version: 'v1alpha1', resource: 'objectbucketclaims' },
   objectbuckets: { group: 'objectbucket.io', version: 'v1alpha1', resource: 'objectbuckets' },
-  configmaps: { group: '', version: 'v1', resource: 'configmaps' },
 };
 
 // sdk returns window.fundament, which /plugins/sdk/v1/plugin-sdk.js defines.
@@ -156,8 +155,11 @@ const BADGES = {
   // DiskRetirement phases.
   Suspended: 'warning',
   WaitingForReplacement: 'info',
+  Draining: 'info',
   StoppingOSD: 'info',
   Removing: 'info',
+  Wiping: 'info',
+  Aborting: 'warning',
   Retired: 'success',
   Refused: 'danger',
   Cancelled: 'neutral',

@@ -143,7 +143,7 @@ export async function bucketDetail(root, ctx) {
   const { name, namespace } = ctx.resource;
   const claim = await sdk().k8s.get({ ...RESOURCES.objectbucketclaims, namespace, name });
   const spec = claim.spec || {};
-  const connection = await readConnection(namespace, name);
+  const connection = await readConnection(claim);
   mount(root,
     heading(`Bucket claim ${namespace}/${name}`, 1),
     card(deflist([
@@ -152,7 +152,7 @@ export async function bucketDetail(root, ctx) {
       ['Endpoint', connection.endpoint || 'Not provisioned yet'],
       ['StorageClass', spec.storageClassName],
       ['Quota', quotaSummary(spec) || 'None'],
-    ]), connection.error ? errorBox(connection.error, 'Could not read the claim\'s ConfigMap') : null),
+    ]), connection.error ? errorBox(connection.error, 'Could not read the claim\'s ObjectBucket') : null),
     card(
       heading('Use it from a workload', 2),
       text(`Rook writes the endpoint to the ConfigMap ${name} and the credentials (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY) to the Secret ${name}, both in namespace ${namespace}. Load both into the container:`),
@@ -161,14 +161,21 @@ export async function bucketDetail(root, ctx) {
     actions(button('Close', () => closeSheet(), { secondary: true, name: 'close' })));
 }
 
-// readConnection reads the claim's ConfigMap; a claim not bound yet has none.
-async function readConnection(namespace, name) {
+// readConnection reads where a bound claim's bucket is from its
+// ObjectBucket (spec.objectBucketName, set by Rook's provisioner when it
+// binds): the ConfigMap Rook writes for the workload is made from that
+// ObjectBucket's endpoint, and reading the ObjectBucket keeps ConfigMaps,
+// in any namespace, out of what the pages may read. A claim not bound yet
+// names none.
+async function readConnection(claim) {
+  const objectBucketName = claim.spec && claim.spec.objectBucketName;
+  if (!objectBucketName) return {};
   try {
-    const configMap = await sdk().k8s.get({ ...RESOURCES.configmaps, namespace, name });
-    const data = configMap.data || {};
+    const bucket = await sdk().k8s.get({ ...RESOURCES.objectbuckets, name: objectBucketName });
+    const endpoint = (bucket.spec && bucket.spec.endpoint) || {};
     return {
-      bucketName: data.BUCKET_NAME,
-      endpoint: data.BUCKET_HOST ? `${data.BUCKET_HOST}${data.BUCKET_PORT ? `:${data.BUCKET_PORT}` : ''}` : '',
+      bucketName: endpoint.bucketName,
+      endpoint: endpoint.bucketHost ? `${endpoint.bucketHost}${endpoint.bucketPort ? `:${endpoint.bucketPort}` : ''}` : '',
     };
   } catch (err) {
     if (err && err.status === 404) return {};

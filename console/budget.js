@@ -10,13 +10,15 @@ import { quantityToBytes, formatBytes } from './_shared.js';
 
 // What one consumer of each kind makes in Ceph, per budget.go's PoolsOf:
 // its pools, each with CRUSH_RULES_PER_NEW_POOL rules, and pg_num ×
-// replicas placement group copies (32 per pool, Ceph's default; 8 for each
-// of an object store's 6 metadata pools, Rook's). A Go test reads these
+// replicas placement group copies (32 per pool, Ceph's default). An object
+// store's 6 metadata pools (8 PGs each, Rook's) replicate at the automatic
+// size whatever the store asks (objectstore.go RenderObjectStore): their
+// PG copies are metadataPgsPerReplica × that size. A Go test reads these
 // lines to check them against budget.go: keep one kind per line.
 export const POOLS_PER_KIND = {
-  BlockStorage: { pools: 1, pgsPerReplica: 32 },
-  FileStorage: { pools: 2, pgsPerReplica: 64 },
-  ObjectStorage: { pools: 7, pgsPerReplica: 80 },
+  BlockStorage: { pools: 1, pgsPerReplica: 32, metadataPgsPerReplica: 0 },
+  FileStorage: { pools: 2, pgsPerReplica: 64, metadataPgsPerReplica: 0 },
+  ObjectStorage: { pools: 7, pgsPerReplica: 32, metadataPgsPerReplica: 48 },
 };
 // CRUSH rule IDs are one byte: Ceph refuses the 257th rule.
 export const CEPH_MAX_CRUSH_RULES = 256;
@@ -27,8 +29,9 @@ export const CEPH_DEFAULT_MAX_PG_PER_OSD = 250;
 export const CEPH_DEFAULT_FULL_RATIO = 0.95;
 // Ceph's .mgr pool: 1 PG, size 3, on Ceph's default rule; always there.
 export const MGR_PG_COPIES = 3;
-// .rgw.root, which every object store shares: 8 PGs at the object stores'
-// size, its rules as a new pool's, once any ObjectStorage exists.
+// .rgw.root, which every object store shares: 8 PGs at the automatic size
+// (the stores' metadata pools'), its rules as a new pool's, once any
+// ObjectStorage exists.
 export const RGW_ROOT_PGS_PER_REPLICA = 8;
 
 // CRUSH_RULES_PER_NEW_POOL is how many CRUSH rules a pool not made yet will
@@ -60,11 +63,13 @@ export function failureDomain(size, nodes) {
   return size >= 2 && nodes >= 2 ? DOMAIN_HOST : DOMAIN_OSD;
 }
 
-// kindCost is what one consumer of kind with replicas copies makes in Ceph,
-// the shared pools not included (sharedCost).
-export function kindCost(kind, replicas) {
-  const { pools, pgsPerReplica } = POOLS_PER_KIND[kind];
-  return { pools, crushRules: pools * CRUSH_RULES_PER_NEW_POOL, pgCopies: pgsPerReplica * Math.max(replicas, 1) };
+// kindCost is what one consumer of kind with replicas copies makes in Ceph
+// on nodes nodes (its metadata pools, if sized apart, at the automatic
+// size there), the shared pools not included (sharedCost).
+export function kindCost(kind, replicas, nodes) {
+  const { pools, pgsPerReplica, metadataPgsPerReplica } = POOLS_PER_KIND[kind];
+  const pgCopies = pgsPerReplica * Math.max(replicas, 1) + metadataPgsPerReplica * effectiveReplicas(null, nodes);
+  return { pools, crushRules: pools * CRUSH_RULES_PER_NEW_POOL, pgCopies };
 }
 
 // existingConsumer describes an existing consumer object of kind for the
@@ -78,10 +83,10 @@ export function existingConsumer(kind, object, nodes) {
   const replicas = status.replicas || effectiveReplicas(spec.replicas === undefined ? null : spec.replicas, nodes);
   const use = status.cephBudget
     ? { pools: status.cephBudget.pools, crushRules: status.cephBudget.crushRules, pgCopies: status.cephBudget.pgCopies }
-    : kindCost(kind, replicas);
+    : kindCost(kind, replicas, nodes);
   return {
     kind, name: object.metadata.name, created: object.metadata.creationTimestamp || '',
-    replicas, use, measured: Boolean(status.cephBudget), failureDomain: status.failureDomain || '',
+    replicas, metadataReplicas: effectiveReplicas(null, nodes), use, measured: Boolean(status.cephBudget), failureDomain: status.failureDomain || '',
     deleting: Boolean(object.metadata.deletionTimestamp),
   };
 }
@@ -97,12 +102,13 @@ export function olderFirst(a, b) {
 }
 
 // sharedCost is what consumers share: .mgr always, and .rgw.root at the
-// oldest ObjectStorage's size once there is one (budget.go SharedPools).
+// object stores' metadata size once there is one (budget.go SharedPools).
 export function sharedCost(consumers) {
   const shared = { pools: 1, crushRules: 1, pgCopies: MGR_PG_COPIES };
-  const object = [...consumers].sort(olderFirst).find((c) => c.kind === 'ObjectStorage');
-  if (!object) return shared;
-  return plus(shared, { pools: 1, crushRules: CRUSH_RULES_PER_NEW_POOL, pgCopies: RGW_ROOT_PGS_PER_REPLICA * Math.max(object.replicas, 1) });
+  const stores = consumers.filter((c) => c.kind === 'ObjectStorage');
+  if (stores.length === 0) return shared;
+  const size = Math.max(...stores.map((c) => c.metadataReplicas || c.replicas || 1));
+  return plus(shared, { pools: 1, crushRules: CRUSH_RULES_PER_NEW_POOL, pgCopies: RGW_ROOT_PGS_PER_REPLICA * size });
 }
 
 // totalUse is what consumers ask of Ceph together, the shared pools included.
@@ -156,17 +162,28 @@ export function checkBudget({
   };
 }
 
+// metadataSizedApart says whether a kind's metadata pools replicate at the
+// automatic size whatever its consumers ask (an object store's): an edit of
+// its replicas moves only its data pool.
+export function metadataSizedApart(kind) {
+  return POOLS_PER_KIND[kind].metadataPgsPerReplica > 0;
+}
+
 // editedUse is what an existing consumer with Rook pools uses at a new
 // size: the same pools and rules, PG copies at the new size, and one more
 // rule per pool when the failure domain moves to one it has not had (Rook
 // v1.18.0 creates <pool>_<domain> and removes no rule: the rule named
 // after the pool and one per domain had, budget.go CrushRulesPerPool; with
 // two domains a pool holds at most 3, so fewer means the new one is new).
+//
+// An object store's edit moves only its data pool: its metadata pools keep
+// the automatic size and domain whatever it asks.
 export function editedUse(existing, size, nodes) {
-  const cost = kindCost(existing.kind, size);
+  const cost = kindCost(existing.kind, size, nodes);
   let { crushRules } = existing.use;
   const moved = existing.failureDomain !== '' && failureDomain(size, nodes) !== existing.failureDomain;
-  if (moved && crushRules < 3 * existing.use.pools) crushRules += existing.use.pools;
+  const movingPools = metadataSizedApart(existing.kind) ? 1 : existing.use.pools;
+  if (moved && crushRules < 3 * existing.use.pools) crushRules += movingPools;
   return { pools: existing.use.pools, crushRules, pgCopies: cost.pgCopies, movesDomain: moved };
 }
 

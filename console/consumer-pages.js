@@ -7,7 +7,7 @@ import {
   formatReplicas, formatBytes, errorBox, REPLICAS_OPTIONS, replicasFromSelect, deletionNote,
 } from './_shared.js';
 import {
-  effectiveReplicas, kindCost, existingConsumer, olderFirst, checkBudget, editedUse, clusterDevices, fullRatio,
+  effectiveReplicas, kindCost, existingConsumer, olderFirst, checkBudget, editedUse, metadataSizedApart, clusterDevices, fullRatio,
   rawCapacity, replicaChoices, budgetSentences, usableSentence, capacitySummary, budgetSummary,
 } from './budget.js';
 import { k8s, followsKind } from './live.js';
@@ -383,6 +383,14 @@ function cephPreview(config, facts, object, replicas) {
   return el;
 }
 
+// domainMoveSentence says what an edit to copies that moves a consumer's
+// failure domain leaves in Ceph: added more rules, none removed.
+function domainMoveSentence(kind, copies, from, added) {
+  const pools = metadataSizedApart(kind) ? "its data pool's" : "its pools'";
+  return `At ${copies} ${copies === 1 ? 'copy' : 'copies'} ${pools} failure domain moves from ${from}: `
+    + `Rook makes ${added} more CRUSH ${added === 1 ? 'rule' : 'rules'} and removes none.`;
+}
+
 function budgetNodes(config, facts, self, copies) {
   const counted = Boolean(self && self.measured);
   let subject;
@@ -394,8 +402,11 @@ function budgetNodes(config, facts, self, copies) {
     answer = checkBudget({ others, subject, current: self, osds: facts.osds });
   } else {
     subject = self
-      ? { ...self, replicas: copies, use: kindCost(config.kind, copies) }
-      : { kind: config.kind, name: '', created: '', replicas: copies, use: kindCost(config.kind, copies) };
+      ? { ...self, replicas: copies, use: kindCost(config.kind, copies, facts.nodes) }
+      : {
+        kind: config.kind, name: '', created: '', replicas: copies, metadataReplicas: effectiveReplicas(null, facts.nodes),
+        use: kindCost(config.kind, copies, facts.nodes),
+      };
     const others = facts.consumers.filter((c) => c !== self && (!self || olderFirst(c, self) < 0));
     answer = checkBudget({ others, subject, osds: facts.osds });
   }
@@ -404,7 +415,7 @@ function budgetNodes(config, facts, self, copies) {
     ? h('p', {
       class: 'plugin-hint',
       attrs: { 'data-budget': 'domain-move' },
-      text: `At ${copies} ${copies === 1 ? 'copy' : 'copies'} its pools' failure domain moves from ${self.failureDomain}: Rook makes ${subject.use.crushRules - self.use.crushRules} more CRUSH rules and removes none.`,
+      text: domainMoveSentence(config.kind, copies, self.failureDomain, subject.use.crushRules - self.use.crushRules),
     })
     : null;
   return [

@@ -27,8 +27,12 @@ async function render(root, ctx) {
       deflist([
         ['Phase', badge(phase)],
         ['Message', s.message],
+        ['PGs left', s.pgsLeft === undefined ? '' : `${s.pgsLeft} (PGs Ceph still maps to the OSD)`],
+        ['OSD marked out', s.markedOut ? 'Yes: Ceph moves its data elsewhere' : 'No'],
         ['OSD stopped', s.osdStopped ? 'Yes: its Deployment is scaled to zero' : 'No'],
-        ['Removal Job', s.jobName ? `${s.jobName} (Rook's OSD removal Job, in the CephCluster's namespace)` : ''],
+        ['Purged', s.purged ? 'Yes: Ceph no longer has the OSD' : 'No'],
+        ['Ceph Job', s.cephJob ? `${s.cephJob} (the question to Ceph the retirement waits on, in the CephCluster's namespace)` : ''],
+        ['Aborted because', s.abortReason || ''],
       ]),
       retirementFacts(retirement)),
     preflightSection(s.preflight),

@@ -17,9 +17,9 @@ async function render(root) {
   const { items } = await sdk().k8s.list(RESOURCES.diskretirements);
   mount(root,
     heading('Disk retirements', 1),
-    hint('A disk retirement takes one disk out of Ceph safely: it checks the cluster can lose it, stops its OSD, lets Rook\'s removal Job wait until Ceph says the data is safe, and only then takes the device out of the CephCluster. Start one from a disk\'s page (Retire or Replace).'),
+    hint('A disk retirement takes one disk out of Ceph safely, in Ceph\'s own order: it asks Ceph whether the cluster can lose it, marks its OSD out while it runs, waits until Ceph says it is safe to destroy, stops and purges it, wipes the disk and only then takes the device out of the CephCluster. One runs at a time. Start one from a disk\'s page (Retire or Replace).'),
     table(columns, [...items].sort(byName), { empty: 'No disk retirements.', rowKey: (r) => r.metadata.name }),
-    hint('kubectl delete diskretirement <name> cancels a retirement until its removal Job starts; after that it can no longer be cancelled.'));
+    hint('kubectl delete diskretirement <name> cancels a retirement until its OSD is purged, giving back what it changed; after that it can no longer be cancelled.'));
 }
 
 const columns = [

@@ -22,18 +22,18 @@ const SLOW_MS = 30000;
 // Phases in which the retirement has stopped before touching anything.
 const PREVIEW_PHASES = new Set(['Suspended', 'Refused']);
 
-// CANCELLABLE_PHASES are those a delete still cancels: Rook's removal Job
-// has not started.
-const CANCELLABLE_PHASES = new Set(['', 'Pending', 'Suspended', 'WaitingForReplacement', 'StoppingOSD']);
+// CANCELLABLE_PHASES are those a delete still cancels: the OSD is not
+// purged yet, and what was changed is given back.
+const CANCELLABLE_PHASES = new Set(['', 'Pending', 'Suspended', 'WaitingForReplacement', 'Draining', 'StoppingOSD', 'Aborting']);
 const TERMINAL_PHASES = new Set(['Retired', 'Refused', 'Failed', 'Cancelled']);
 
-const PREFLIGHT_STEP = 'The preflight checks that enough hosts remain for every storage kind\'s replicas, that the data fits in the capacity left below Ceph\'s nearfull ratio, and that Ceph is not in HEALTH_ERR.';
+const PREFLIGHT_STEP = 'The preflight checks that enough hosts remain for every storage kind\'s replicas; then asks Ceph that every pool keeps its copies, that the data fits below Ceph\'s nearfull ratio where it must go, that no OSD takes more PGs than Ceph allows, that Ceph is healthy but for this disk; and reads the disk\'s label to be sure it holds this OSD.';
 
 export const RETIREMENT_STEPS = [
-  'The disk\'s OSD is stopped (its Deployment scaled to zero).',
-  'Rook\'s OSD removal Job marks the OSD out and waits until Ceph says it is safe to destroy, its data copied elsewhere; then it purges the OSD. From the moment the Job starts, the retirement cannot be cancelled.',
-  'The device leaves the CephCluster and the Disk is marked retired.',
-  'The disk must then be wiped by hand before it is used again; the retirement\'s manual steps say how.',
+  'The disk\'s OSD is marked out while it still runs, and Ceph copies its data elsewhere from a full set of copies; the page shows the PGs left.',
+  'Once Ceph says the OSD is safe to destroy, it is stopped (its Deployment scaled to zero), then purged from Ceph, which checks once more. From the purge on, the retirement cannot be cancelled; before it, cancelling starts the OSD again and marks it in.',
+  'The disk is wiped on its node, after its label is checked to name this OSD, so that Rook does not start the OSD again.',
+  'The device leaves the CephCluster and the Disk is marked retired. One retirement runs at a time; a drain that makes no progress is aborted and everything given back.',
 ];
 
 const REPLACEMENT_STEP = 'First the replacement joins the pool and the retirement waits until it is an OSD, so the cluster\'s capacity never dips.';
@@ -344,9 +344,9 @@ export function deletionHint(retirement) {
     return hint(`kubectl delete diskretirement ${name} only removes this record. A retired disk stays out of the CephCluster, even then, until its ceph.fundament.io/retired annotation is removed (after wiping it).`);
   }
   if (CANCELLABLE_PHASES.has(phase)) {
-    return hint(`kubectl delete diskretirement ${name} cancels it: Rook's removal Job has not started, and a stopped OSD is started again.`);
+    return hint(`kubectl delete diskretirement ${name} cancels it: the OSD is not purged yet; it is started again and marked in before the retirement goes.`);
   }
-  return hint(`Rook's removal Job is running: this retirement can no longer be cancelled. Deleting it waits until the Job ends.`);
+  return hint(`The OSD is purged: this retirement can no longer be cancelled. Deleting it waits until the device is wiped and out of the CephCluster.`);
 }
 
 function sleep(ms) {

@@ -15,8 +15,8 @@ const RetiredAnnotation = "ceph.fundament.io/retired"
 // DiskRetirementSpec names the disk to retire and, optionally, the disk
 // that replaces it. Both are fixed once created: a different request is a
 // different DiskRetirement.
-// +kubebuilder:validation:XValidation:rule="self.disk == oldSelf.disk && has(self.replacement) == has(oldSelf.replacement) && (!has(self.replacement) || self.replacement == oldSelf.replacement)",message="a DiskRetirement's disk and replacement cannot change; delete it (possible until its removal Job starts) and create another"
-// +kubebuilder:validation:XValidation:rule="!(has(self.suspend) && self.suspend) || (has(oldSelf.suspend) && oldSelf.suspend)",message="a DiskRetirement cannot be suspended again once it proceeds; delete it to cancel (possible until its removal Job starts)"
+// +kubebuilder:validation:XValidation:rule="self.disk == oldSelf.disk && has(self.replacement) == has(oldSelf.replacement) && (!has(self.replacement) || self.replacement == oldSelf.replacement)",message="a DiskRetirement's disk and replacement cannot change; delete it (possible until the OSD is purged) and create another"
+// +kubebuilder:validation:XValidation:rule="!(has(self.suspend) && self.suspend) || (has(oldSelf.suspend) && oldSelf.suspend)",message="a DiskRetirement cannot be suspended again once it proceeds; delete it to cancel (possible until the OSD is purged)"
 // +kubebuilder:validation:XValidation:rule="!has(self.replacement) || self.replacement != self.disk",message="a disk cannot replace itself"
 type DiskRetirementSpec struct {
 	// Disk is the name of the Disk to retire. It must be in use by a
@@ -40,11 +40,12 @@ type DiskRetirementSpec struct {
 }
 
 // DiskRetirementPhase is where a retirement is.
-// +kubebuilder:validation:Enum=Pending;Suspended;WaitingForReplacement;StoppingOSD;Removing;Retired;Refused;Failed;Cancelled
+// +kubebuilder:validation:Enum=Pending;Suspended;WaitingForReplacement;Draining;StoppingOSD;Removing;Wiping;Aborting;Retired;Refused;Failed;Cancelled
 type DiskRetirementPhase string
 
 const (
-	// RetirementPending: accepted, not yet checked.
+	// RetirementPending: accepted and checked (or waiting for its turn);
+	// nothing touched yet.
 	RetirementPending DiskRetirementPhase = "Pending"
 	// RetirementSuspended: every check passed and spec.suspend holds it
 	// before anything is touched.
@@ -52,28 +53,45 @@ const (
 	// RetirementWaitingForReplacement: the replacement is in the pool and
 	// the retirement waits until it is an OSD.
 	RetirementWaitingForReplacement DiskRetirementPhase = "WaitingForReplacement"
-	// RetirementStoppingOSD: the preflight passed; the OSD's Deployment is
-	// scaled to zero, since Rook's removal Job skips an OSD that is up.
+	// RetirementDraining: the OSD is marked out while it still runs, and
+	// Ceph copies its PGs elsewhere from a full set of copies; the
+	// retirement waits until Ceph says the OSD is safe to destroy.
+	RetirementDraining DiskRetirementPhase = "Draining"
+	// RetirementStoppingOSD: Ceph said the OSD is safe to destroy; its
+	// Deployment is scaled to zero and the retirement waits until its pod
+	// is gone and Ceph sees it down.
 	RetirementStoppingOSD DiskRetirementPhase = "StoppingOSD"
-	// RetirementRemoving: Rook's removal Job runs; it waits until Ceph says
-	// the OSD is safe to destroy. It cannot be cancelled from here on.
+	// RetirementRemoving: the OSD is purged from Ceph (which checks once
+	// more that it is safe to destroy) and its Deployment deleted. It
+	// cannot be cancelled from here on.
 	RetirementRemoving DiskRetirementPhase = "Removing"
-	// RetirementRetired: the OSD is gone and the device is out of the
-	// CephCluster. Terminal.
+	// RetirementWiping: the device is wiped on its node, once its BlueStore
+	// label is checked to name the purged OSD, so that Rook does not find
+	// the OSD on it again; then it leaves the CephCluster.
+	RetirementWiping DiskRetirementPhase = "Wiping"
+	// RetirementAborting: a retirement that cannot finish (cancelled, Ceph
+	// refused, no progress) gives back what it changed: the OSD is started
+	// again and marked in.
+	RetirementAborting DiskRetirementPhase = "Aborting"
+	// RetirementRetired: the OSD is gone from Ceph, the device is wiped and
+	// out of the CephCluster. Terminal.
 	RetirementRetired DiskRetirementPhase = "Retired"
 	// RetirementRefused: a check refused the retirement; nothing was
 	// touched. Terminal.
 	RetirementRefused DiskRetirementPhase = "Refused"
-	// RetirementFailed: the removal Job failed; the device is still listed
-	// and its OSD was started again. Terminal.
+	// RetirementFailed: the retirement was aborted and everything given
+	// back (the OSD up and in, its device listed); the message says why.
+	// Terminal.
 	RetirementFailed DiskRetirementPhase = "Failed"
-	// RetirementCancelled: deleted before its Job started; the OSD runs on.
+	// RetirementCancelled: deleted before the OSD was purged; everything
+	// was given back. Terminal.
 	RetirementCancelled DiskRetirementPhase = "Cancelled"
 )
 
 // PreflightCheck is one check made before anything is touched.
 type PreflightCheck struct {
-	// Name identifies the check: Hosts, Copies, Capacity or Health.
+	// Name identifies the check: Hosts and Copies (the consumers'),
+	// CephPools, Capacity, PGsPerOSD and Health (what Ceph says).
 	Name string `json:"name"`
 	// Passed says whether the retirement may proceed on this check.
 	Passed bool `json:"passed"`
@@ -107,13 +125,49 @@ type DiskRetirementStatus struct {
 	// +listMapKey=name
 	// +optional
 	Preflight []PreflightCheck `json:"preflight,omitempty"`
+	// OSDUUID is the OSD's UUID, as Rook's Deployment and Ceph's OSD map
+	// both say; the device's BlueStore label must name it before the
+	// device is drained or wiped.
+	// +optional
+	OSDUUID string `json:"osdUUID,omitempty"`
+	// DeviceLabel is the OSD UUID the device's BlueStore label named when
+	// it was read and named another OSD than the one Rook recorded at the
+	// device's kernel name (kernel names change across reboots; Rook's OSD
+	// pods find their device by OSD ID and never update the recorded
+	// name). From then on the disk's OSD is the one with this UUID on the
+	// disk's node, and its checks run again for that OSD.
+	// +optional
+	DeviceLabel string `json:"deviceLabel,omitempty"`
+	// MarkedOut says the plugin marked the OSD out. A retirement that is
+	// aborted marks it in again, and only then.
+	// +optional
+	MarkedOut bool `json:"markedOut,omitempty"`
 	// OSDStopped says the plugin scaled the OSD's Deployment to zero. A
-	// retirement that fails or is cancelled scales it back, and only then.
+	// retirement that is aborted scales it back, and only then.
 	// +optional
 	OSDStopped bool `json:"osdStopped,omitempty"`
-	// JobName is Rook's OSD removal Job, in the CephCluster's namespace.
+	// Purged says Ceph purged the OSD: nothing can be given back from here.
 	// +optional
-	JobName string `json:"jobName,omitempty"`
+	Purged bool `json:"purged,omitempty"`
+	// PGsLeft is how many PGs Ceph still maps to the OSD while it drains.
+	// +optional
+	PGsLeft *int32 `json:"pgsLeft,omitempty"`
+	// Progressed is when PGsLeft last fell (or the current wait began): a
+	// wait that makes no progress for the plugin's stall limit is aborted.
+	// +optional
+	Progressed *metav1.Time `json:"progressed,omitempty"`
+	// CephJob is the Ceph Job the retirement waits on, in the CephCluster's
+	// namespace; CephJobs counts those it made (the next one's sequence).
+	// +optional
+	CephJob string `json:"cephJob,omitempty"`
+	// +optional
+	CephJobs int32 `json:"cephJobs,omitempty"`
+	// AskedCephAt is when the last answer from Ceph was read.
+	// +optional
+	AskedCephAt *metav1.Time `json:"askedCephAt,omitempty"`
+	// AbortReason is why an abort runs; the terminal message names it.
+	// +optional
+	AbortReason string `json:"abortReason,omitempty"`
 	// ManualSteps is what the operator must still do by hand.
 	// +optional
 	ManualSteps string `json:"manualSteps,omitempty"`
@@ -125,10 +179,12 @@ type DiskRetirementStatus struct {
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 
-// DiskRetirement asks the plugin to take one disk out of Ceph safely: find
-// its OSD, check that the cluster can lose it, run Rook's OSD removal Job,
-// and only then take the device out of the CephCluster. Deleting it
-// cancels the retirement until the Job starts.
+// DiskRetirement asks the plugin to take one disk out of Ceph safely, in
+// Ceph's own order: find its OSD, check with Ceph that the cluster can
+// lose it, mark it out while it runs, wait until Ceph says it is safe to
+// destroy, stop it, purge it, wipe the device and only then take the device
+// out of the CephCluster. One retirement runs at a time. Deleting it
+// cancels the retirement (giving back what it changed) until the purge.
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
@@ -137,6 +193,7 @@ type DiskRetirementStatus struct {
 // +kubebuilder:printcolumn:name="Replacement",type=string,JSONPath=`.spec.replacement`
 // +kubebuilder:printcolumn:name="OSD",type=integer,JSONPath=`.status.osdID`
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="PGs left",type=integer,JSONPath=`.status.pgsLeft`
 // +kubebuilder:printcolumn:name="Message",type=string,JSONPath=`.status.message`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type DiskRetirement struct {

@@ -374,6 +374,19 @@ func (in *DiskRetirementStatus) DeepCopyInto(out *DiskRetirementStatus) {
 		*out = make([]PreflightCheck, len(*in))
 		copy(*out, *in)
 	}
+	if in.PGsLeft != nil {
+		in, out := &in.PGsLeft, &out.PGsLeft
+		*out = new(int32)
+		**out = **in
+	}
+	if in.Progressed != nil {
+		in, out := &in.Progressed, &out.Progressed
+		*out = (*in).DeepCopy()
+	}
+	if in.AskedCephAt != nil {
+		in, out := &in.AskedCephAt, &out.AskedCephAt
+		*out = (*in).DeepCopy()
+	}
 	if in.Conditions != nil {
 		in, out := &in.Conditions, &out.Conditions
 		*out = make([]v1.Condition, len(*in))

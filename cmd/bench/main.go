@@ -37,6 +37,7 @@ func main() {
 	flag.IntVar(&o.File, "file", 20, "FileStorages")
 	flag.IntVar(&o.Object, "object", 5, "ObjectStorages")
 	flag.IntVar(&o.Edits, "edits", 50, "DiskPool edits timed")
+	flag.IntVar(&o.Hostile, "hostile", 8, "nodes whose discovery reports are replaced, last, by 1 MiB of empty entries, to measure the plugin's memory as it refuses them (0: skipped)")
 	flag.DurationVar(&o.Idle, "idle", 60*time.Second, "idle time after convergence in which no write may happen")
 	flag.IntVar(&o.FloorWorkers, "floor-workers", 8, "parallel workers of the floor client")
 	flag.IntVar(&o.Samples, "samples", 3, "samples of discovery convergence and its floors per size, interleaved")

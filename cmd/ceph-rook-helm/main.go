@@ -61,7 +61,9 @@ func run(kubeconfig string, qps float32, burst int, logger *slog.Logger) error {
 	if burst > 0 {
 		cfg.Burst = burst
 	}
-	c, err := helm.New(cfg, helm.WithLogger(logger))
+	// The Rook chart's values hold nothing secret, and the plugin's
+	// ClusterRole grants no Secrets.
+	c, err := helm.New(cfg, helm.WithLogger(logger), helm.WithConfigMapStorage())
 	if err != nil {
 		return fail(logger, err)
 	}

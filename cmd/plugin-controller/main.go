@@ -7,12 +7,13 @@
 //
 //	plugin-controller --cluster-id=c-123 --organization-id=o-456 --registry-url=https://plugins.example.com/v1
 //
-// Outside one, point it at a kubeconfig and a local definitions directory;
-// plugin Services do not resolve from outside, so also say where the
-// plugins' metadata APIs are reachable (a port-forward, say):
+// Outside one, point it at a kubeconfig and a local definitions directory,
+// and name the namespace that keeps its token signing key; plugin Services
+// do not resolve from outside, so also say where the plugins' metadata APIs
+// are reachable (a port-forward, say):
 //
 //	plugin-controller --kubeconfig=$HOME/.kube/config --definitions-dir=./definitions \
-//	    --cluster-id=dev --organization-id=dev --plugin-base-url=http://localhost:8080
+//	    --cluster-id=dev --organization-id=dev --namespace=default --plugin-base-url=http://localhost:8080
 package main
 
 import (
@@ -33,11 +34,13 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/fundament-oss/ceph-rook/internal/plugincontroller"
 	pluginsv1 "github.com/fundament-oss/ceph-rook/internal/plugincontroller/api/v1"
+	crhelper "github.com/fundament-oss/ceph-rook/pluginruntime/helpers/controllerruntime"
 )
 
 func main() {
@@ -63,6 +66,7 @@ type config struct {
 	registryURL      string
 	definitionsDir   string
 	pluginBaseURL    string
+	namespace        string
 	cluster          plugincontroller.ClusterIdentity
 	pollInterval     time.Duration
 	uninstallTimeout time.Duration
@@ -79,6 +83,7 @@ func parseFlags(args []string) (config, error) {
 	fs.StringVar(&c.registryURL, "registry-url", "", "plugin registry root: definitions are fetched from <url>/<organization>/<plugin>/<version>/definition.yaml")
 	fs.StringVar(&c.definitionsDir, "definitions-dir", "", "local directory laid out as the registry, instead of --registry-url (development)")
 	fs.StringVar(&c.pluginBaseURL, "plugin-base-url", "", "where plugins' metadata APIs are reached; {namespace} is replaced by the plugin's namespace. Empty means http://plugin.<namespace>.svc.cluster.local:8080")
+	fs.StringVar(&c.namespace, "namespace", os.Getenv(podNamespaceEnv), "the controller's own namespace, where it keeps its token signing key; empty means $"+podNamespaceEnv+", or in a cluster the pod's own")
 	fs.StringVar(&c.cluster.ClusterID, "cluster-id", "", "this cluster's id, given to plugins as FUNDAMENT_CLUSTER_ID (required)")
 	fs.StringVar(&c.cluster.OrganizationID, "organization-id", "", "the owning organization's id, given to plugins as FUNDAMENT_ORGANIZATION_ID (required)")
 	fs.DurationVar(&c.pollInterval, "poll-interval", plugincontroller.DefaultPollInterval, "how often each plugin's status is polled")
@@ -137,6 +142,42 @@ func (c config) pluginURL() func(namespace string) string {
 	}
 }
 
+// How the controller learns its own namespace, which holds the Secret of
+// its token signing key: --namespace, which defaults to $POD_NAMESPACE (a
+// Deployment sets it from the downward API, fieldRef metadata.namespace),
+// and failing both the namespace Kubernetes mounts into every pod with a
+// service account token, as controller-runtime's leader election reads
+// it. Outside a cluster, only the flag or the variable can say.
+const (
+	podNamespaceEnv             = "POD_NAMESPACE"
+	serviceAccountNamespaceFile = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+)
+
+// ownNamespace is the controller's namespace, read from namespaceFile
+// when neither the flag nor the variable gave it.
+func (c config) ownNamespace(namespaceFile string) (string, error) {
+	if c.namespace != "" {
+		return c.namespace, nil
+	}
+	data, err := os.ReadFile(namespaceFile)
+	if ns := strings.TrimSpace(string(data)); err == nil && ns != "" {
+		return ns, nil
+	}
+	return "", fmt.Errorf("the controller's namespace is unknown (%s is not readable outside a pod): set --namespace or $%s", namespaceFile, podNamespaceEnv)
+}
+
+// tokenSigner loads, or creates, the key the controller signs plugin
+// tokens with. Every replica does so before leader election, through a
+// client without cache (the manager's is not running yet, and would watch
+// all Secrets); racing replicas end up with the same key.
+func tokenSigner(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, namespace string) (*plugincontroller.TokenSigner, error) {
+	direct, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return nil, fmt.Errorf("create a client: %w", err)
+	}
+	return plugincontroller.LoadTokenSigner(ctx, direct, namespace)
+}
+
 func (c config) restConfig() (*rest.Config, error) {
 	if c.kubeconfig != "" {
 		cfg, err := clientcmd.BuildConfigFromFlags("", c.kubeconfig)
@@ -151,6 +192,10 @@ func (c config) restConfig() (*rest.Config, error) {
 func run(ctx context.Context, c config) error {
 	logger := logr.FromSlogHandler(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: c.logLevel}))
 	ctrl.SetLogger(logger)
+	namespace, err := c.ownNamespace(serviceAccountNamespaceFile)
+	if err != nil {
+		return err
+	}
 	restCfg, err := c.restConfig()
 	if err != nil {
 		return err
@@ -161,6 +206,10 @@ func run(ctx context.Context, c config) error {
 	}
 	if err := pluginsv1.AddToScheme(scheme); err != nil {
 		return err
+	}
+	tokens, err := tokenSigner(ctx, restCfg, scheme, namespace)
+	if err != nil {
+		return fmt.Errorf("token signing key: %w", err)
 	}
 	mgr, err := ctrl.NewManager(restCfg, ctrl.Options{
 		Scheme:                 scheme,
@@ -179,7 +228,8 @@ func run(ctx context.Context, c config) error {
 		Definitions:      c.definitionSource(),
 		Plugins:          &plugincontroller.MetadataClient{BaseURL: c.pluginURL()},
 		Cluster:          c.cluster,
-		Recorder:         mgr.GetEventRecorder("plugin-controller"),
+		Tokens:           tokens,
+		Recorder:         crhelper.BoundedRecorder(mgr.GetEventRecorder("plugin-controller")), // a plugin's uninstall error can pass 1 KiB
 		PollInterval:     c.pollInterval,
 		UninstallTimeout: c.uninstallTimeout,
 	}
@@ -192,6 +242,7 @@ func run(ctx context.Context, c config) error {
 	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
 		return err
 	}
-	logger.Info("starting plugin controller", "clusterID", c.cluster.ClusterID, "pollInterval", c.pollInterval.String())
+	logger.Info("starting plugin controller", "clusterID", c.cluster.ClusterID, "pollInterval", c.pollInterval.String(),
+		"namespace", namespace, "tokenSigner", tokens.String())
 	return mgr.Start(ctx)
 }

@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"crypto/ed25519"
+	"crypto/x509"
+	"encoding/pem"
 	"os"
 	"path/filepath"
 	"testing"
@@ -10,11 +13,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/fundament-oss/ceph-rook/internal/plugincontroller"
 	pluginsv1 "github.com/fundament-oss/ceph-rook/internal/plugincontroller/api/v1"
 	"github.com/fundament-oss/ceph-rook/internal/testenv"
+	"github.com/fundament-oss/ceph-rook/pluginruntime"
 	"github.com/fundament-oss/ceph-rook/pluginruntime/definition"
 )
 
@@ -59,6 +65,13 @@ func TestParseFlags(t *testing.T) {
 		{name: "two definition sources are an error", args: append([]string{"--registry-url=x", "--definitions-dir=y"}, required...), wantErr: "exactly one of"},
 		{name: "the cluster id is required, plugins refuse to start without it", args: []string{"--definitions-dir=y", "--organization-id=o"}, wantErr: "--cluster-id is required"},
 		{name: "the organization id is required", args: []string{"--definitions-dir=y", "--cluster-id=c"}, wantErr: "--organization-id is required"},
+		{
+			name: "the namespace is a flag",
+			args: append([]string{"--definitions-dir=y", "--namespace=platform"}, required...),
+			check: func(t *testing.T, c config) {
+				assert.Equal(t, "platform", c.namespace)
+			},
+		},
 		{name: "a zero poll interval is an error", args: append([]string{"--definitions-dir=y", "--poll-interval=0s"}, required...), wantErr: "--poll-interval must be positive"},
 	}
 	for _, tc := range tests {
@@ -71,6 +84,41 @@ func TestParseFlags(t *testing.T) {
 			}
 			require.NoError(t, err)
 			tc.check(t, c)
+		})
+	}
+}
+
+func TestNamespaceDefaultsToPodNamespace(t *testing.T) {
+	t.Setenv("POD_NAMESPACE", "from-downward-api")
+	c, err := parseFlags([]string{"--definitions-dir=y", "--cluster-id=c", "--organization-id=o"})
+	require.NoError(t, err)
+	assert.Equal(t, "from-downward-api", c.namespace)
+}
+
+func TestOwnNamespace(t *testing.T) {
+	mounted := filepath.Join(t.TempDir(), "namespace")
+	require.NoError(t, os.WriteFile(mounted, []byte("fundament-system\n"), 0o644))
+	missing := filepath.Join(t.TempDir(), "absent")
+	tests := []struct {
+		name    string
+		flag    string
+		file    string
+		want    string
+		wantErr string
+	}{
+		{name: "the flag (or POD_NAMESPACE) wins", flag: "platform", file: mounted, want: "platform"},
+		{name: "in a pod, the mounted service account namespace", file: mounted, want: "fundament-system"},
+		{name: "outside a cluster without the flag it is an error", file: missing, wantErr: "set --namespace or $POD_NAMESPACE"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := config{namespace: tc.flag}.ownNamespace(tc.file)
+			if tc.wantErr != "" {
+				assert.ErrorContains(t, err, tc.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, got)
 		})
 	}
 }
@@ -91,7 +139,7 @@ spec:
 
 	c, err := parseFlags([]string{
 		"--kubeconfig=" + env.Kubeconfig, "--definitions-dir=" + dir,
-		"--cluster-id=cluster-1", "--organization-id=org-1",
+		"--cluster-id=cluster-1", "--organization-id=org-1", "--namespace=default",
 		"--poll-interval=200ms", "--health-probe-bind-address=0",
 	})
 	require.NoError(t, err)
@@ -115,4 +163,21 @@ spec:
 		return env.Client.Get(ctx, client.ObjectKeyFromObject(deploy), deploy)
 	}))
 	assert.Equal(t, "cluster-1", deploy.Spec.Template.Spec.Containers[0].Env[0].Value)
+
+	// The plugin trusts the key the command keeps in its namespace.
+	secret := &corev1.Secret{}
+	require.NoError(t, env.Client.Get(context.Background(), client.ObjectKey{Namespace: "default", Name: plugincontroller.SigningKeySecretName}, secret))
+	block, _ := pem.Decode(secret.Data[plugincontroller.SigningKeyField])
+	require.NotNil(t, block)
+	private, err := x509.ParsePKCS8PrivateKey(block.Bytes)
+	require.NoError(t, err)
+	signer, err := plugincontroller.NewTokenSigner(private.(ed25519.PrivateKey))
+	require.NoError(t, err)
+	var published string
+	for _, e := range deploy.Spec.Template.Spec.Containers[0].Env {
+		if e.Name == pluginruntime.EnvTokenPublicKeys {
+			published = e.Value
+		}
+	}
+	assert.Equal(t, signer.Trust().PublicKeysPEM, published)
 }

@@ -51,6 +51,9 @@ type Scenario struct {
 	// Profiles, when set, is a folder for the plugin's pprof profiles:
 	// the heap after convergence and at the end, the CPU during the edits.
 	Profiles string
+	// Hostile is how many nodes' discovery reports are replaced, last, by
+	// 1 MiB of empty entries (measureHostile); 0 skips it.
+	Hostile int
 }
 
 // Sample is one round of the interleaved convergence measure: the two
@@ -143,6 +146,12 @@ type Result struct {
 	// processes (the Helm helper, during the install at each start).
 	HelperPeakRSSBytes int64   `json:"helperPeakRSSBytes"`
 	IdleSeconds        float64 `json:"idleSeconds"`
+	// HostileConfigMaps hostile discovery reports were refused at the end
+	// (Scenario.Hostile): the plugin's resident memory just before, and
+	// its peak while it refused them. Kept apart from PeakRSSBytes.
+	HostileConfigMaps   int   `json:"hostileConfigMaps"`
+	HostileBeforeBytes  int64 `json:"hostileBeforeBytes"`
+	HostilePeakRSSBytes int64 `json:"hostilePeakRSSBytes"`
 }
 
 // WritesPerDisk is the convergence's writes over the published disks (the
@@ -481,7 +490,23 @@ func Run(ctx context.Context, binary string, sc Scenario, log io.Writer) (res Re
 	logf("fan-out: reconciles %v, writes %v", res.FanoutReconciles, res.FanoutWrites)
 	r.notePeaks()
 	res.FailedRequests = proxy.failures()
-	return res, plugin.profiler(sc.Profiles, res.Disks).heap(ctx, "end")
+	if err := plugin.profiler(sc.Profiles, res.Disks).heap(ctx, "end"); err != nil {
+		return res, err
+	}
+	if sc.Hostile == 0 {
+		return res, nil
+	}
+	res.HostileBeforeBytes, res.HostilePeakRSSBytes, err = r.measureHostile(ctx, min(sc.Hostile, sc.Nodes))
+	if err != nil {
+		return res, err
+	}
+	res.HostileConfigMaps = min(sc.Hostile, sc.Nodes)
+	logf("hostile discovery: %d ConfigMaps of 1 MiB refused; RSS %.1f MiB before, peak %.1f MiB", res.HostileConfigMaps,
+		float64(res.HostileBeforeBytes)/(1<<20), float64(res.HostilePeakRSSBytes)/(1<<20))
+	// Stopped here, not by stopPlugin: this peak is not the scenario's.
+	err = r.plugin.stop()
+	r.plugin = nil
+	return res, err
 }
 
 // logSamples logs a sample of each kind of write that should not have
@@ -517,6 +542,18 @@ func profileLength(earlier []Sample, disks int, converge bool) time.Duration {
 func (r *run) converge(ctx context.Context, w *watcher, s *Sample) error {
 	cms, err := discoveryConfigMaps(Namespace, r.sc.Nodes, r.sc.DevicesPerNode)
 	if err != nil {
+		return err
+	}
+	// The Nodes register first, as kubelets do before Rook's daemon runs
+	// there: the plugin publishes only the reports of existing Nodes.
+	nodes := make([]string, r.sc.Nodes)
+	for i := range nodes {
+		nodes[i] = nodeName(i)
+	}
+	if err := parallel(ctx, r.sc.FloorWorkers, nodes, func(ctx context.Context, node string) error { return simulate.EnsureNode(ctx, r.admin, node) }); err != nil {
+		return fmt.Errorf("register Nodes: %w", err)
+	}
+	if err := waitQuiet(ctx, r.proxy, 2*time.Second, time.Minute); err != nil {
 		return err
 	}
 	disks := r.sc.Nodes * r.sc.DevicesPerNode

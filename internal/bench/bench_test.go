@@ -60,6 +60,9 @@ func TestClassify(t *testing.T) {
 	assert.False(t, isWrite("PATCH leases"))
 	assert.False(t, isWrite("WATCH disks"))
 	assert.True(t, isWrite("PATCH disks/status"))
+	assert.False(t, isWrite("POST selfsubjectreviews"), "a review is answered, not stored")
+	assert.False(t, isWrite("POST subjectaccessreviews"))
+	assert.True(t, isWrite("POST validatingadmissionpolicies"))
 }
 
 func httptestRequest(method, path string) *http.Request {

@@ -158,12 +158,15 @@ func statusKB(status, key string) int64 {
 }
 
 // peakRSS is the process's high-water mark of resident memory (VmHWM).
-func (p *pluginProcess) peakRSS() (int64, error) {
+func (p *pluginProcess) peakRSS() (int64, error) { return p.statusBytes("VmHWM:") }
+
+// statusBytes is a kB field of the process's /proc status, in bytes.
+func (p *pluginProcess) statusBytes(key string) (int64, error) {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.Pid()))
 	if err != nil {
 		return 0, err
 	}
-	return statusKB(string(data), "VmHWM:") * 1024, nil
+	return statusKB(string(data), key) * 1024, nil
 }
 
 // metrics scrapes the controllers' reconcile counters, keyed by

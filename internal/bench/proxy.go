@@ -143,10 +143,15 @@ func classify(r *http.Request) string {
 
 // isWrite tells the requests that change something. Lease renewals and
 // Events are leader election's and the recorder's cost, reported apart.
+// A review (SelfSubjectReview, SubjectAccessReview, TokenReview) is a POST
+// the API server answers and stores nothing for: a question, not a write.
 func isWrite(key string) bool {
 	verb, resource, _ := strings.Cut(key, " ")
 	switch verb {
 	case http.MethodGet, "WATCH":
+		return false
+	}
+	if strings.HasSuffix(resource, "reviews") {
 		return false
 	}
 	return !strings.HasPrefix(resource, "leases") && !strings.HasPrefix(resource, "events")

@@ -27,6 +27,11 @@ const (
 	// server's own write of the same CephCluster, measured beside it.
 	TargetEditRatio  = 1.25
 	TargetPeakRSSMiB = 120.0
+	// TargetHostileRatio bounds the plugin's peak while it refuses hostile
+	// discovery reports against its resident memory just before: decoded
+	// whole, each 1 MiB of empty entries cost 371 MB; streamed and capped
+	// at the 4,096th entry, a few MiB each.
+	TargetHostileRatio = 1.5
 	// TargetScalingRatio bounds how much the cost per disk may grow from
 	// the smallest to the largest inventory: linear stays near 1,
 	// quadratic would grow with the size ratio (10×).
@@ -80,13 +85,19 @@ func (r Report) Rows() []Row {
 		editRow("p50", big.EditP50Millis, big.EditFloorP50Millis),
 		editRow("p99", big.EditP99Millis, big.EditFloorP99Millis),
 		{"  of it: the DiskPool write p50 / p99 (ms)", f1(big.EditPoolWriteP50Millis) + " / " + f1(big.EditPoolWriteP99Millis), "", "", "", true},
-		{"fan-out of one disk: writes", describe(big.FanoutWrites), "", "", "CephCluster, pool status, disk; each consumer ≤ 1 (capacity)", fanoutOK(big.FanoutWrites, big.Consumers)},
+		{"fan-out of one disk: writes", describe(big.FanoutWrites), "", "", "CephCluster, disk once; pool status ≤ 2; each consumer ≤ 1 (capacity)", fanoutOK(big.FanoutWrites, big.Consumers)},
 		{"fan-out of one disk: reconciles", describe(big.FanoutReconciles), "", "", "", true},
 		{"peak RSS (MiB)", f1(rss), "", "", "< 120", rss < TargetPeakRSSMiB},
 		{"  of it: heap etc. / binary pages (MiB)", f1(float64(big.PeakAnonBytes)/(1<<20)) + " / " + f1(float64(big.PeakFileBytes)/(1<<20)), "", "", "", true},
 		{"  a restart's peak: RSS / heap etc. (MiB)", f1(float64(big.RestartPeakRSSBytes)/(1<<20)) + " / " + f1(float64(big.RestartPeakAnonBytes)/(1<<20)), "", "", "", true},
 		{"  Helm helper, while installing (MiB)", f1(float64(big.HelperPeakRSSBytes) / (1 << 20)), "", "", "", true},
 	}...)
+	if big.HostileConfigMaps > 0 {
+		ratio := float64(big.HostilePeakRSSBytes) / float64(big.HostileBeforeBytes)
+		rows = append(rows, Row{fmt.Sprintf("%d hostile discovery ConfigMaps of 1 MiB: peak RSS against resident before (MiB)", big.HostileConfigMaps),
+			f1(float64(big.HostilePeakRSSBytes) / (1 << 20)), f1(float64(big.HostileBeforeBytes) / (1 << 20)), f2(ratio),
+			fmt.Sprintf("≤ %.2f× before", TargetHostileRatio), ratio <= TargetHostileRatio})
+	}
 	if len(r.Scales) > 1 {
 		small := r.Scales[0]
 		perDiskSmall := small.Converge.Median / float64(small.Disks)
@@ -104,24 +115,32 @@ func editRow(percentile string, edit, floor float64) Row {
 	return Row{"pool edit → CephCluster " + percentile + " (ms)", f1(edit), f1(floor), f2(ratio), fmt.Sprintf("≤ %.2f× floor", TargetEditRatio), ratio <= TargetEditRatio}
 }
 
-// fanoutOK: one disk joining one pool writes the CephCluster, the pool's
-// status and the disk's claimedBy, and each of the consumers at most once:
-// the raw capacity changed, and with it each one's usable capacity
-// (status.capacity, told after the plugin's capacityNoticeDelay).
+// fanoutOK: one disk joining one pool writes the CephCluster and the
+// disk's claimedBy once each, the pool's status at most twice, and each of
+// the consumers at most once: the raw capacity changed, and with it each
+// one's usable capacity (status.capacity, told after the plugin's
+// capacityNoticeDelay). The pool's status is written once when its
+// reconcile sees the edit, the CephCluster patch and the disk's claimedBy
+// together, and twice when it runs between them: which one happens is the
+// scheduling of two reconcilers on a loaded machine (TestBenchmarkSmoke saw
+// both in CI), not a change in what the plugin writes.
 func fanoutOK(writes map[string]int, consumers int) bool {
-	own, ofConsumers := 0, 0
+	limits := map[string]int{"cephclusters": 1, "disks": 1, "diskpools": 2}
+	ofConsumers := 0
 	for k, v := range writes {
 		_, resource, _ := strings.Cut(k, " ")
 		switch kind, sub, _ := strings.Cut(resource, "/"); {
-		case kind == "cephclusters" || kind == "diskpools" || kind == "disks":
-			own += v
+		case limits[kind] > 0:
+			if v > limits[kind] {
+				return false
+			}
 		case consumerResources[kind] && sub == "status":
 			ofConsumers += v
 		default:
 			return false
 		}
 	}
-	return own <= 3 && ofConsumers <= consumers
+	return ofConsumers <= consumers
 }
 
 // consumerResources are the consumer kinds' resources.

@@ -58,3 +58,24 @@ func TestTheTableShowsBothFloorsAndEverySample(t *testing.T) {
 	assert.Contains(t, table, "32 workers 1800/s")
 	assert.Len(t, regexp.MustCompile(`(?m)^1000\s+[12]\s+2\.[02]0\s+1\.[01]0\s`).FindAllString(table, -1), 2, "a line per sample")
 }
+
+func TestFanoutOK(t *testing.T) {
+	cases := []struct {
+		name   string
+		writes map[string]int
+		want   bool
+	}{
+		{"one of each and every consumer once", map[string]int{"PATCH cephclusters": 1, "PATCH diskpools/status": 1, "PATCH disks/status": 1, "PATCH blockstorages/status": 2, "PATCH filestorages/status": 1}, true},
+		{"the pool's status twice (its reconcile ran between the CephCluster patch and the disk's)", map[string]int{"PATCH cephclusters": 1, "PATCH diskpools/status": 2, "PATCH disks/status": 1}, true},
+		{"the pool's status three times", map[string]int{"PATCH cephclusters": 1, "PATCH diskpools/status": 3}, false},
+		{"the CephCluster twice", map[string]int{"PATCH cephclusters": 2, "PATCH diskpools/status": 1}, false},
+		{"the disk twice", map[string]int{"PATCH disks/status": 2}, false},
+		{"more consumer writes than consumers", map[string]int{"PATCH blockstorages/status": 3, "PATCH filestorages/status": 2}, false},
+		{"a write of another kind", map[string]int{"PATCH cephblockpools": 1}, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, fanoutOK(tc.writes, 4))
+		})
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -213,14 +214,6 @@ func (b *Browser) Screenshot(name string) {
 // returns its JSON result. found is false when the frame or element is not
 // there (yet).
 func (b *Browser) Call(frame, sel, fn string, args ...any) (result json.RawMessage, found bool, err error) {
-	nodeID, found, err := queryInFrame(b.ctx, frame, sel)
-	if err != nil || !found {
-		return nil, false, err
-	}
-	resolved, err := chromedp.Call(b.ctx, dom.ResolveNode, dom.ResolveNodeParams{NodeID: nodeID})
-	if err != nil {
-		return nil, false, err
-	}
 	callArgs := make([]*runtime.CallArgument, 0, len(args))
 	for _, a := range args {
 		raw, err := json.Marshal(a)
@@ -229,20 +222,72 @@ func (b *Browser) Call(frame, sel, fn string, args ...any) (result json.RawMessa
 		}
 		callArgs = append(callArgs, &runtime.CallArgument{Value: raw})
 	}
-	res, err := chromedp.Call(b.ctx, runtime.CallFunctionOn, runtime.CallFunctionOnParams{
-		FunctionDeclaration: fn,
-		ObjectID:            resolved.Object.ObjectID,
-		Arguments:           callArgs,
-		ReturnByValue:       new(true),
-		AwaitPromise:        new(true),
+	found, err = b.onNode(frame, sel, func(nodeID cdp.NodeID) error {
+		resolved, err := chromedp.Call(b.ctx, dom.ResolveNode, dom.ResolveNodeParams{NodeID: nodeID})
+		if err != nil {
+			return err
+		}
+		res, err := chromedp.Call(b.ctx, runtime.CallFunctionOn, runtime.CallFunctionOnParams{
+			FunctionDeclaration: fn,
+			ObjectID:            resolved.Object.ObjectID,
+			Arguments:           callArgs,
+			ReturnByValue:       new(true),
+			AwaitPromise:        new(true),
+		})
+		if err != nil {
+			return err
+		}
+		if res.ExceptionDetails != nil {
+			return fmt.Errorf("%s on %s %s: %s", fn, frame, sel, exceptionText(res.ExceptionDetails))
+		}
+		result = json.RawMessage(res.Result.Value)
+		return nil
 	})
-	if err != nil {
-		return nil, false, err
+	return result, found, err
+}
+
+// onNode runs use on the node of the first element matching sel in frame;
+// found is false when the frame or element is not there (yet).
+//
+// Finding the element and using its node are separate DevTools calls, so a
+// page that renders again in between (a list refreshed by a watch, a frame
+// navigated) leaves the node found gone from the document: the element is
+// then looked up again, and an element replaced every time is reported as
+// not there yet, as it is for anyone looking.
+func (b *Browser) onNode(frame, sel string, use func(cdp.NodeID) error) (found bool, err error) {
+	for range staleNodeRetries {
+		nodeID, found, err := queryInFrame(b.ctx, frame, sel)
+		if err != nil || !found {
+			return false, err
+		}
+		if err := use(nodeID); !isStaleNode(err) {
+			return true, err
+		}
 	}
-	if res.ExceptionDetails != nil {
-		return nil, true, fmt.Errorf("%s on %s %s: %s", fn, frame, sel, exceptionText(res.ExceptionDetails))
+	return false, nil
+}
+
+// staleNodeRetries bounds how often onNode looks an element up again after
+// the document replaced it.
+const staleNodeRetries = 5
+
+// staleNodeErrors are the DevTools protocol's words for a node (or the
+// frame context it was found in) that left the document after it was found.
+var staleNodeErrors = []string{
+	"does not belong to the document",
+	"Could not find node with given id",
+	"No node with given id found",
+	"Node is detached from document",
+	"Cannot find context with specified id",
+	"Cannot find object with id",
+}
+
+func isStaleNode(err error) bool {
+	if err == nil {
+		return false
 	}
-	return json.RawMessage(res.Result.Value), true, nil
+	msg := err.Error()
+	return slices.ContainsFunc(staleNodeErrors, func(s string) bool { return strings.Contains(msg, s) })
 }
 
 // queryInFrame finds sel in the document of the iframe matching frame. The
@@ -332,8 +377,9 @@ func jsString(s string) string {
 func (b *Browser) Text(frame, sel string) string {
 	b.T.Helper()
 	b.WaitFor(frame, sel)
-	res, _, err := b.Call(frame, sel, "function() { return this.textContent; }")
+	res, found, err := b.Call(frame, sel, "function() { return this.textContent; }")
 	require.NoError(b.T, err)
+	require.True(b.T, found, "%s in %s went away", sel, frame)
 	var s string
 	require.NoError(b.T, json.Unmarshal(res, &s))
 	return s
@@ -368,20 +414,22 @@ func (b *Browser) Count(frame, sel string) int {
 func (b *Browser) Click(frame, sel string) {
 	b.T.Helper()
 	b.WaitFor(frame, sel)
-	_, _, err := b.Call(frame, sel, "function() { this.click(); }")
+	_, found, err := b.Call(frame, sel, "function() { this.click(); }")
 	require.NoError(b.T, err)
+	require.True(b.T, found, "%s in %s went away before the click", sel, frame)
 }
 
 // Fill sets a control's value and fires input and change, as typing does.
 func (b *Browser) Fill(frame, sel, value string) {
 	b.T.Helper()
 	b.WaitFor(frame, sel)
-	_, _, err := b.Call(frame, sel, `function(v) {
+	_, found, err := b.Call(frame, sel, `function(v) {
   this.value = v;
   this.dispatchEvent(new Event('input', { bubbles: true }));
   this.dispatchEvent(new Event('change', { bubbles: true }));
 }`, value)
 	require.NoError(b.T, err)
+	require.True(b.T, found, "%s in %s went away before it was filled", sel, frame)
 }
 
 // HostPath is the host page's current path and query.

@@ -1,6 +1,7 @@
 package browser
 
 import (
+	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/dom"
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
@@ -28,9 +29,10 @@ func (b *Browser) PressKeys(keys string) {
 func (b *Browser) FocusOn(frame, sel string) {
 	b.T.Helper()
 	b.WaitFor(frame, sel)
-	nodeID, found, err := queryInFrame(b.ctx, frame, sel)
+	found, err := b.onNode(frame, sel, func(nodeID cdp.NodeID) error {
+		_, err := chromedp.Call(b.ctx, dom.Focus, dom.FocusParams{NodeID: nodeID})
+		return err
+	})
 	require.NoError(b.T, err)
-	require.True(b.T, found, "%s in %s", sel, frame)
-	_, err = chromedp.Call(b.ctx, dom.Focus, dom.FocusParams{NodeID: nodeID})
-	require.NoError(b.T, err)
+	require.True(b.T, found, "%s in %s went away before it was focused", sel, frame)
 }

@@ -243,14 +243,15 @@ func TestConsoleInBrowser(t *testing.T) {
 		b.WaitFor(browser.SheetFrame, `button[type="submit"]`, "function() { return !this.disabled; }")
 		b.Screenshot("objectstorage-create-over-budget")
 
-		// One copy fits.
+		// One copy of the data still leaves the metadata pools at the
+		// automatic two: 32 + 48×2 PG copies, refused too.
 		b.Fill(browser.SheetFrame, `select[name="replicas"]`, "1")
-		b.WaitText(browser.SheetFrame, `[data-budget="pgs"]`, "Placement groups: 241 copies per OSD over 2 OSDs after it, of Ceph's 250 (mon_max_pg_per_osd).")
+		b.WaitText(browser.SheetFrame, `[data-budget="pgs"]`, "Placement groups: 265 copies per OSD over 2 OSDs after it, of Ceph's 250 (mon_max_pg_per_osd).")
+		b.WaitText(browser.SheetFrame, `[data-budget-refusal][role="alert"]`, "placement groups would reach 265 per OSD over 2 OSDs (it adds 128 PG copies to 403)")
 		b.WaitText(browser.SheetFrame, `[data-budget="crush-rules"]`, "This ObjectStorage uses 14 of Ceph's 256 CRUSH rules; 25 used, 217 left after it.")
-		assert.Zero(t, b.Count(browser.SheetFrame, `[data-budget-refusal]`), "one copy fits: no refusal")
 		b.WaitText(browser.SheetFrame, `[data-usable-selected]`, "Usable: 5.6 TiB of 7.0 TiB raw (1 copy, Ceph stops writes at 80% full)")
 		assertReplicaChoices(t, b, "1", nil)
-		b.Screenshot("objectstorage-create-fits")
+		b.Screenshot("objectstorage-create-one-copy")
 
 		// Three is clamped to the 2 nodes: refused again.
 		b.Fill(browser.SheetFrame, `select[name="replicas"]`, "3")
@@ -265,9 +266,10 @@ func TestConsoleInBrowser(t *testing.T) {
 
 	// The edit sheet of os-s3 counts it once, as it is today: 25 rules
 	// (16 of them its pools' 14 and .rgw.root's 2, which it alone brings),
-	// 403 PG copies, 201 per OSD. At 1 copy its pools move from host to osd:
-	// Rook makes a rule per pool and keeps the old: 9 + 21 + 2 = 32 rules;
-	// PG copies 227 (the others and .mgr) + 80 + .rgw.root 8 = 315, 157 per
+	// 403 PG copies, 201 per OSD. At 1 copy its data pool moves from host
+	// to osd (its metadata pools keep the automatic 2 copies on host): Rook
+	// makes one rule and keeps the old: 9 + 15 + 2 = 26 rules; PG copies
+	// 227 (the others and .mgr) + 32 + 48×2 + .rgw.root 8×2 = 371, 185 per
 	// OSD.
 	t.Run("budget: the edit sheet counts the consumer itself once", func(t *testing.T) {
 		b.T = t
@@ -282,10 +284,10 @@ func TestConsoleInBrowser(t *testing.T) {
 		b.WaitText(browser.SheetFrame, `[data-usable-selected]`, "Usable: 2.8 TiB of 7.0 TiB raw (2 copies, Ceph stops writes at 80% full)")
 
 		b.Fill(browser.SheetFrame, `select[name="replicas"]`, "1")
-		b.WaitText(browser.SheetFrame, `[data-budget="crush-rules"]`, "This ObjectStorage uses 23 of Ceph's 256 CRUSH rules "+
-			"(21 for its pools, 2 for .rgw.root, which every ObjectStorage shares); 32 used with it, 224 left.")
-		b.WaitText(browser.SheetFrame, `[data-budget="pgs"]`, "Placement groups: 157 copies per OSD over 2 OSDs with it (201 today), of Ceph's 250 (mon_max_pg_per_osd).")
-		b.WaitText(browser.SheetFrame, `[data-budget="domain-move"]`, "At 1 copy its pools' failure domain moves from host: Rook makes 7 more CRUSH rules and removes none.")
+		b.WaitText(browser.SheetFrame, `[data-budget="crush-rules"]`, "This ObjectStorage uses 17 of Ceph's 256 CRUSH rules "+
+			"(15 for its pools, 2 for .rgw.root, which every ObjectStorage shares); 26 used with it, 230 left.")
+		b.WaitText(browser.SheetFrame, `[data-budget="pgs"]`, "Placement groups: 185 copies per OSD over 2 OSDs with it (201 today), of Ceph's 250 (mon_max_pg_per_osd).")
+		b.WaitText(browser.SheetFrame, `[data-budget="domain-move"]`, "At 1 copy its data pool's failure domain moves from host: Rook makes 1 more CRUSH rule and removes none.")
 		b.WaitText(browser.SheetFrame, `[data-usable-selected]`, "Usable: 5.6 TiB of 7.0 TiB raw (1 copy, Ceph stops writes at 80% full)")
 		assertOnlyElements(t, b, `[data-ceph-budget]`)
 		b.Screenshot("objectstorage-edit-budget")
@@ -395,7 +397,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		b.WaitFor(browser.PageFrame, `tr[data-row="apps/photos"]`)
 	})
 
-	t.Run("an existing claim's detail names its ConfigMap and Secret, never their values", func(t *testing.T) {
+	t.Run("an existing claim's detail names its ConfigMap and Secret, never their values, and reads its ObjectBucket for the endpoint", func(t *testing.T) {
 		b.T = t
 		b.Open("/view/objectstorages.ceph.fundament.io/" + objectName)
 		b.Click(browser.PageFrame, `tr[data-row="apps/existing-claim"] button`)
@@ -406,6 +408,10 @@ func TestConsoleInBrowser(t *testing.T) {
 		assert.NotContains(t, body, "AWS_SECRET_ACCESS_KEY=")
 		for _, r := range append(log.find("get", "secrets", "existing-claim"), log.find("list", "secrets", "")...) {
 			t.Errorf("a page asked for a Secret: %+v", r)
+		}
+		assert.NotEmpty(t, log.find("get", "objectbuckets", "obc-apps-existing-claim"), "the endpoint comes from the claim's ObjectBucket")
+		for _, r := range log.find("get", "configmaps", "existing-claim") {
+			t.Errorf("a page asked for a ConfigMap: %+v", r)
 		}
 	})
 
@@ -419,7 +425,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		b.WaitFor(browser.PageFrame, `tr[data-row="Health"] [data-passed="true"]`)
 		body, err := b.FrameText(browser.PageFrame)
 		require.NoError(t, err)
-		for _, want := range []string{"To do by hand before this disk is used again", "rook-ceph-osd-removal-7", "node-c", "/dev/disk/by-id/wwn-" + retiredDisk, "only removes this record"} {
+		for _, want := range []string{"To do by hand before this disk is used again", "Yes: Ceph no longer has the OSD", "node-c", "/dev/disk/by-id/wwn-" + retiredDisk, "only removes this record"} {
 			assert.Contains(t, body, want)
 		}
 		assert.Zero(t, b.Count(browser.PageFrame, `[data-action="proceed"]`), "a finished retirement has nothing to confirm")
@@ -438,7 +444,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		b.Click(browser.PageFrame, `[data-action="retire"]`)
 		require.True(t, b.SheetOpen())
 		b.WaitText(browser.SheetFrame, `[data-steps]`, "cannot be cancelled")
-		b.WaitText(browser.SheetFrame, `[data-steps]`, "wiped by hand")
+		b.WaitText(browser.SheetFrame, `[data-steps]`, "The disk is wiped on its node, after its label is checked")
 		b.Click(browser.SheetFrame, `[data-action="check"]`)
 
 		ret := waitRetirementOf(t, "disk-c1")
@@ -648,7 +654,7 @@ func deflistValue(label, want string) string {
 var budgetCases = []struct{ name, body, want string }{
 	{
 		name: "the first ObjectStorage brings .rgw.root: 14 + 2 rules, 80×3 + 8×3 PG copies",
-		body: `const a = m.checkBudget({ others: [], subject: { kind: 'ObjectStorage', name: 'x', replicas: 3, use: m.kindCost('ObjectStorage', 3) }, osds: 3 });
+		body: `const a = m.checkBudget({ others: [], subject: { kind: 'ObjectStorage', name: 'x', replicas: 3, use: m.kindCost('ObjectStorage', 3, 3) }, osds: 3 });
 return { takes: a.takes, after: a.after, pgPerOSD: a.pgPerOSD, refusal: a.refusal };`,
 		want: `{"takes": {"crushRules": 16, "pgCopies": 264}, "after": {"pools": 9, "crushRules": 17, "pgCopies": 267}, "pgPerOSD": 89, "refusal": null}`,
 	},
@@ -656,7 +662,7 @@ return { takes: a.takes, after: a.after, pgPerOSD: a.pgPerOSD, refusal: a.refusa
 		name: "the 257th CRUSH rule is refused, with what is used and left",
 		// 18 ObjectStorages: 252 rules, .mgr's 1 and .rgw.root's 2: 255.
 		body: `const others = Array.from({ length: 18 }, (_, i) => m.existingConsumer('ObjectStorage', { metadata: { name: 'os-' + i }, status: { replicas: 1 } }, 3));
-const subject = { kind: 'ObjectStorage', name: 'x', replicas: 1, use: m.kindCost('ObjectStorage', 1) };
+const subject = { kind: 'ObjectStorage', name: 'x', replicas: 1, use: m.kindCost('ObjectStorage', 1, 3) };
 const a = m.checkBudget({ others, subject, osds: 1000 });
 return { left: a.rulesLeft, refusal: a.refusal, refused: m.budgetSentences(subject, a).refused };`,
 		want: `{"left": 0, "refusal": {"budget": "CRUSH rules", "reason": "it needs 14 CRUSH rules; 255 of Ceph's 256 are used, 1 left."},
@@ -665,13 +671,26 @@ return { left: a.rulesLeft, refusal: a.refusal, refused: m.budgetSentences(subje
 	{
 		name: "17 ObjectStorages leave room for one more",
 		body: `const others = Array.from({ length: 17 }, (_, i) => m.existingConsumer('ObjectStorage', { metadata: { name: 'os-' + i }, status: { replicas: 1 } }, 3));
-const a = m.checkBudget({ others, subject: { kind: 'ObjectStorage', name: 'x', replicas: 1, use: m.kindCost('ObjectStorage', 1) }, osds: 1000 });
+const a = m.checkBudget({ others, subject: { kind: 'ObjectStorage', name: 'x', replicas: 1, use: m.kindCost('ObjectStorage', 1, 3) }, osds: 1000 });
 return { used: a.after.crushRules, refusal: a.refusal };`,
 		want: `{"used": 255, "refusal": null}`,
 	},
 	{
+		name: "an ObjectStorage of one copy on three nodes keeps its metadata pools and .rgw.root at three: 32×1 + 48×3 and 8×3",
+		body: `const subject = { kind: 'ObjectStorage', name: 'x', replicas: 1, metadataReplicas: m.effectiveReplicas(null, 3), use: m.kindCost('ObjectStorage', 1, 3) };
+const a = m.checkBudget({ others: [], subject, osds: 3 });
+return { use: subject.use, takes: a.takes };`,
+		want: `{"use": {"pools": 7, "crushRules": 14, "pgCopies": 176}, "takes": {"crushRules": 16, "pgCopies": 200}}`,
+	},
+	{
+		name: "an ObjectStorage's edit moves only its data pool: one rule more, not seven",
+		body: `const self = m.existingConsumer('ObjectStorage', { metadata: { name: 'os' }, status: { replicas: 1, failureDomain: 'osd', cephBudget: { pools: 7, crushRules: 14, pgCopies: 176 } } }, 3);
+return m.editedUse(self, 3, 3);`,
+		want: `{"pools": 7, "crushRules": 15, "pgCopies": 240, "movesDomain": true}`,
+	},
+	{
 		name: "with no OSD, placement groups are not checked",
-		body: `const subject = { kind: 'BlockStorage', name: 'x', replicas: 3, use: m.kindCost('BlockStorage', 3) };
+		body: `const subject = { kind: 'BlockStorage', name: 'x', replicas: 3, use: m.kindCost('BlockStorage', 3, 3) };
 const a = m.checkBudget({ others: [], subject, osds: 0 });
 return { pgPerOSD: a.pgPerOSD, refusal: a.refusal, pgs: m.budgetSentences(subject, a).pgs };`,
 		want: `{"pgPerOSD": null, "refusal": null, "pgs": "Placement groups cannot be checked until disks are in the cluster: the CephCluster lists no device yet."}`,

@@ -79,7 +79,7 @@ func createFixtures(t *testing.T) {
 		Spec:       v1alpha1.DiskRetirementSpec{Disk: retiredDisk},
 		Status: v1alpha1.DiskRetirementStatus{
 			Phase: v1alpha1.RetirementRetired, Message: "osd.7 was removed; the device left the CephCluster", Pool: retirePool,
-			Node: "node-c", Device: "/dev/disk/by-id/wwn-" + retiredDisk, OSDID: ptr.To[int32](7), JobName: "rook-ceph-osd-removal-7",
+			Node: "node-c", Device: "/dev/disk/by-id/wwn-" + retiredDisk, OSDID: ptr.To[int32](7), OSDUUID: "7f1c2d3e-0000-4000-8000-000000000007", Purged: true, PGsLeft: ptr.To[int32](0),
 			Preflight: passedPreflight(), ManualSteps: retiredSteps,
 		},
 	})
@@ -126,11 +126,12 @@ func createFixtures(t *testing.T) {
 	setStorage(decoy, 0.5, map[string][]string{"node-x": {"/dev/sda", "/dev/sdb"}, "node-y": {"/dev/sda", "/dev/sdb"}, "node-z": {"/dev/sda", "/dev/sdb"}})
 	createWithStatus(t, decoy)
 
-	// A claim Rook has bound, with the ConfigMap it writes.
+	// A claim Rook has bound to its ObjectBucket, with the ConfigMap it
+	// writes from the ObjectBucket's endpoint (no page reads it).
 	createWithStatus(t, &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "objectbucket.io/v1alpha1", "kind": "ObjectBucketClaim",
 		"metadata": map[string]any{"name": "existing-claim", "namespace": appNamespace},
-		"spec":     map[string]any{"storageClassName": objectClass, "bucketName": "taken-bucket"},
+		"spec":     map[string]any{"storageClassName": objectClass, "bucketName": "taken-bucket", "objectBucketName": "obc-apps-existing-claim"},
 		"status":   map[string]any{"phase": "Bound"},
 	}})
 	createWithStatus(t, &unstructured.Unstructured{Object: map[string]any{

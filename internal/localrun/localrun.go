@@ -210,8 +210,8 @@ func simulateRook(ctx context.Context, c client.Client, discovery *simulate.Disc
 		DeviceSize: func(node, device string) uint64 {
 			return simulate.DeviceSizes(discovery.Nodes())(node, device)
 		},
-		// OSD Deployments and removal Jobs, so that a DiskRetirement can be
-		// tried here.
+		// OSD Deployments and Ceph (PGs, the Ceph Jobs), so that a
+		// DiskRetirement can be tried here.
 		OSDs: &simulate.OSDs{Client: c, Namespace: Namespace},
 	}
 	for {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -79,6 +80,9 @@ func TestInstallationCreatesExactlyItsObjects(t *testing.T) {
 			{Name: "FUNDAMENT_CLUSTER_ID", Value: testCluster.ClusterID},
 			{Name: "FUNDAMENT_INSTALL_ID", Value: string(inst.UID)},
 			{Name: "FUNDAMENT_ORGANIZATION_ID", Value: testCluster.OrganizationID},
+			{Name: "FUNDAMENT_TOKEN_ISSUER", Value: TokenIssuer},
+			{Name: "FUNDAMENT_TOKEN_AUDIENCE", Value: inst.Name},
+			{Name: "FUNDAMENT_TOKEN_PUBLIC_KEYS", Value: h.tokens.Trust().PublicKeysPEM},
 			{Name: "FUNP_LOG_LEVEL", Value: "debug"},
 			{Name: "FUNP_REPLICAS", Value: "5"},
 		}, c.Env)
@@ -324,7 +328,7 @@ func TestConfigEditRollsTheDeployment(t *testing.T) {
 		}
 		env := deploy.Spec.Template.Spec.Containers[0].Env
 		want := []corev1.EnvVar{{Name: "FUNP_DEBUG", Value: "true"}, {Name: "FUNP_TIER", Value: "cheap"}}
-		if len(env) != 5 || !assert.ObjectsAreEqual(want, env[3:]) {
+		if len(env) != 8 || !assert.ObjectsAreEqual(want, env[6:]) {
 			return fmt.Errorf("env is %v", env)
 		}
 		return nil
@@ -377,7 +381,7 @@ func TestDriftIsRepairedAndConvergenceWritesNothing(t *testing.T) {
 				return err
 			}
 			c := deploy.Spec.Template.Spec.Containers[0]
-			if c.Image != testImage || len(c.Env) != 4 {
+			if c.Image != testImage || len(c.Env) != 7 {
 				return fmt.Errorf("image %s, env %v", c.Image, c.Env)
 			}
 			return nil
@@ -478,4 +482,54 @@ func updateLatest(t *testing.T, obj client.Object, edit func()) {
 		edit()
 		return env.Client.Update(context.Background(), obj)
 	}))
+}
+
+// TestPollsCarryATokenForTheirInstallation: what the controller sends
+// with every poll is a token that the plugin's check, configured from the
+// Deployment's own environment, accepts.
+func TestPollsCarryATokenForTheirInstallation(t *testing.T) {
+	h := startController(t)
+	inst := h.install(t, "guarded", nil)
+	deploy := deployedPlugin(t, inst)
+	var seen atomic.Value // the last poll's Authorization header
+	status := statusHandler(statusPlugin{phase: "running"})
+	h.servePlugin(t, deploy.Namespace, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen.Store(r.Header.Get("Authorization"))
+		status.ServeHTTP(w, r)
+	}))
+	statusOf(t, inst, "running", func(s pluginsv1.PluginInstallationStatus) bool { return s.Phase == pluginsv1.PhaseRunning })
+
+	header, _ := seen.Load().(string)
+	token, ok := strings.CutPrefix(header, "Bearer ")
+	require.True(t, ok, "a bearer token, not %q", header)
+	claims, err := validatorFromEnv(t, deploy.Spec.Template.Spec.Containers[0].Env, time.Now()).Validate(context.Background(), token)
+	require.NoError(t, err)
+	assert.Equal(t, []string{inst.Name}, []string(claims.Audience))
+}
+
+// TestANewSigningKeyRollsTheDeployment: a controller restarted with
+// another key (its Secret replaced) puts the new public key into the
+// running plugin's Deployment, and the plugin, run with it, accepts the
+// new key's tokens.
+func TestANewSigningKeyRollsTheDeployment(t *testing.T) {
+	h := startController(t)
+	inst := h.install(t, "rekeyed", nil)
+	deploy := deployedPlugin(t, inst)
+	oldKey := h.tokens.Trust().PublicKeysPEM
+	require.Equal(t, oldKey, envValue(t, deploy.Spec.Template.Spec.Containers[0].Env, pluginruntime.EnvTokenPublicKeys))
+
+	h.restart(t, newTestSigner(t))
+	newKey := h.tokens.Trust().PublicKeysPEM
+	require.NotEqual(t, oldKey, newKey)
+	eventually(t, "the Deployment has the new public key", func(ctx context.Context) error {
+		if err := get(ctx, deploy); err != nil {
+			return err
+		}
+		if got := envValue(t, deploy.Spec.Template.Spec.Containers[0].Env, pluginruntime.EnvTokenPublicKeys); got != newKey {
+			return fmt.Errorf("public key is still %q", got)
+		}
+		return nil
+	})
+	close(h.runPlugin(t, deploy).release)
+	statusOf(t, inst, "running under the new key", func(s pluginsv1.PluginInstallationStatus) bool { return s.Phase == pluginsv1.PhaseRunning })
 }

@@ -9,4 +9,17 @@
 // (the desired objects), sync.go (whether a live object drifted and how to
 // repair it) and status.go (what the installation reports). reconciler.go
 // is the glue that reads, calls them and writes.
+//
+// A plugin's metadata API (GetStatus, RequestUninstall) answers only the
+// controller. The controller signs short-lived JWTs (EdDSA, valid for a
+// minute, minted per call) with an Ed25519 key it keeps in the Secret
+// SigningKeySecretName of its own namespace, created on first start;
+// the claims are iss and sub TokenIssuer, aud the installation's name,
+// iat, nbf and exp. Every plugin's Deployment carries the variables that
+// make the plugin runtime demand such a token: FUNDAMENT_TOKEN_ISSUER,
+// FUNDAMENT_TOKEN_AUDIENCE (the installation, so a token for one plugin
+// opens no other) and FUNDAMENT_TOKEN_PUBLIC_KEYS (the key's public half).
+// tokens.go holds the claims and the rendered variables, signingkey.go the
+// key's Secret; the controller needs get and create on Secrets in its
+// own namespace, and nothing more of them.
 package plugincontroller

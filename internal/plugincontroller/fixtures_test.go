@@ -1,7 +1,12 @@
 package plugincontroller
 
 import (
+	"crypto/ed25519"
+	"crypto/rand"
 	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
 
 	pluginsv1 "github.com/fundament-oss/ceph-rook/internal/plugincontroller/api/v1"
 	"github.com/fundament-oss/ceph-rook/pluginruntime/definition"
@@ -44,4 +49,25 @@ func refTo(org, plugin, version string, raw []byte) pluginsv1.DefinitionRef {
 		PluginVersion:    version,
 		DefinitionHash:   definition.Hash(raw),
 	}
+}
+
+// testTokens signs with a fixed key, for renderings that need one.
+var testTokens = mustSigner(ed25519.NewKeyFromSeed(make([]byte, ed25519.SeedSize)))
+
+func mustSigner(key ed25519.PrivateKey) *TokenSigner {
+	s, err := NewTokenSigner(key)
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
+// newTestSigner signs with a new random key.
+func newTestSigner(t testing.TB) *TokenSigner {
+	t.Helper()
+	_, key, err := ed25519.GenerateKey(rand.Reader)
+	require.NoError(t, err)
+	s, err := NewTokenSigner(key)
+	require.NoError(t, err)
+	return s
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -41,6 +42,10 @@ type controllerHarness struct {
 	// plane (-count) does not meet its earlier namespaces, which stay
 	// Terminating without a namespace controller.
 	org string
+	// tokens is the signing key of the running controller.
+	tokens *TokenSigner
+	// stop ends the running controller.
+	stop func()
 
 	mu         sync.Mutex
 	pluginURLs map[string]string
@@ -55,8 +60,29 @@ func startController(t *testing.T) *controllerHarness {
 	h := &controllerHarness{
 		definitionsDir: t.TempDir(),
 		org:            fmt.Sprintf("acme%d", harnesses.Add(1)),
+		tokens:         newTestSigner(t),
 		pluginURLs:     map[string]string{},
 	}
+	h.stop = h.startManager(t)
+	// Registered before any installation's cleanup, so it runs after
+	// them: the installations are deleted while a controller still runs.
+	t.Cleanup(func() { h.stop() })
+	return h
+}
+
+// restart stops the controller and starts another signing with tokens, as
+// a restart after the signing key Secret was replaced would.
+func (h *controllerHarness) restart(t *testing.T, tokens *TokenSigner) {
+	t.Helper()
+	h.stop()
+	h.tokens = tokens
+	h.stop = h.startManager(t)
+}
+
+// startManager runs a controller signing with h.tokens and returns what
+// stops it.
+func (h *controllerHarness) startManager(t *testing.T) func() {
+	t.Helper()
 	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
 		Scheme:     env.Scheme,
 		Cache:      CacheOptions(),
@@ -70,6 +96,7 @@ func startController(t *testing.T) *controllerHarness {
 		Definitions:      &CachedSource{Source: &DirectorySource{Dir: h.definitionsDir}},
 		Plugins:          &MetadataClient{BaseURL: h.pluginURL},
 		Cluster:          testCluster,
+		Tokens:           h.tokens,
 		Recorder:         mgr.GetEventRecorder("plugin-controller"),
 		PollInterval:     testPollInterval,
 		UninstallTimeout: 5 * time.Second,
@@ -78,11 +105,10 @@ func startController(t *testing.T) *controllerHarness {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
-	t.Cleanup(func() {
+	return func() {
 		cancel()
 		require.NoError(t, <-done)
-	})
-	return h
+	}
 }
 
 // pluginURL stands in for cluster DNS; a namespace without a registered
@@ -218,8 +244,19 @@ func (p *testPlugin) Shutdown(context.Context) error                    { return
 // metadata API on a real local port that stands in for the plugin Service.
 func (h *controllerHarness) runPlugin(t *testing.T, deploy *appsv1.Deployment) *testPlugin {
 	t.Helper()
+	url, p := startTestPlugin(t, deploy.Spec.Template.Spec.Containers[0].Env)
+	h.mu.Lock()
+	h.pluginURLs[deploy.Namespace] = url
+	h.mu.Unlock()
+	return p
+}
+
+// startTestPlugin runs a test plugin on the runtime with env as its
+// environment, until the test ends, and returns its URL.
+func startTestPlugin(t *testing.T, env []corev1.EnvVar) (string, *testPlugin) {
+	t.Helper()
 	var environ []string
-	for _, e := range deploy.Spec.Template.Spec.Containers[0].Env {
+	for _, e := range env {
 		environ = append(environ, e.Name+"="+e.Value)
 	}
 	p := &testPlugin{
@@ -250,10 +287,7 @@ func (h *controllerHarness) runPlugin(t *testing.T, deploy *appsv1.Deployment) *
 			t.Errorf("test plugin: %v", err)
 		}
 	})
-	h.mu.Lock()
-	h.pluginURLs[deploy.Namespace] = "http://" + ln.Addr().String()
-	h.mu.Unlock()
-	return p
+	return "http://" + ln.Addr().String(), p
 }
 
 // servePlugin answers for the plugin in namespace with handler, a stand-in

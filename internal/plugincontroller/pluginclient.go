@@ -18,13 +18,22 @@ type PluginReport struct {
 	Message string
 }
 
-// PluginClient talks to the metadata API of the plugin running in a
-// namespace.
+// PluginCall addresses one call to a plugin's metadata API.
+type PluginCall struct {
+	// Namespace is where the plugin runs, which locates its API.
+	Namespace string
+	// Token goes along as "Authorization: Bearer": a token the controller
+	// minted for the plugin's installation (TokenSigner.Mint). Every
+	// plugin the controller deployed refuses a call without one.
+	Token string
+}
+
+// PluginClient talks to the metadata API of a running plugin.
 type PluginClient interface {
-	GetStatus(ctx context.Context, namespace string) (PluginReport, error)
+	GetStatus(ctx context.Context, call PluginCall) (PluginReport, error)
 	// RequestUninstall asks the plugin to remove what it installed. The
 	// plugin uninstalls in the background; repeated requests are harmless.
-	RequestUninstall(ctx context.Context, namespace string) error
+	RequestUninstall(ctx context.Context, call PluginCall) error
 }
 
 // ServiceURL is the plugin's metadata API inside the cluster: its Service,
@@ -130,18 +139,28 @@ func (b *boundedBody) Read(p []byte) (int, error) {
 }
 
 // GetStatus implements PluginClient.
-func (m *MetadataClient) GetStatus(ctx context.Context, namespace string) (PluginReport, error) {
-	resp, err := m.client(namespace).GetStatus(ctx, connect.NewRequest(&pluginmetadatav1.GetStatusRequest{}))
+func (m *MetadataClient) GetStatus(ctx context.Context, call PluginCall) (PluginReport, error) {
+	resp, err := m.client(call.Namespace).GetStatus(ctx, authorized(connect.NewRequest(&pluginmetadatav1.GetStatusRequest{}), call))
 	if err != nil {
-		return PluginReport{}, fmt.Errorf("GetStatus of the plugin in %s: %w", namespace, err)
+		return PluginReport{}, fmt.Errorf("GetStatus of the plugin in %s: %w", call.Namespace, err)
 	}
 	return PluginReport{Phase: resp.Msg.GetPhase(), Message: resp.Msg.GetMessage()}, nil
 }
 
 // RequestUninstall implements PluginClient.
-func (m *MetadataClient) RequestUninstall(ctx context.Context, namespace string) error {
-	if _, err := m.client(namespace).RequestUninstall(ctx, connect.NewRequest(&pluginmetadatav1.RequestUninstallRequest{})); err != nil {
-		return fmt.Errorf("RequestUninstall of the plugin in %s: %w", namespace, err)
+func (m *MetadataClient) RequestUninstall(ctx context.Context, call PluginCall) error {
+	req := authorized(connect.NewRequest(&pluginmetadatav1.RequestUninstallRequest{}), call)
+	if _, err := m.client(call.Namespace).RequestUninstall(ctx, req); err != nil {
+		return fmt.Errorf("RequestUninstall of the plugin in %s: %w", call.Namespace, err)
 	}
 	return nil
+}
+
+// authorized attaches call's token to req. Without a token the request
+// goes without one, for the plugin to refuse.
+func authorized[T any](req *connect.Request[T], call PluginCall) *connect.Request[T] {
+	if call.Token != "" {
+		req.Header().Set("Authorization", "Bearer "+call.Token)
+	}
+	return req
 }

@@ -52,10 +52,10 @@ func TestPollsReachThePluginOnceItsServiceDoes(t *testing.T) {
 	service := serviceAddress(t, elsewhere.Listener.Addr().String(), plugin.Listener.Addr().String())
 
 	c := &MetadataClient{BaseURL: func(string) string { return "http://" + service }}
-	_, err := c.GetStatus(context.Background(), "ns")
+	_, err := c.GetStatus(context.Background(), PluginCall{Namespace: "ns"})
 	require.Error(t, err, "the first connection reached the other server")
 	for range 3 {
-		report, err := c.GetStatus(context.Background(), "ns")
+		report, err := c.GetStatus(context.Background(), PluginCall{Namespace: "ns"})
 		require.NoError(t, err, "every later poll reaches the plugin")
 		assert.Equal(t, "running", report.Phase)
 	}
@@ -165,7 +165,7 @@ func TestHostileAnswersCostBoundedMemory(t *testing.T) {
 			runtime.GC()
 			var before, after runtime.MemStats
 			runtime.ReadMemStats(&before)
-			report, err := c.GetStatus(context.Background(), "ns")
+			report, err := c.GetStatus(context.Background(), PluginCall{Namespace: "ns"})
 			runtime.ReadMemStats(&after)
 
 			require.Error(t, err, "an answer of %d bytes of message was accepted", len(report.Message))
@@ -227,4 +227,35 @@ func gzipBomb(t *testing.T, size int) []byte {
 	}
 	require.NoError(t, zw.Close())
 	return buf.Bytes()
+}
+
+// TestCallsCarryTheirToken: both calls of the metadata API send the
+// call's token as a bearer token, which is what a plugin's runtime checks;
+// a call without one sends no Authorization header at all.
+func TestCallsCarryTheirToken(t *testing.T) {
+	var seen atomic.Value // the last request's Authorization header
+	plugin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen.Store(r.Header.Values("Authorization"))
+		statusHandler(statusPlugin{phase: "running"}).ServeHTTP(w, r)
+	}))
+	t.Cleanup(plugin.Close)
+	c := &MetadataClient{BaseURL: func(string) string { return plugin.URL }}
+	calls := map[string]func(PluginCall) error{
+		"GetStatus": func(call PluginCall) error {
+			_, err := c.GetStatus(context.Background(), call)
+			return err
+		},
+		// Unimplemented by statusPlugin: the header is sent all the same.
+		"RequestUninstall": func(call PluginCall) error { return c.RequestUninstall(context.Background(), call) },
+	}
+	for name, call := range calls {
+		t.Run(name+" sends the token as a bearer token", func(t *testing.T) {
+			_ = call(PluginCall{Namespace: "ns", Token: "header.claims.signature"})
+			assert.Equal(t, []string{"Bearer header.claims.signature"}, seen.Load())
+		})
+		t.Run(name+" without a token sends no Authorization", func(t *testing.T) {
+			_ = call(PluginCall{Namespace: "ns"})
+			assert.Empty(t, seen.Load())
+		})
+	}
 }

@@ -50,6 +50,11 @@ type Reconciler struct {
 	Definitions DefinitionSource
 	Plugins     PluginClient
 	Cluster     ClusterIdentity
+	// Tokens signs what the controller sends to plugins' metadata APIs,
+	// and its public key is rendered into every plugin's Deployment
+	// (LoadTokenSigner). Required: the API of a plugin deployed without
+	// it would answer anyone who can reach the pod.
+	Tokens *TokenSigner
 	// Recorder, if set, receives an event when an uninstall request fails:
 	// the installation that could carry it is about to disappear.
 	Recorder events.EventRecorder
@@ -78,6 +83,9 @@ func CacheOptions() cache.Options {
 // when its spec changes or its deletion begins, when anything it owns
 // changes (drift), and every PollInterval to follow the plugin's phase.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.Tokens == nil {
+		return errors.New("the Reconciler needs Tokens to guard and call plugins' metadata APIs")
+	}
 	if r.PollInterval <= 0 {
 		r.PollInterval = DefaultPollInterval
 	}
@@ -128,7 +136,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		obs.Namespace, problem, err = r.applyObjects(ctx, inst, def)
 	}
 	if problem == nil {
-		problem = r.pollPlugin(ctx, obs.Namespace, &obs)
+		problem = r.pollPlugin(ctx, inst, obs.Namespace, &obs)
 	}
 	obs.Problem = problem
 	if err := r.writeStatus(ctx, inst, obs); err != nil {
@@ -169,7 +177,7 @@ func (r *Reconciler) resolveDefinition(ctx context.Context, inst *pluginsv1.Plug
 // applyObjects makes the installation's objects match their rendering and
 // returns the plugin's namespace.
 func (r *Reconciler) applyObjects(ctx context.Context, inst *pluginsv1.PluginInstallation, def *definition.PluginDefinition) (string, *Problem, error) {
-	objs := RenderObjects(RenderInput{Installation: inst, Definition: def, Cluster: r.Cluster})
+	objs := RenderObjects(RenderInput{Installation: inst, Definition: def, Cluster: r.Cluster, Tokens: r.Tokens.Trust()})
 	a := applier{client: r.Client, reader: r.APIReader, owner: inst}
 
 	ns, err := apply(ctx, a, objs.Namespace, syncNamespace)
@@ -205,16 +213,27 @@ func (r *Reconciler) applyObjects(ctx context.Context, inst *pluginsv1.PluginIns
 // pollPlugin asks the plugin for its phase. An unreachable plugin is not an
 // error to back off from: its pod may simply not be up yet, and the next
 // poll asks again.
-func (r *Reconciler) pollPlugin(ctx context.Context, namespace string, obs *Observation) *Problem {
+func (r *Reconciler) pollPlugin(ctx context.Context, inst *pluginsv1.PluginInstallation, namespace string, obs *Observation) *Problem {
 	ctx, cancel := context.WithTimeout(ctx, statusTimeout)
 	defer cancel()
-	report, err := r.Plugins.GetStatus(ctx, namespace)
+	call, err := r.pluginCall(inst, namespace)
+	if err != nil {
+		return &Problem{Reason: ReasonPluginUnreachable, Message: err.Error()}
+	}
+	report, err := r.Plugins.GetStatus(ctx, call)
 	if err != nil {
 		log.FromContext(ctx).V(1).Info("plugin not reachable", "error", err.Error())
 		return &Problem{Reason: ReasonPluginUnreachable, Message: "the plugin does not answer: " + err.Error()}
 	}
 	obs.Plugin = &report
 	return nil
+}
+
+// pluginCall addresses the installation's plugin in namespace, with a
+// token minted for this call alone.
+func (r *Reconciler) pluginCall(inst *pluginsv1.PluginInstallation, namespace string) (PluginCall, error) {
+	token, err := r.Tokens.Mint(inst.Name)
+	return PluginCall{Namespace: namespace, Token: token}, err
 }
 
 // writeStatus patches the status when it changed, and only then.
@@ -268,9 +287,7 @@ func (r *Reconciler) finalize(ctx context.Context, inst *pluginsv1.PluginInstall
 	// it is asked all the same.
 	if ns != nil && inst.Status.Phase != pluginsv1.PhaseUninstalling {
 		message := "uninstall requested; removing the plugin"
-		callCtx, cancel := context.WithTimeout(ctx, r.UninstallTimeout)
-		err := r.Plugins.RequestUninstall(callCtx, ns.GetName())
-		cancel()
+		err := r.requestUninstall(ctx, inst, ns.GetName())
 		if err != nil {
 			logger.Error(err, "the plugin did not accept the uninstall request; removing it anyway")
 			message = truncateMessage(fmt.Sprintf("the plugin did not accept the uninstall request (%v); removing it anyway", err), maxMessageBytes)
@@ -298,6 +315,17 @@ func (r *Reconciler) finalize(ctx context.Context, inst *pluginsv1.PluginInstall
 	}
 	logger.Info("plugin removed")
 	return reconcile.Result{}, nil
+}
+
+// requestUninstall asks the plugin to uninstall, within UninstallTimeout.
+func (r *Reconciler) requestUninstall(ctx context.Context, inst *pluginsv1.PluginInstallation, namespace string) error {
+	call, err := r.pluginCall(inst, namespace)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, r.UninstallTimeout)
+	defer cancel()
+	return r.Plugins.RequestUninstall(ctx, call)
 }
 
 func (r *Reconciler) writeUninstalling(ctx context.Context, inst *pluginsv1.PluginInstallation, message string) error {

@@ -34,6 +34,9 @@ type RenderInput struct {
 	// Definition passed CheckDefinition for the installation's ref.
 	Definition *definition.PluginDefinition
 	Cluster    ClusterIdentity
+	// Tokens is how the plugin verifies the controller's calls to its
+	// metadata API (TokenSigner.Trust).
+	Tokens TokenTrust
 }
 
 // Objects are what one installation consists of. Cluster-scoped RBAC is
@@ -208,7 +211,7 @@ func renderDeploymentSpec(in RenderInput) appsv1.DeploymentSpec {
 					Image:           def.Spec.Image,
 					ImagePullPolicy: corev1.PullPolicy(def.Spec.ImagePullPolicy),
 					Ports:           []corev1.ContainerPort{{Name: PluginPortName, ContainerPort: PluginPort, Protocol: corev1.ProtocolTCP}},
-					Env:             PluginEnv(in.Cluster, string(inst.UID), inst.Spec.Config),
+					Env:             PluginEnv(in),
 					LivenessProbe:   probe(pluginruntime.LivenessPath),
 					ReadinessProbe:  probe(pluginruntime.ReadinessPath),
 					Resources: corev1.ResourceRequirements{
@@ -228,14 +231,20 @@ func renderDeploymentSpec(in RenderInput) appsv1.DeploymentSpec {
 }
 
 // PluginEnv is the plugin's environment: the three FUNDAMENT_ ids the
-// runtime requires, then one FUNP_<KEY> per config entry in key order (so
-// the same config always renders the same list and rolls nothing).
-func PluginEnv(cluster ClusterIdentity, installID string, config map[string]string) []corev1.EnvVar {
+// runtime requires, the three FUNDAMENT_TOKEN_ variables that make its
+// metadata API answer only the controller (TokenEnv), then one FUNP_<KEY>
+// per config entry in key order (so the same config always renders the
+// same list and rolls nothing). Being in the pod template, a new signing
+// key rolls the Deployment as a config edit does.
+func PluginEnv(in RenderInput) []corev1.EnvVar {
+	inst := in.Installation
 	env := []corev1.EnvVar{
-		{Name: pluginruntime.EnvClusterID, Value: cluster.ClusterID},
-		{Name: pluginruntime.EnvInstallID, Value: installID},
-		{Name: pluginruntime.EnvOrganizationID, Value: cluster.OrganizationID},
+		{Name: pluginruntime.EnvClusterID, Value: in.Cluster.ClusterID},
+		{Name: pluginruntime.EnvInstallID, Value: string(inst.UID)},
+		{Name: pluginruntime.EnvOrganizationID, Value: in.Cluster.OrganizationID},
 	}
+	env = append(env, TokenEnv(in.Tokens, TokenAudience(inst.Name))...)
+	config := inst.Spec.Config
 	for _, key := range slices.Sorted(maps.Keys(config)) {
 		env = append(env, corev1.EnvVar{Name: pluginruntime.ConfigPrefix + key, Value: config[key]})
 	}

@@ -100,7 +100,7 @@ func TestRenderObjectsRBAC(t *testing.T) {
 
 func TestRenderDeploymentAndService(t *testing.T) {
 	inst, def := testInstallation(map[string]string{"REPLICAS": "5", "LOG_LEVEL": "debug"})
-	objs := RenderObjects(RenderInput{Installation: inst, Definition: def, Cluster: testCluster})
+	objs := RenderObjects(RenderInput{Installation: inst, Definition: def, Cluster: testCluster, Tokens: testTokens.Trust()})
 	deploy := objs.Deployment.Spec
 	require.Len(t, deploy.Template.Spec.Containers, 1)
 	c := deploy.Template.Spec.Containers[0]
@@ -119,6 +119,9 @@ func TestRenderDeploymentAndService(t *testing.T) {
 		{Name: "FUNDAMENT_CLUSTER_ID", Value: "cluster-7"},
 		{Name: "FUNDAMENT_INSTALL_ID", Value: "uid-1"},
 		{Name: "FUNDAMENT_ORGANIZATION_ID", Value: "org-42"},
+		{Name: "FUNDAMENT_TOKEN_ISSUER", Value: "plugin-controller.plugins.fundament.io"},
+		{Name: "FUNDAMENT_TOKEN_AUDIENCE", Value: "acme--widgets"},
+		{Name: "FUNDAMENT_TOKEN_PUBLIC_KEYS", Value: testTokens.Trust().PublicKeysPEM},
 		{Name: "FUNP_LOG_LEVEL", Value: "debug"},
 		{Name: "FUNP_REPLICAS", Value: "5"},
 	}, c.Env)

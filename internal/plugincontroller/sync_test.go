@@ -1,14 +1,18 @@
 package plugincontroller
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/fundament-oss/ceph-rook/pluginruntime"
 )
 
 func TestCovers(t *testing.T) {
@@ -62,7 +66,13 @@ func defaulted(d *appsv1.Deployment) *appsv1.Deployment {
 
 func TestSyncDeployment(t *testing.T) {
 	inst, def := testInstallation(map[string]string{"REPLICAS": "5"})
-	desired := RenderObjects(RenderInput{Installation: inst, Definition: def, Cluster: testCluster}).Deployment
+	desired := RenderObjects(RenderInput{Installation: inst, Definition: def, Cluster: testCluster, Tokens: testTokens.Trust()}).Deployment
+	setEnv := func(l *appsv1.Deployment, name, value string) {
+		env := l.Spec.Template.Spec.Containers[0].Env
+		i := slices.IndexFunc(env, func(e corev1.EnvVar) bool { return e.Name == name })
+		require.GreaterOrEqual(t, i, 0, "%s is rendered", name)
+		env[i].Value = value
+	}
 	tests := []struct {
 		name  string
 		drift func(live *appsv1.Deployment)
@@ -71,7 +81,11 @@ func TestSyncDeployment(t *testing.T) {
 		{name: "server defaults are not drift", drift: func(*appsv1.Deployment) {}, want: inSync},
 		{name: "labels others add are not drift", drift: func(l *appsv1.Deployment) { l.Labels["team"] = "storage" }, want: inSync},
 		{name: "a removed label of ours is drift", drift: func(l *appsv1.Deployment) { delete(l.Labels, LabelManagedBy) }, want: patchLive},
-		{name: "an edited env value is drift", drift: func(l *appsv1.Deployment) { l.Spec.Template.Spec.Containers[0].Env[3].Value = "9" }, want: patchLive},
+		{name: "an edited env value is drift", drift: func(l *appsv1.Deployment) { setEnv(l, "FUNP_REPLICAS", "9") }, want: patchLive},
+		{name: "another public key is drift", drift: func(l *appsv1.Deployment) {
+			setEnv(l, pluginruntime.EnvTokenPublicKeys, newTestSigner(t).Trust().PublicKeysPEM)
+		}, want: patchLive},
+		{name: "another audience is drift", drift: func(l *appsv1.Deployment) { setEnv(l, pluginruntime.EnvTokenAudience, "acme--gadgets") }, want: patchLive},
 		{name: "an added env var is drift", drift: func(l *appsv1.Deployment) {
 			c := &l.Spec.Template.Spec.Containers[0]
 			c.Env = append(c.Env, corev1.EnvVar{Name: "FUNP_EXTRA", Value: "1"})

@@ -62,13 +62,35 @@ func (d *Discovery) SetNode(ctx context.Context, node string, devices []Device) 
 }
 
 // RemoveNode deletes a node's ConfigMap, as the DaemonSet's garbage does
-// when a node leaves.
+// when a node leaves, and the node's Node.
 func (d *Discovery) RemoveNode(ctx context.Context, node string) error {
 	d.mu.Lock()
 	delete(d.nodes, node)
 	d.mu.Unlock()
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: ConfigMapName(node), Namespace: d.Namespace}}
-	return client.IgnoreNotFound(d.Client.Delete(ctx, cm))
+	if err := client.IgnoreNotFound(d.Client.Delete(ctx, cm)); err != nil {
+		return err
+	}
+	return client.IgnoreNotFound(d.Client.Delete(ctx, Node(node)))
+}
+
+// Node is a simulated node's Node object, as its kubelet registers it.
+func Node(name string) *corev1.Node {
+	return &corev1.Node{ObjectMeta: metav1.ObjectMeta{
+		Name:   name,
+		Labels: map[string]string{SimulatedLabel: "true"},
+	}}
+}
+
+// EnsureNode registers a simulated node's Node unless it exists: Rook's
+// discovery daemon runs only on Nodes, and the plugin publishes only the
+// reports of nodes that are.
+func EnsureNode(ctx context.Context, c client.Client, name string) error {
+	err := c.Create(ctx, Node(name))
+	if apierrors.IsAlreadyExists(err) {
+		return nil
+	}
+	return err
 }
 
 // AddDevice adds a device of kind k to a node and republishes it.
@@ -109,6 +131,9 @@ func (d *Discovery) RemoveDevice(ctx context.Context, node, kernelName string) e
 func (d *Discovery) publish(ctx context.Context, node string, devices []Device) error {
 	data, err := DevicesJSON(devices)
 	if err != nil {
+		return err
+	}
+	if err := EnsureNode(ctx, d.Client, node); err != nil {
 		return err
 	}
 	want := ConfigMap(d.Namespace, node, data)

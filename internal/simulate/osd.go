@@ -78,30 +78,6 @@ func SyncDeploymentStatus(ctx context.Context, c client.Client, d *appsv1.Deploy
 	return c.Status().Patch(ctx, d, patch)
 }
 
-// RunRemovalJob plays Rook's `ceph osd remove --osd-ids N` to its end, as
-// pkg/daemon/ceph/osd/remove.go does it: an OSD whose pod still runs is
-// "up" and skipped (the Job still succeeds); a stopped one is marked out,
-// waited on until safe to destroy, its Deployment deleted and purged. ok
-// false makes the Job fail instead, having removed nothing (what happens
-// when Rook cannot reach the monitors). It writes the Job's final status
-// as the Job controller would.
-func RunRemovalJob(ctx context.Context, c client.Client, job *batchv1.Job, osdID int, ok bool) error {
-	if ok {
-		var d appsv1.Deployment
-		err := c.Get(ctx, client.ObjectKey{Namespace: job.Namespace, Name: "rook-ceph-osd-" + strconv.Itoa(osdID)}, &d)
-		switch {
-		case apierrors.IsNotFound(err):
-		case err != nil:
-			return err
-		case d.Status.Replicas == 0:
-			if err := c.Delete(ctx, &d); err != nil && !apierrors.IsNotFound(err) {
-				return err
-			}
-		}
-	}
-	return FinishJob(ctx, c, job, ok)
-}
-
 // FinishJob writes a Job's final status: the conditions, counts and times
 // the API server requires of a finished Job (SuccessCriteriaMet before
 // Complete, FailureTarget before Failed).
@@ -127,17 +103,20 @@ func FinishJob(ctx context.Context, c client.Client, job *batchv1.Job, succeeded
 // OSDs plays Rook's OSD side in the cluster namespace: an OSD Deployment
 // for every device the CephCluster newly lists (Rook prepares devices when
 // the CephCluster changes, not on every pass; the OSD takes the lowest free
-// ID, as Ceph hands them out), the deployment controller's status for
-// them, and `ceph osd remove` for every removal Job (label
-// app=rook-ceph-purge-osd). Its switches let a test hold Rook back.
+// ID, as Ceph hands them out), and on every node it prepares one for each
+// OSD a device's label names that has none (Rook's prepare lists every
+// raw OSD on the node, pkg/daemon/ceph/osd/volume.go, and the operator
+// starts a Deployment for each); the deployment controller's status for
+// them; and Ceph itself (Ceph). HoldStoppedPods lets a test hold an OSD's
+// pod back.
 type OSDs struct {
 	Client    client.Client
 	Namespace string
-	// Paused stops running removal Jobs; FailJobs makes them fail;
+	// Ceph is Ceph's side: the OSD map, PGs, labels and the plugin's Ceph
+	// Jobs. Made on the first Step when nil.
+	Ceph *Ceph
 	// HoldStoppedPods keeps a stopped OSD's pod running (a slow shutdown).
-	Paused, FailJobs, HoldStoppedPods atomic.Bool
-	// Ran is called with each removal Job run, before it is finished.
-	Ran func(job *batchv1.Job)
+	HoldStoppedPods atomic.Bool
 
 	prepared map[string]bool // node + "\x00" + kernel path
 }
@@ -146,6 +125,9 @@ type OSDs struct {
 func (o *OSDs) Step(ctx context.Context) error {
 	if o.prepared == nil {
 		o.prepared = map[string]bool{}
+	}
+	if o.Ceph == nil {
+		o.Ceph = &Ceph{Client: o.Client, Namespace: o.Namespace}
 	}
 	var deployments appsv1.DeploymentList
 	if err := o.Client.List(ctx, &deployments, client.InNamespace(o.Namespace), client.MatchingLabels{"app": "rook-ceph-osd"}); err != nil {
@@ -157,17 +139,17 @@ func (o *OSDs) Step(ctx context.Context) error {
 		id, _ := strconv.Atoi(d.Labels["ceph-osd-id"])
 		used[id] = true
 		o.prepared[d.Spec.Template.Spec.NodeSelector[corev1.LabelHostname]+"\x00"+envValue(d, "ROOK_BLOCK_PATH")] = true
-		if o.HoldStoppedPods.Load() && d.Spec.Replicas != nil && *d.Spec.Replicas == 0 {
-			continue
+		if !(o.HoldStoppedPods.Load() && d.Spec.Replicas != nil && *d.Spec.Replicas == 0) {
+			if err := SyncDeploymentStatus(ctx, o.Client, d); err != nil {
+				return err
+			}
 		}
-		if err := SyncDeploymentStatus(ctx, o.Client, d); err != nil {
-			return err
-		}
+		o.Ceph.SetUp(id, d.Status.Replicas > 0)
 	}
 	if err := o.prepareListed(ctx, used); err != nil {
 		return err
 	}
-	return o.runJobs(ctx)
+	return o.Ceph.Step(ctx)
 }
 
 // prepareListed starts an OSD on every listed device not prepared before.
@@ -188,6 +170,7 @@ func (o *OSDs) prepareListed(ctx context.Context, used map[int]bool) error {
 	if err != nil {
 		return err
 	}
+	prepared := map[string]bool{} // nodes whose prepare ran in this pass
 	for _, dev := range listed {
 		path := kernelPath[dev.Node+"\x00"+dev.Device]
 		key := dev.Node + "\x00" + path
@@ -195,38 +178,30 @@ func (o *OSDs) prepareListed(ctx context.Context, used map[int]bool) error {
 			continue
 		}
 		o.prepared[key] = true
+		prepared[dev.Node] = true
 		id := 0
-		for used[id] {
+		for used[id] || o.Ceph.Exists(id) { // Ceph hands out the lowest ID its OSD map lacks
 			id++
 		}
 		used[id] = true
-		if err := CreateOSD(ctx, o.Client, OSDDeployment(o.Namespace, id, dev.Node, path)); err != nil && !apierrors.IsAlreadyExists(err) {
+		// ceph-volume writes the device's label before the operator makes
+		// the OSD's Deployment.
+		d := OSDDeployment(o.Namespace, id, dev.Node, path)
+		o.Ceph.Prepared(id, dev.Node, path, envValue(d, "ROOK_OSD_UUID"))
+		if err := CreateOSD(ctx, o.Client, d); err != nil && !apierrors.IsAlreadyExists(err) {
 			return err
 		}
 	}
-	return nil
-}
-
-func (o *OSDs) runJobs(ctx context.Context) error {
-	var jobs batchv1.JobList
-	if err := o.Client.List(ctx, &jobs, client.InNamespace(o.Namespace), client.MatchingLabels{"app": "rook-ceph-purge-osd"}); err != nil {
-		return err
-	}
-	for i := range jobs.Items {
-		job := &jobs.Items[i]
-		if jobFinished(job) || o.Paused.Load() {
-			continue
-		}
-		args := job.Spec.Template.Spec.Containers[0].Args
-		id, err := strconv.Atoi(args[len(args)-1])
-		if err != nil {
-			return fmt.Errorf("job %s: --osd-ids %q", job.Name, args[len(args)-1])
-		}
-		if o.Ran != nil {
-			o.Ran(job)
-		}
-		if err := RunRemovalJob(ctx, o.Client, job, id, !o.FailJobs.Load()); err != nil {
-			return err
+	for node := range prepared {
+		for path, id := range o.Ceph.LabelledOSDs(node) {
+			if used[id] {
+				continue
+			}
+			// An OSD whose label survived its removal: Rook starts it again.
+			used[id] = true
+			if err := CreateOSD(ctx, o.Client, OSDDeployment(o.Namespace, id, node, path)); err != nil && !apierrors.IsAlreadyExists(err) {
+				return err
+			}
 		}
 	}
 	return nil

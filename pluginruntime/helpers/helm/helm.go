@@ -146,8 +146,18 @@ func WithMaxHistory(n int) Option {
 	return func(c *Client) { c.maxHistory = n }
 }
 
+// WithConfigMapStorage stores releases as ConfigMaps in their namespaces
+// instead of Secrets (Helm's default), so that an installer needs no access
+// to Secrets: a ClusterRole cannot grant them in a few namespaces only, and
+// read access to every Secret of the cluster is most of cluster-admin. For
+// releases whose values hold nothing secret.
+func WithConfigMapStorage() Option {
+	return func(c *Client) { c.driver = "configmap" }
+}
+
 // New returns a Client that talks to the cluster of config, storing
-// releases as Secrets in their namespaces (Helm's default).
+// releases as Secrets in their namespaces (Helm's default) unless
+// WithConfigMapStorage.
 func New(config *rest.Config, opts ...Option) (*Client, error) {
 	kube, err := kubernetes.NewForConfig(config)
 	if err != nil {

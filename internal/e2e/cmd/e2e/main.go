@@ -1,4 +1,4 @@
-// Command e2e runs ceph-rook on a real one-node cluster as production
+// Command e2e runs ceph-rook on a real three-node cluster as production
 // would, phase by phase, printing each phase and its duration, and tears
 // the cluster down at the end (hack/e2e/README.md):
 //
@@ -8,8 +8,9 @@
 //     under Pod Security "restricted" and reporting running
 //  3. rook: the real Rook operator running, its discovery daemon probing
 //     loop devices, the plugin turning them into Disks
-//  4. ceph: a DiskPool of those Disks making real OSDs, a BlockStorage a
-//     real pool whose size and CRUSH failure domain Ceph confirms
+//  4. ceph: a DiskPool of the first node's Disks making real OSDs, a
+//     BlockStorage a real pool whose size and CRUSH failure domain Ceph
+//     confirms
 //  5. file: a FileStorage a real CephFS with an active and a standby MDS
 //  6. object: an ObjectStorage a running gateway; a bucket claimed in the
 //     console (Chromium) and bound by Rook; a workload that loads the
@@ -17,14 +18,34 @@
 //     the gateway's Service
 //  7. retire: a suspended DiskRetirement of a loop Disk finds the OSD Rook
 //     runs on it, the one Ceph's metadata places there, and is refused
-//     (the one-node consumers keep a single copy), touching nothing
+//     (with one node contributing, the consumers keep a single copy),
+//     touching nothing
+//  8. join: a payload written with known checksums; the other nodes' disks
+//     join one node at a time, and after each every pool's size and CRUSH
+//     rule and every PG's acting set, read from Ceph, follow the
+//     replication rules; the payload reads back; HEALTH_OK at the end
+//  9. outage: a node stopped for real; Ceph, the CephCluster, the plugin's
+//     status and the console's overview say HEALTH_WARN; the payload reads
+//     back; the node returns and Ceph is HEALTH_OK
+//  10. drain: two retirements asked together (the second waits); the
+//     first retires a disk for real in Ceph's order (out while up, drained,
+//     stopped, purged, wiped); the purged OSD stays gone after Rook
+//     prepares the node again; the second aborts by itself when another
+//     OSD fails under its drain, its OSD back in and up
+//  11. replace: a disk plugged in while the cluster runs replaces one, its
+//     OSD up and in before the old one goes out
+//  12. swap: two disks trade kernel names under running OSDs; retiring
+//     the Disk at one name retires the OSD that device holds
+//  13. leave: the last node's disks leave the pool and replication follows
+//     the rules back down (NodesLeft)
 //
 // Every consumer's CSI StorageClass names a registered CSIDriver and
 // existing Secrets (volumes cannot be mounted here: no rbd kernel module,
 // no CSI images).
 //
-// `just e2e` runs it; -keep leaves the cluster up for a look, -from
-// continues on it and -down takes it down.
+// `just e2e` runs it on three nodes (-nodes 1: the first seven phases on
+// one); -keep leaves the cluster up for a look, -from continues on it and
+// -down takes it down.
 package main
 
 import (
@@ -39,10 +60,11 @@ import (
 )
 
 func main() {
+	nodes := flag.Int("nodes", 3, "how many nodes the cluster has: 3 runs every phase; 1 is quicker and skips join, outage and leave")
 	keep := flag.Bool("keep", false, "leave the cluster up at the end (-down takes it down)")
 	down := flag.Bool("down", false, "only tear down the cluster (and loop devices) a -keep run left up")
 	from := flag.String("from", "cluster", "the first phase to run; past cluster, on the cluster an earlier -keep run left up")
-	until := flag.String("until", "retire", "the last phase to run: "+strings.Join(order, ", "))
+	until := flag.String("until", order[len(order)-1], "the last phase to run: "+strings.Join(order, ", "))
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -51,6 +73,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
 		os.Exit(1)
 	}
+	r.nodeCount = *nodes
 	start := time.Now()
 	if *down {
 		if err := r.phase("tear-down", r.teardown); err != nil {
@@ -58,7 +81,13 @@ func main() {
 		}
 		return
 	}
+	r.memory = startMemorySampler()
 	err = r.phases(*from, *until)
+	if err != nil && ctx.Err() == nil && r.c != nil {
+		r.diagnose()
+	}
+	peak, during := r.memory.Peak()
+	fmt.Fprintf(os.Stderr, "e2e: the machine's memory in use peaked at %.1f GiB (during %s)\n", float64(peak)/(1<<30), during)
 	if !*keep || err != nil && ctx.Err() != nil {
 		if derr := r.phase("tear-down", r.teardown); err == nil {
 			err = derr

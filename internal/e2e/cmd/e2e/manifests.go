@@ -27,29 +27,34 @@ func publishedDefinition(path, imageRef string) ([]byte, error) {
 	return []byte(strings.Replace(string(source), spec, injected, 1)), nil
 }
 
-// The installation's configuration for this machine: one node, loop
-// devices, Debian's Ceph 18.2.7 image (the only one built here). Metrics
-// are off because Debian packages no ceph-exporter: with them on, Rook's
-// exporter pod cannot start ("ceph-exporter": executable file not found).
-var pluginConfig = map[string]string{
-	"CEPH_IMAGE":              "quay.io/ceph/ceph:v18.2.7",
-	"MON_COUNT":               "1",
-	"MGR_COUNT":               "1",
-	"ALLOW_MULTIPLE_PER_NODE": "true",
-	"DEV_LOOP_DEVICES":        "true",
-	"METRICS":                 "false",
+// pluginConfig is the installation's configuration for this machine: loop
+// devices, Debian's Ceph 18.2.7 image (the only one built here), and on one
+// node a single mon and mgr (on three, the product's defaults: three mons
+// and two mgrs, each on its own node). Metrics are off because Debian
+// packages no ceph-exporter: with them on, Rook's exporter pod cannot start
+// ("ceph-exporter": executable file not found).
+func pluginConfig(nodes int) map[string]string {
+	config := map[string]string{
+		"CEPH_IMAGE":       "quay.io/ceph/ceph:v18.2.7",
+		"DEV_LOOP_DEVICES": "true",
+		"METRICS":          "false",
+	}
+	if nodes < 3 {
+		config["MON_COUNT"], config["MGR_COUNT"], config["ALLOW_MULTIPLE_PER_NODE"] = "1", "1", "true"
+	}
+	return config
 }
 
 // platformManifests are the platform's side: the PluginInstallation CRD,
 // the plugin controller (definitions from a ConfigMap laid out as the
 // registry) and the installation of ceph-rook.
-func platformManifests(definition []byte, version, hash string, chartRepo *chartrepo.Server) (string, error) {
+func platformManifests(definition []byte, version, hash string, chartRepo *chartrepo.Server, nodes int) (string, error) {
 	crd, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "internal", "plugincontroller", "crds", "plugins.fundament.io_plugininstallations.yaml"))
 	if err != nil {
 		return "", err
 	}
 	config := map[string]string{"CHART_REPOSITORY": chartRepo.URL, "DEV_INSECURE_CHART_REPOSITORY": "true", "CHART_DIGEST": chartRepo.Digest}
-	for k, v := range pluginConfig {
+	for k, v := range pluginConfig(nodes) {
 		config[k] = v
 	}
 	objects := []any{

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -51,11 +53,14 @@ func (r *run) object() error {
 	if err := r.createAppsNamespace(); err != nil {
 		return err
 	}
-	envFrom, err := r.claimBucketInConsole()
-	if err != nil {
+	if r.bucketEnv, err = r.claimBucketInConsole(); err != nil {
 		return err
 	}
-	return r.runS3Workload(envFrom)
+	logs, err := r.runS3Workload("s3object")
+	if err == nil {
+		r.step("workload s3object: %s", logs)
+	}
+	return err
 }
 
 // gatewayRunning waits for the store's RGW pod and names its Service.
@@ -105,22 +110,8 @@ func (r *run) createAppsNamespace() error {
 // creates a claim from its Buckets section, waits for Rook to bind it and
 // returns the envFrom the claim's sheet tells a workload to use.
 func (r *run) claimBucketInConsole() ([]corev1.EnvFromSource, error) {
-	def, err := os.ReadFile(filepath.Join(r.repo, "definition.yaml"))
-	if err != nil {
-		return nil, err
-	}
-	srv, err := devconsole.Start(r.ctx, devconsole.Options{
-		Definition: def,
-		Console:    http.Dir(filepath.Join(r.repo, "console")),
-		RESTConfig: r.restConfig,
-		Namespaces: []string{appsNamespace},
-	})
-	if err != nil {
-		return nil, err
-	}
-	defer srv.Close()
 	var snippet string
-	err = r.inBrowser(srv.URL(), func(b *browser.Browser) {
+	err := r.inConsole(func(b *browser.Browser) {
 		b.Open("/view/objectstorages.ceph.fundament.io/e2e")
 		b.Click(browser.PageFrame, `[data-action="create-bucket"]`)
 		b.Fill(browser.SheetFrame, `select[name="namespace"]`, appsNamespace)
@@ -151,6 +142,46 @@ func (r *run) claimBucketInConsole() ([]corev1.EnvFromSource, error) {
 	return spec.EnvFrom, nil
 }
 
+// createAfresh creates pod, first deleting one of its name that an earlier
+// run on the same cluster (-from) left.
+func (r *run) createAfresh(pod *corev1.Pod) error {
+	err := testenv.Eventually(r.ctx, 2*time.Minute, func(ctx context.Context) error {
+		err := r.c.Delete(ctx, pod.DeepCopy(), client.GracePeriodSeconds(0))
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		if err == nil {
+			err = errors.New("deleted; waiting for it to go")
+		}
+		return fmt.Errorf("pod %s/%s of an earlier run: %w", pod.Namespace, pod.Name, err)
+	})
+	if err != nil {
+		return err
+	}
+	return r.c.Create(r.ctx, pod)
+}
+
+// inConsole runs steps in headless Chromium on the development console
+// (the plugin's real pages, as Fundament's console hosts them) against the
+// cluster.
+func (r *run) inConsole(steps func(b *browser.Browser)) error {
+	def, err := os.ReadFile(filepath.Join(r.repo, "definition.yaml"))
+	if err != nil {
+		return err
+	}
+	srv, err := devconsole.Start(r.ctx, devconsole.Options{
+		Definition: def,
+		Console:    http.Dir(filepath.Join(r.repo, "console")),
+		RESTConfig: r.restConfig,
+		Namespaces: []string{appsNamespace},
+	})
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	return r.inBrowser(srv.URL(), steps)
+}
+
 // waitClaimBound waits for Rook's bucket provisioner to bind the claim.
 func (r *run) waitClaimBound() error {
 	claim := &unstructured.Unstructured{}
@@ -173,19 +204,26 @@ func (r *run) waitClaimBound() error {
 	return nil
 }
 
-// runS3Workload runs s3object in a pod of the applications' namespace with
-// envFrom, and waits for it to write and read its object.
-func (r *run) runS3Workload(envFrom []corev1.EnvFromSource) error {
-	bin := filepath.Join(r.cache, "e2e", "plugin-bin", "s3object")
-	if err := pluginproc.BuildPackage(r.ctx, r.repo, "./internal/e2e/cmd/s3object", bin); err != nil {
-		return err
+// runS3Workload runs s3object with args in pod name of the applications'
+// namespace with the claim's envFrom, waits for it to end and returns its
+// log.
+func (r *run) runS3Workload(name string, args ...string) (string, error) {
+	if r.s3Ref == "" {
+		bin := filepath.Join(r.cache, "e2e", "plugin-bin", "s3object")
+		if err := pluginproc.BuildPackage(r.ctx, r.repo, "./internal/e2e/cmd/s3object", bin); err != nil {
+			return "", err
+		}
+		ref, err := r.image(s3Image, "/s3object", bin+":/s3object:0755")
+		if err != nil {
+			return "", err
+		}
+		r.s3Ref = ref
 	}
-	ref, err := r.image(s3Image, "/s3object", bin+":/s3object:0755")
-	if err != nil {
-		return err
+	if len(r.bucketEnv) == 0 {
+		return "", fmt.Errorf("no bucket claim to run %s against (the object phase claims one)", name)
 	}
 	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "s3object", Namespace: appsNamespace},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: appsNamespace},
 		Spec: corev1.PodSpec{
 			RestartPolicy: corev1.RestartPolicyNever,
 			SecurityContext: &corev1.PodSecurityContext{
@@ -193,8 +231,9 @@ func (r *run) runS3Workload(envFrom []corev1.EnvFromSource) error {
 				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 			},
 			Containers: []corev1.Container{{
-				Name: "s3object", Image: ref, ImagePullPolicy: corev1.PullNever,
-				EnvFrom: envFrom,
+				Name: "s3object", Image: r.s3Ref, ImagePullPolicy: corev1.PullNever,
+				Args:    args,
+				EnvFrom: r.bucketEnv,
 				SecurityContext: &corev1.SecurityContext{
 					AllowPrivilegeEscalation: new(false),
 					ReadOnlyRootFilesystem:   new(true),
@@ -203,10 +242,10 @@ func (r *run) runS3Workload(envFrom []corev1.EnvFromSource) error {
 			}},
 		},
 	}
-	if err := r.c.Create(r.ctx, pod); err != nil {
-		return err
+	if err := r.createAfresh(pod); err != nil {
+		return "", err
 	}
-	err = testenv.Eventually(r.ctx, 3*time.Minute, func(ctx context.Context) error {
+	err := testenv.Eventually(r.ctx, 3*time.Minute, func(ctx context.Context) error {
 		if err := r.c.Get(ctx, client.ObjectKeyFromObject(pod), pod); err != nil {
 			return err
 		}
@@ -215,13 +254,12 @@ func (r *run) runS3Workload(envFrom []corev1.EnvFromSource) error {
 		}
 		return fmt.Errorf("pod %s/%s is %s", pod.Namespace, pod.Name, pod.Status.Phase)
 	})
-	logs, logErr := r.kubectlOut("-n", appsNamespace, "logs", "s3object")
+	logs, logErr := r.kubectlOut("-n", appsNamespace, "logs", name)
 	if err == nil && pod.Status.Phase == corev1.PodFailed {
 		err = fmt.Errorf("pod %s/%s failed", pod.Namespace, pod.Name)
 	}
 	if err != nil {
-		return fmt.Errorf("%w: %s %v", err, logs, logErr)
+		return "", fmt.Errorf("%w: %s %v", err, logs, logErr)
 	}
-	r.step("workload s3object: %s", logs)
-	return nil
+	return logs, nil
 }

@@ -19,13 +19,14 @@ import (
 // retire previews the retirement of one loop Disk against the real Rook
 // and Ceph (spec.suspend: nothing may be touched): the plugin must find the
 // OSD that Rook runs on that device, the one Ceph's own metadata places on
-// it, and refuse, since the one-node consumers keep a single copy and Ceph
+// it, and refuse, since the consumers of the one node contributing disks
+// so far keep a single copy and Ceph
 // would never call a stopped OSD of theirs safe to destroy.
 func (r *run) retire() error {
-	if len(r.disks) == 0 {
+	if len(r.nodes) == 0 || len(r.disks[r.nodes[0]]) == 0 {
 		return errors.New("no loop Disks (the rook phase finds them)")
 	}
-	disk := object("Disk", r.disks[0], nil)
+	disk := object("Disk", r.disks[r.nodes[0]][0], nil)
 	if err := r.c.Get(r.ctx, client.ObjectKeyFromObject(disk), disk); err != nil {
 		return err
 	}
@@ -50,12 +51,8 @@ func (r *run) retire() error {
 	if err := copiesRefused(ret); err != nil {
 		return err
 	}
-	replicas, err := r.kubectlOut("-n", "rook-ceph", "get", "deployment", "rook-ceph-osd-"+strconv.FormatInt(id, 10), "-o", "jsonpath={.spec.replicas}")
-	if err != nil {
+	if err := r.osdRunsOne(id, "after a refused retirement"); err != nil {
 		return err
-	}
-	if strings.TrimSpace(replicas) != "1" {
-		return fmt.Errorf("osd.%d's Deployment has %s replicas after a refused retirement", id, replicas)
 	}
 	r.step("DiskRetirement of %s found osd.%d, which Ceph places on %s, and refused it (single-copy consumers), touching nothing", disk.GetName(), id, path)
 	if err := r.c.Delete(r.ctx, ret); err != nil {
@@ -76,6 +73,12 @@ func (r *run) checkOSDDevice(id int64, node, path string) error {
 	if err := r.cephJSON(r.ctx, &meta, "osd", "metadata", strconv.FormatInt(id, 10)); err != nil {
 		return err
 	}
+	return metadataPlaces(meta, id, node, path)
+}
+
+// metadataPlaces checks that Ceph's metadata of osd.id places it on the
+// device path of node.
+func metadataPlaces(meta map[string]any, id int64, node, path string) error {
 	if host, _ := meta["hostname"].(string); host != node {
 		return fmt.Errorf("Ceph runs osd.%d on host %q, the Disk is on %q", id, host, node)
 	}
@@ -107,4 +110,16 @@ func copiesRefused(ret *unstructured.Unstructured) error {
 		}
 	}
 	return fmt.Errorf("the preflight did not refuse single-copy consumers: %v", checks)
+}
+
+// osdRunsOne checks that osd.id's Deployment asks for one replica, when.
+func (r *run) osdRunsOne(id int64, when string) error {
+	replicas, err := r.kubectlOut("-n", "rook-ceph", "get", "deployment", "rook-ceph-osd-"+strconv.FormatInt(id, 10), "-o", "jsonpath={.spec.replicas}")
+	if err != nil {
+		return err
+	}
+	if strings.TrimSpace(replicas) != "1" {
+		return fmt.Errorf("osd.%d's Deployment has %q replicas %s", id, replicas, when)
+	}
+	return nil
 }

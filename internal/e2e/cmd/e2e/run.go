@@ -10,7 +10,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -19,6 +21,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
 	"github.com/fundament-oss/ceph-rook/internal/cachedir"
 	"github.com/fundament-oss/ceph-rook/internal/chartrepo"
 	"github.com/fundament-oss/ceph-rook/internal/pluginproc"
@@ -36,7 +39,10 @@ const (
 	installationName = organization + "--ceph-rook"
 	// The plugin's user, as both Dockerfiles and the rendered pod say.
 	pluginUser = "65532:65532"
-	// loopDevices are the node's disks in the plugin's loop-device mode.
+	// hostIP is the machine's address on the nodes' bridge (cluster.sh):
+	// the API server and the e2e's chart repository answer there.
+	hostIP = "10.250.0.1"
+	// loopDevices are each node's disks in the plugin's loop-device mode.
 	loopDevices = 2
 	loopSize    = 6 << 30
 )
@@ -49,10 +55,22 @@ type run struct {
 	c       client.Client
 	// restConfig reaches the API server as the cluster's administrator.
 	restConfig *rest.Config
-	nodeIP     string
-	repoSrv    *chartrepo.Server
-	loops      []string
-	disks      []string
+	// nodeCount is how many nodes cluster.sh brings up (-nodes).
+	nodeCount int
+	// nodes are the cluster's nodes by name, sorted: the first contributes
+	// disks first, the others join later.
+	nodes   []string
+	repoSrv *chartrepo.Server
+	// loops are each node's loop devices, disks the Disks published for
+	// them on that node.
+	loops map[string][]string
+	disks map[string][]string
+	// bucketEnv is the envFrom of the object phase's bucket claim, s3Ref
+	// the workload's image once built.
+	bucketEnv []corev1.EnvFromSource
+	s3Ref     string
+	// memory samples the machine's memory in use for the whole run.
+	memory *memorySampler
 }
 
 func newRun(ctx context.Context) (*run, error) {
@@ -67,21 +85,23 @@ func newRun(ctx context.Context) (*run, error) {
 		}
 		cache = filepath.Join(home, ".cache", "ceph-rook")
 	}
-	return &run{ctx: ctx, repo: testenv.RepoRoot(), cache: cache, kubectl: filepath.Join(testenv.AssetsDir(), "kubectl")}, nil
+	return &run{ctx: ctx, repo: testenv.RepoRoot(), cache: cache, kubectl: filepath.Join(testenv.AssetsDir(), "kubectl"),
+		loops: map[string][]string{}, disks: map[string][]string{}}, nil
 }
 
-var order = []string{"cluster", "platform", "rook", "ceph", "file", "object", "retire"}
+var order = []string{"cluster", "platform", "rook", "ceph", "file", "object", "retire", "join", "outage", "drain", "replace", "swap", "leave"}
 
 // phases runs the phases from from to until, both included. Starting past
 // the cluster phase continues on the cluster an earlier -keep run left up.
 func (r *run) phases(from, until string) error {
-	steps := map[string]func() error{"cluster": r.cluster, "platform": r.platform, "rook": r.rook, "ceph": r.ceph, "file": r.file, "object": r.object, "retire": r.retire}
+	steps := map[string]func() error{"cluster": r.cluster, "platform": r.platform, "rook": r.rook, "ceph": r.ceph, "file": r.file,
+		"object": r.object, "retire": r.retire, "join": r.join, "outage": r.outage, "drain": r.drain, "replace": r.replace, "swap": r.swap, "leave": r.leave}
 	first, last := slices.Index(order, from), slices.Index(order, until)
 	if first < 0 || last < first {
 		return fmt.Errorf("-from %q -until %q: want two of %v, in that order", from, until, order)
 	}
 	if first > 0 {
-		if err := r.connect(filepath.Join(stateDir, "admin.kubeconfig")); err != nil {
+		if err := r.resume(first > slices.Index(order, "rook")); err != nil {
 			return fmt.Errorf("-from %s needs the cluster of an earlier -keep run: %w", from, err)
 		}
 	}
@@ -95,6 +115,9 @@ func (r *run) phases(from, until string) error {
 
 func (r *run) phase(name string, fn func() error) error {
 	fmt.Fprintf(os.Stderr, "e2e: === %s\n", name)
+	if r.memory != nil {
+		r.memory.enter(name)
+	}
 	start := time.Now()
 	err := fn()
 	status := "ok"
@@ -112,8 +135,14 @@ func (r *run) step(format string, args ...any) {
 // sh runs a command in the repository, its output on stderr; it returns
 // the command's stdout.
 func (r *run) sh(name string, args ...string) (string, error) {
+	return r.shEnv(nil, name, args...)
+}
+
+// shEnv is sh with env added to the environment.
+func (r *run) shEnv(env []string, name string, args ...string) (string, error) {
 	cmd := exec.CommandContext(r.ctx, name, args...)
 	cmd.Dir = r.repo
+	cmd.Env = append(os.Environ(), env...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, os.Stderr
 	if err := cmd.Run(); err != nil {
@@ -123,15 +152,85 @@ func (r *run) sh(name string, args ...string) (string, error) {
 }
 
 func (r *run) cluster() error {
-	kubeconfig, err := r.sh("hack/e2e/cluster.sh", "up")
+	kubeconfig, err := r.shEnv([]string{"E2E_NODES=" + strconv.Itoa(r.nodeCount)}, "hack/e2e/cluster.sh", "up")
 	if err != nil {
 		return err
 	}
-	return r.connect(lastLine(kubeconfig))
+	if err := r.connect(lastLine(kubeconfig)); err != nil {
+		return err
+	}
+	// The platform's pods (the plugin controller, the plugin, Rook's
+	// operator, and so the e2e's Ceph CLI) prefer the first node, which
+	// never goes down; Ceph's daemons spread over every node by their own
+	// anti-affinity all the same.
+	for _, node := range r.nodes[1:] {
+		if _, err := r.kubectlOut("taint", "nodes", node, joinsLaterTaint+"=true:PreferNoSchedule"); err != nil {
+			return err
+		}
+	}
+	if len(r.nodes) > 1 {
+		r.step("nodes %v tainted %s:PreferNoSchedule", r.nodes[1:], joinsLaterTaint)
+	}
+	return nil
 }
 
-// connect reaches the cluster as its administrator and finds the node's
-// address and loop devices.
+// joinsLaterTaint steers pods without a placement of their own to the
+// first node until the others join.
+const joinsLaterTaint = "e2e.ceph.fundament.io/joins-later"
+
+// untaintJoiners takes joinsLaterTaint off the nodes that join.
+func (r *run) untaintJoiners() error {
+	for _, node := range r.nodes[1:] {
+		out, err := r.kubectlOut("get", "node", node, "-o", "jsonpath={.spec.taints[*].key}")
+		if err != nil {
+			return err
+		}
+		if !slices.Contains(strings.Fields(out), joinsLaterTaint) {
+			continue
+		}
+		if _, err := r.kubectlOut("taint", "nodes", node, joinsLaterTaint+"-"); err != nil {
+			return err
+		}
+	}
+	r.step("nodes %v untainted", r.nodes[1:])
+	return nil
+}
+
+// resume finds what the phases before -from found: the cluster and, past
+// the rook phase, the nodes' Disks (in any state: OSDs may hold them by
+// now) and the bucket claim's environment.
+func (r *run) resume(pastRook bool) error {
+	if err := r.connect(filepath.Join(stateDir, "admin.kubeconfig")); err != nil {
+		return err
+	}
+	if !pastRook {
+		return nil
+	}
+	disks, err := r.listDisks(r.ctx)
+	if err != nil {
+		return err
+	}
+	// A retired Disk (the drain phase's) is no disk of the pool any more.
+	disks.Items = slices.DeleteFunc(disks.Items, func(d unstructured.Unstructured) bool {
+		_, retired := d.GetAnnotations()[cephv1alpha1.RetiredAnnotation]
+		return retired
+	})
+	for _, node := range r.nodes {
+		for _, dev := range r.loops[node] {
+			if name := diskAt(disks.Items, node, dev, ""); name != "" {
+				r.disks[node] = append(r.disks[node], name)
+			}
+		}
+	}
+	r.bucketEnv = []corev1.EnvFromSource{
+		{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: claimName}}},
+		{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: claimName}}},
+	}
+	return nil
+}
+
+// connect reaches the cluster as its administrator and finds its nodes
+// and their loop devices.
 func (r *run) connect(kubeconfig string) error {
 	var err error
 	r.restConfig, err = clientcmd.BuildConfigFromFlags("", kubeconfig)
@@ -142,18 +241,24 @@ func (r *run) connect(kubeconfig string) error {
 	if err != nil {
 		return err
 	}
-	var node corev1.NodeList
-	if err := r.c.List(r.ctx, &node); err != nil {
+	var nodes corev1.NodeList
+	if err := r.c.List(r.ctx, &nodes); err != nil {
 		return err
 	}
-	for _, a := range node.Items[0].Status.Addresses {
-		if a.Type == corev1.NodeInternalIP {
-			r.nodeIP = a.Address
+	r.nodes = nil
+	var shown []string
+	for _, n := range nodes.Items {
+		r.nodes = append(r.nodes, n.Name)
+		for _, a := range n.Status.Addresses {
+			if a.Type == corev1.NodeInternalIP {
+				shown = append(shown, n.Name+" ("+a.Address+")")
+			}
 		}
 	}
-	r.step("node %s (%s) Ready, CoreDNS serving", node.Items[0].Name, r.nodeIP)
-	r.loops, err = r.attachedLoopDevices()
-	return err
+	slices.Sort(r.nodes)
+	slices.Sort(shown)
+	r.step("nodes %s Ready, CoreDNS serving", strings.Join(shown, ", "))
+	return r.findLoopDevices()
 }
 
 func lastLine(s string) string {
@@ -170,7 +275,7 @@ func (r *run) teardown() error {
 	// earlier -keep run detaches that run's devices too.
 	loops, loopErr := r.attachedLoopDevices()
 	for _, dev := range loops {
-		if _, detachErr := r.sh("losetup", "-d", dev); loopErr == nil {
+		if _, detachErr := r.sh("losetup", "-d", dev.device); loopErr == nil {
 			loopErr = detachErr
 		}
 	}
@@ -182,14 +287,24 @@ func (r *run) teardown() error {
 
 func (r *run) loopDir() string { return filepath.Join(r.cache, "e2e", "loop") }
 
+// loopDevice is a loop device backed by the e2e disk file of that index.
+type loopDevice struct {
+	index  int
+	device string
+}
+
 // attachedLoopDevices are the loop devices backed by the e2e disk files.
-func (r *run) attachedLoopDevices() ([]string, error) {
+func (r *run) attachedLoopDevices() ([]loopDevice, error) {
 	files, err := filepath.Glob(filepath.Join(r.loopDir(), "disk*.img"))
 	if err != nil {
 		return nil, err
 	}
-	var devices []string
+	var devices []loopDevice
 	for _, file := range files {
+		index, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(filepath.Base(file), "disk"), ".img"))
+		if err != nil {
+			continue // not one of ours
+		}
 		// losetup -j prints "/dev/loop0: [2049]:131 (/path/disk0.img)".
 		out, err := r.sh("losetup", "-j", file)
 		if err != nil {
@@ -197,11 +312,31 @@ func (r *run) attachedLoopDevices() ([]string, error) {
 		}
 		for _, line := range strings.Split(out, "\n") {
 			if dev, _, ok := strings.Cut(line, ":"); ok {
-				devices = append(devices, dev)
+				devices = append(devices, loopDevice{index, dev})
 			}
 		}
 	}
 	return devices, nil
+}
+
+// findLoopDevices gives each node the loop devices of its disk files:
+// disk files 2i and 2i+1 are the i-th node's, any later one (the replace
+// phase's new disk) the last node's (every node sees every loop device:
+// they share the machine's /dev).
+func (r *run) findLoopDevices() error {
+	devices, err := r.attachedLoopDevices()
+	if err != nil {
+		return err
+	}
+	clear(r.loops)
+	if len(r.nodes) == 0 {
+		return nil
+	}
+	for _, d := range devices {
+		node := r.nodes[min(d.index/loopDevices, len(r.nodes)-1)]
+		r.loops[node] = append(r.loops[node], d.device)
+	}
+	return nil
 }
 
 // platform installs ceph-rook the way Fundament does.
@@ -241,12 +376,12 @@ func (r *run) platform() error {
 	}
 	version := def.Metadata.PublishedVersion()
 
-	r.repoSrv, err = chartrepo.Serve(net.JoinHostPort(r.nodeIP, "0"), cachedir.RookChartArchive())
+	r.repoSrv, err = chartrepo.Serve(net.JoinHostPort(hostIP, "0"), cachedir.RookChartArchive())
 	if err != nil {
 		return err
 	}
 	r.step("Rook's chart served at %s", r.repoSrv.URL)
-	manifests, err := platformManifests(raw, version, definition.Hash(raw), r.repoSrv)
+	manifests, err := platformManifests(raw, version, definition.Hash(raw), r.repoSrv, len(r.nodes))
 	if err != nil {
 		return err
 	}
@@ -262,8 +397,9 @@ func (r *run) platform() error {
 	return nil
 }
 
-// image writes and imports an image of files, returning its digest
-// reference (what a published definition pins).
+// image writes an image of files and imports it into every node's
+// containerd, returning its digest reference (what a published definition
+// pins).
 func (r *run) image(name, entrypoint string, files ...string) (string, error) {
 	args := []string{"run", "./internal/e2e/cmd/binimage", "-name", name, "-user", pluginUser, "-entrypoint", entrypoint}
 	for _, f := range files {
@@ -273,7 +409,43 @@ func (r *run) image(name, entrypoint string, files ...string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	sock := filepath.Join(stateDir, "containerd", "containerd.sock")
+	var ref string
+	for _, node := range r.nodes {
+		if !runtimeUp(node) {
+			// A node that is down (-from outage) gets it when it is
+			// back and a run imports images again.
+			r.step("node %s's containerd is down: %s not imported there", node, name)
+			continue
+		}
+		if ref, err = r.importImage(node, name, archive); err != nil {
+			return "", err
+		}
+	}
+	if ref == "" {
+		return "", fmt.Errorf("no node's containerd is up to import %s", name)
+	}
+	return ref, nil
+}
+
+// runtimeUp reports whether the node's containerd accepts connections.
+func runtimeUp(node string) bool {
+	conn, err := net.DialTimeout("unix", containerdSocket(node), time.Second)
+	if err != nil {
+		return false
+	}
+	_ = conn.Close()
+	return true
+}
+
+// containerdSocket is a node's containerd (cluster.sh).
+func containerdSocket(node string) string {
+	return filepath.Join(stateDir, "nodes", node, "containerd", "containerd.sock")
+}
+
+// importImage imports the image archive into the node's containerd under
+// name and under its digest.
+func (r *run) importImage(node, name, archive string) (string, error) {
+	sock := containerdSocket(node)
 	if _, err := r.sh("ctr", "--address", sock, "-n", "k8s.io", "images", "import", archive); err != nil {
 		return "", err
 	}
@@ -314,15 +486,12 @@ func (r *run) apply(manifests string) error {
 
 // waitInstallation waits for the installation's status.phase.
 func (r *run) waitInstallation(phase string, timeout time.Duration) (map[string]any, error) {
-	inst := &unstructured.Unstructured{}
-	inst.SetAPIVersion("plugins.fundament.io/v1")
-	inst.SetKind("PluginInstallation")
 	var status map[string]any
 	err := testenv.Eventually(r.ctx, timeout, func(ctx context.Context) error {
-		if err := r.c.Get(ctx, client.ObjectKey{Name: installationName}, inst); err != nil {
+		var err error
+		if status, err = r.installationStatus(ctx); err != nil {
 			return err
 		}
-		status, _, _ = unstructured.NestedMap(inst.Object, "status")
 		if status["phase"] != phase {
 			return fmt.Errorf("status %v", status)
 		}
@@ -331,74 +500,140 @@ func (r *run) waitInstallation(phase string, timeout time.Duration) (map[string]
 	return status, err
 }
 
-// attachLoopDevices gives the node loopDevices empty disks of loopSize,
+// installationStatus is the plugin's PluginInstallation's status.
+func (r *run) installationStatus(ctx context.Context) (map[string]any, error) {
+	inst := &unstructured.Unstructured{}
+	inst.SetAPIVersion("plugins.fundament.io/v1")
+	inst.SetKind("PluginInstallation")
+	if err := r.c.Get(ctx, client.ObjectKey{Name: installationName}, inst); err != nil {
+		return nil, err
+	}
+	status, _, _ := unstructured.NestedMap(inst.Object, "status")
+	return status, nil
+}
+
+// attachLoopDevices gives every node loopDevices empty disks of loopSize,
 // sparse files under the cache.
 func (r *run) attachLoopDevices() error {
-	if len(r.loops) > 0 {
-		return fmt.Errorf("loop devices %v still hold an earlier run's disks: detach them (losetup -d) first", r.loops)
+	attached, err := r.attachedLoopDevices()
+	if err != nil {
+		return err
+	}
+	if len(attached) > 0 {
+		return fmt.Errorf("loop devices %v still hold an earlier run's disks: detach them (losetup -d) first", attached)
 	}
 	dir := r.loopDir()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	for i := range loopDevices {
-		file := filepath.Join(dir, fmt.Sprintf("disk%d.img", i))
-		f, err := os.Create(file) // empty, even if an earlier run left it
-		if err != nil {
+	for i := range loopDevices * len(r.nodes) {
+		if _, err := r.newLoopDevice(i); err != nil {
 			return err
 		}
-		err = f.Truncate(loopSize)
-		if closeErr := f.Close(); err == nil {
-			err = closeErr
-		}
-		if err != nil {
-			return err
-		}
-		dev, err := r.sh("losetup", "--find", "--show", file)
-		if err != nil {
-			return err
-		}
-		r.loops = append(r.loops, dev)
 	}
-	r.step("loop devices %v (%d GiB each, sparse)", r.loops, loopSize>>30)
+	if err := r.findLoopDevices(); err != nil {
+		return err
+	}
+	for _, node := range r.nodes {
+		for _, dev := range r.loops[node] {
+			if err := giveDevice(node, dev); err != nil {
+				return err
+			}
+		}
+		r.step("node %s: loop devices %v (%d GiB each, sparse), in its /dev alone", node, r.loops[node], loopSize>>30)
+	}
 	return nil
 }
 
-// rook waits for the real operator and for the plugin to publish the loop
-// devices its discovery daemon probed as Available Disks.
+// newLoopDevice attaches an empty sparse disk file of loopSize, the one of
+// that index, to a free loop device, and returns the device.
+func (r *run) newLoopDevice(index int) (string, error) {
+	file := filepath.Join(r.loopDir(), fmt.Sprintf("disk%d.img", index))
+	f, err := os.Create(file) // empty, even if an earlier run left it
+	if err != nil {
+		return "", err
+	}
+	err = f.Truncate(loopSize)
+	if closeErr := f.Close(); err == nil {
+		err = closeErr
+	}
+	if err != nil {
+		return "", err
+	}
+	out, err := r.sh("losetup", "--find", "--show", file)
+	return strings.TrimSpace(out), err
+}
+
+// giveDevice makes the block device dev appear in the node's own /dev
+// (cluster.sh node_devices), which no other node sees.
+func giveDevice(node, dev string) error {
+	var st syscall.Stat_t
+	if err := syscall.Stat(dev, &st); err != nil {
+		return err
+	}
+	path := filepath.Join(stateDir, "nodes", node, "dev", filepath.Base(dev))
+	if err := syscall.Mknod(path, syscall.S_IFBLK|0o660, int(st.Rdev)); err != nil && !errors.Is(err, os.ErrExist) {
+		return fmt.Errorf("mknod %s: %w", path, err)
+	}
+	return os.Chown(path, int(st.Uid), int(st.Gid))
+}
+
+// rook waits for the real operator and for the plugin to publish each
+// node's loop devices, as that node's discovery daemon probed them, as
+// Available Disks of that node.
 func (r *run) rook() error {
 	if _, err := r.kubectlOut("-n", "rook-ceph", "rollout", "status", "deployment/rook-ceph-operator", "--timeout=5m"); err != nil {
 		return err
 	}
 	r.step("Rook's operator is running")
-	want := map[string]bool{}
-	for _, dev := range r.loops {
-		want[dev] = true
-	}
+	return testenv.Eventually(r.ctx, 5*time.Minute, func(ctx context.Context) error {
+		disks, err := r.listDisks(ctx)
+		if err != nil {
+			return err
+		}
+		found := map[string][]string{}
+		var missing []string
+		for _, node := range r.nodes {
+			for _, dev := range r.loops[node] {
+				name := diskAt(disks.Items, node, dev, "Available")
+				if name == "" {
+					missing = append(missing, node+":"+dev)
+					continue
+				}
+				found[node] = append(found[node], name)
+			}
+		}
+		if len(missing) > 0 {
+			return fmt.Errorf("no Available Disk yet for %v", missing)
+		}
+		for _, node := range r.nodes {
+			r.disks[node] = found[node]
+			r.step("node %s: Disks %v", node, found[node])
+		}
+		return nil
+	})
+}
+
+// listDisks lists the plugin's Disks.
+func (r *run) listDisks(ctx context.Context) (*unstructured.UnstructuredList, error) {
 	var disks unstructured.UnstructuredList
 	disks.SetAPIVersion("ceph.fundament.io/v1alpha1")
 	disks.SetKind("DiskList")
-	err := testenv.Eventually(r.ctx, 5*time.Minute, func(ctx context.Context) error {
-		if err := r.c.List(ctx, &disks); err != nil {
-			return err
+	return &disks, r.c.List(ctx, &disks)
+}
+
+// diskAt is the name of the Disk at path on node, in state unless that is
+// empty, or "".
+func diskAt(disks []unstructured.Unstructured, node, path, state string) string {
+	for _, d := range disks {
+		n, _, _ := unstructured.NestedString(d.Object, "status", "nodeName")
+		p, _, _ := unstructured.NestedString(d.Object, "status", "path")
+		s, _, _ := unstructured.NestedString(d.Object, "status", "state")
+		if n == node && p == path && (state == "" || s == state) {
+			return d.GetName()
 		}
-		var seen []string
-		for _, d := range disks.Items {
-			path, _, _ := unstructured.NestedString(d.Object, "status", "path")
-			state, _, _ := unstructured.NestedString(d.Object, "status", "state")
-			if want[path] && state == "Available" {
-				seen = append(seen, d.GetName()+"="+path)
-				r.disks = append(r.disks, d.GetName())
-			}
-		}
-		if len(seen) < len(want) {
-			r.disks = nil
-			return fmt.Errorf("Available loop Disks %v of %v", seen, r.loops)
-		}
-		r.step("Disks: %v", seen)
-		return nil
-	})
-	return err
+	}
+	return ""
 }
 
 func (r *run) kubectlOut(args ...string) (string, error) {
@@ -408,4 +643,23 @@ func (r *run) kubectlOut(args ...string) (string, error) {
 // kubectlArgs are args for kubectl as the cluster's administrator.
 func (r *run) kubectlArgs(args ...string) []string {
 	return append([]string{"--kubeconfig", filepath.Join(stateDir, "admin.kubeconfig")}, args...)
+}
+
+// diagnose prints what a failed run needs to be understood before the
+// tear-down takes it away: Rook's objects with the generation Rook last
+// reconciled, Ceph's health, and the end of the operator's log.
+func (r *run) diagnose() {
+	r.step("diagnosis:")
+	for _, args := range [][]string{
+		{"-n", "rook-ceph", "get", "cephcluster,cephblockpool,cephfilesystem,cephobjectstore", "-o",
+			"custom-columns=KIND:.kind,NAME:.metadata.name,GENERATION:.metadata.generation,OBSERVED:.status.observedGeneration,PHASE:.status.phase"},
+		{"get", "pods", "-A", "-o", "wide"},
+		{"-n", "rook-ceph", "logs", "deploy/rook-ceph-operator", "--tail=80"},
+	} {
+		out, err := r.kubectlOut(args...)
+		r.step("kubectl %s (%v):\n%s", strings.Join(args, " "), err, indent(out))
+	}
+	if health, err := r.cephCLI(r.ctx, "health", "detail"); err == nil {
+		r.step("ceph health detail:\n%s", indent(health))
+	}
 }

@@ -3,11 +3,17 @@
 // exactly as the console's claim sheet tells a workload to, writes an object
 // to the claimed bucket through the gateway's Service, reads it back and
 // compares. It exits non-zero, saying why, when any of that fails.
+//
+// With -payload write it writes the e2e's payload objects
+// (internal/e2e/payload) into the bucket instead; with -payload verify it
+// reads them back and checks each one's SHA-256, which is how the e2e
+// proves the bucket's data survived Ceph moving its copies.
 package main
 
 import (
 	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -16,6 +22,8 @@ import (
 
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
+
+	"github.com/fundament-oss/ceph-rook/internal/e2e/payload"
 )
 
 // The environment Rook's bucket provisioner gives a claim: BUCKET_* from
@@ -25,13 +33,15 @@ var env = []string{"BUCKET_HOST", "BUCKET_PORT", "BUCKET_NAME", "AWS_ACCESS_KEY_
 const key = "e2e/hello.txt"
 
 func main() {
-	if err := run(); err != nil {
+	mode := flag.String("payload", "", "write or verify the e2e's payload objects instead of the one hello object")
+	flag.Parse()
+	if err := run(*mode); err != nil {
 		fmt.Fprintln(os.Stderr, "s3object:", err)
 		os.Exit(1)
 	}
 }
 
-func run() error {
+func run(mode string) error {
 	v := map[string]string{}
 	for _, name := range env {
 		if v[name] = os.Getenv(name); v[name] == "" {
@@ -51,6 +61,15 @@ func run() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
+	switch mode {
+	case "write":
+		return writePayload(ctx, s3, v["BUCKET_NAME"])
+	case "verify":
+		return verifyPayload(ctx, s3, v["BUCKET_NAME"])
+	case "":
+	default:
+		return fmt.Errorf("-payload %q: want write or verify", mode)
+	}
 	body := []byte("written by ceph-rook's e2e at " + time.Now().UTC().Format(time.RFC3339Nano))
 	if _, err := s3.PutObject(ctx, v["BUCKET_NAME"], key, bytes.NewReader(body), int64(len(body)), minio.PutObjectOptions{ContentType: "text/plain"}); err != nil {
 		return fmt.Errorf("put s3://%s/%s at %s: %w", v["BUCKET_NAME"], key, endpoint, err)
@@ -68,5 +87,35 @@ func run() error {
 		return fmt.Errorf("s3://%s/%s reads back %q, wrote %q", v["BUCKET_NAME"], key, got, body)
 	}
 	fmt.Printf("wrote and read back s3://%s/%s (%d bytes) through %s\n", v["BUCKET_NAME"], key, len(body), endpoint)
+	return nil
+}
+
+func writePayload(ctx context.Context, s3 *minio.Client, bucket string) error {
+	for i := range payload.Objects {
+		body := payload.Object(i)
+		if _, err := s3.PutObject(ctx, bucket, payload.Name(i), bytes.NewReader(body), int64(len(body)), minio.PutObjectOptions{}); err != nil {
+			return fmt.Errorf("put s3://%s/%s: %w", bucket, payload.Name(i), err)
+		}
+		fmt.Printf("wrote s3://%s/%s sha256 %s\n", bucket, payload.Name(i), payload.Sum(body))
+	}
+	return nil
+}
+
+func verifyPayload(ctx context.Context, s3 *minio.Client, bucket string) error {
+	for i := range payload.Objects {
+		obj, err := s3.GetObject(ctx, bucket, payload.Name(i), minio.GetObjectOptions{})
+		if err != nil {
+			return fmt.Errorf("get s3://%s/%s: %w", bucket, payload.Name(i), err)
+		}
+		got, err := io.ReadAll(obj)
+		obj.Close()
+		if err != nil {
+			return fmt.Errorf("read s3://%s/%s: %w", bucket, payload.Name(i), err)
+		}
+		if err := payload.Check(i, got); err != nil {
+			return err
+		}
+	}
+	fmt.Printf("read back %d objects of s3://%s intact (SHA-256 of each as written)\n", payload.Objects, bucket)
 	return nil
 }

@@ -1,0 +1,284 @@
+package main
+
+import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
+)
+
+// retirementOwner is a DiskRetirement as the owner of its Ceph Jobs.
+func retirementOwner(ret *cephv1alpha1.DiskRetirement) metav1.OwnerReference {
+	return metav1.OwnerReference{APIVersion: cephv1alpha1.GroupVersion.String(), Kind: "DiskRetirement", Name: ret.Name, UID: ret.UID}
+}
+
+// The plugin's one way to talk to Ceph: a Job in the cluster namespace that
+// runs one verb with Rook's own image (the operator's, so the ceph CLI
+// matches the running Rook) and Rook's admin credentials, mounted as Rook
+// mounts them into its own OSD removal Job (deploy/examples/osd-purge.yaml:
+// the rook-ceph-mon-endpoints ConfigMap, the rook-ceph-mon Secret). Its
+// answer is the container's termination message (cephJobAnswer), which the
+// API server keeps in the pod's status; a failed verb's is the end of its
+// output. Every verb is idempotent, and every step re-reads Ceph (a probe)
+// before it acts, so a Job that ran twice, or whose answer was lost, changes
+// nothing.
+
+// CephVerb is what a Ceph Job does.
+type CephVerb string
+
+const (
+	// VerbProbe reads Ceph's facts about one OSD and the cluster around it
+	// (cephjob/probe.py): health, pools and their failure domains, hosts
+	// and OSDs with usage and PGs, the full ratios, safe-to-destroy.
+	VerbProbe CephVerb = "probe"
+	// VerbOut marks the OSD out while it still runs: Ceph copies its PGs
+	// elsewhere from a full set of copies.
+	VerbOut CephVerb = "out"
+	// VerbIn marks it in again (an abort).
+	VerbIn CephVerb = "in"
+	// VerbPurge removes the OSD from Ceph (CRUSH, auth, OSD map), then its
+	// CRUSH host when that holds no other OSD. It passes neither --force
+	// nor --yes-i-really-mean-it: Ceph's manager takes either for "force"
+	// and skips its safe-to-destroy check (src/mgr/DaemonServer.cc, "osd
+	// purge"); without them it purges only what is safe to destroy and
+	// answers EBUSY or EAGAIN otherwise.
+	VerbPurge CephVerb = "purge"
+	// VerbIdentify reads the BlueStore label of the device on its node:
+	// which OSD's data the device holds now, whatever its kernel name.
+	VerbIdentify CephVerb = "identify"
+	// VerbZap wipes the device on its node, only if its BlueStore label
+	// still names the purged OSD, so that Rook's next prepare does not
+	// find the OSD again: ceph-volume's zap (partitions, LVM), then what
+	// Rook's teardown guide zeroes (the first 10 MiB, where ceph-volume's
+	// own zap writes, and 4 KiB at 1, 10, 100 and 1000 GiB, BlueStore's
+	// label copies). ceph-volume alone is not enough: on a device it does
+	// not classify (a loop device, seen on real Ceph 18.2.7) it reports
+	// "Zapping successful" and writes nothing.
+	VerbZap CephVerb = "zap"
+)
+
+// nodeVerbs run on the disk's node, privileged, with the node's /dev.
+var nodeVerbs = map[CephVerb]bool{VerbIdentify: true, VerbZap: true}
+
+const (
+	// CephJobApp labels every Ceph Job.
+	CephJobApp = "ceph-rook-ceph-job"
+	// CephJobVerbLabel and CephJobOwnerLabel say what a Ceph Job does and
+	// for whom: the owner's UID, which no name length can break.
+	CephJobVerbLabel  = "ceph.fundament.io/verb"
+	CephJobOwnerLabel = "ceph.fundament.io/owner-uid"
+	// cephJobTTL lets Kubernetes delete a finished Job the plugin did not
+	// (it deletes each one once it has read its answer).
+	cephJobTTL = int32(3600)
+	// cephJobDeadline bounds one verb: a ceph command that hangs (no
+	// monitor quorum) fails the Job instead of holding the step.
+	cephJobDeadline = int64(300)
+)
+
+//go:embed cephjob/probe.py
+var probeScript string
+
+// cephPreamble writes a ceph.conf and keyring from Rook's mon endpoints
+// ("a=10.0.0.1:6789,b=...") and admin key, as Rook's toolbox does, and
+// defines ceph with them; label_uuid prints the OSD UUID of a device's
+// BlueStore label, nothing when it has none.
+const cephPreamble = `set -eu
+mon_host=$(printf '%s' "$ROOK_MON_ENDPOINTS" | sed 's/[a-z0-9_-]*=//g')
+printf '[global]\nmon_host = %s\n' "$mon_host" > /tmp/ceph.conf
+printf '[%s]\nkey = %s\n' "$ROOK_CEPH_USERNAME" "$(cat /var/lib/rook-ceph-mon/secret.keyring)" > /tmp/keyring
+CONN="--conf /tmp/ceph.conf --keyring /tmp/keyring --name $ROOK_CEPH_USERNAME"
+ceph() { timeout 60 ceph $CONN "$@"; }
+label_uuid() {
+	ceph-bluestore-tool show-label --dev "$1" 2>/dev/null |
+		python3 -c 'import json, sys; print(next(iter(json.load(sys.stdin).values()), {}).get("osd_uuid", ""))' 2>/dev/null || true
+}
+osd_exists() {
+	ceph osd dump -f json | python3 -c 'import json, sys; sys.exit(0 if any(o["osd"] == int(sys.argv[1]) for o in json.load(sys.stdin)["osds"]) else 1)' "$1"
+}
+`
+
+// verbScripts are the verbs as shell, after cephPreamble. Their inputs come
+// from the environment (OSD_ID, OSD_UUID, DEVICE, HOST), never spliced into
+// the script, and their answer goes to the termination log.
+var verbScripts = map[CephVerb]string{
+	VerbProbe: `python3 -c "$PROBE" "$OSD_ID" $CONN > /dev/termination-log`,
+	VerbOut:   `ceph osd out "osd.$OSD_ID" 2>&1 | tail -c 1000 > /dev/termination-log`,
+	VerbIn:    `ceph osd in "osd.$OSD_ID" 2>&1 | tail -c 1000 > /dev/termination-log`,
+	VerbPurge: `if osd_exists "$OSD_ID"; then ceph osd purge "osd.$OSD_ID"; fi
+if [ -n "$HOST" ] && [ -z "$(ceph osd crush ls "$HOST" 2>/dev/null)" ]; then ceph osd crush rm "$HOST" || true; fi
+echo "osd.$OSD_ID is not in Ceph's OSD map" > /dev/termination-log`,
+	VerbIdentify: `printf '{"osdUUID":"%s"}' "$(label_uuid "$DEVICE")" > /dev/termination-log`,
+	VerbZap: `found=$(label_uuid "$DEVICE")
+if [ -z "$found" ]; then echo "no BlueStore label on $DEVICE: nothing to wipe" > /dev/termination-log; exit 0; fi
+if [ "$found" != "$OSD_UUID" ]; then echo "refused: $DEVICE holds the OSD with UUID $found, not $OSD_UUID" > /dev/termination-log; exit 1; fi
+ceph-volume lvm zap "$DEVICE" > /tmp/zap.log 2>&1 || { tail -c 1000 /tmp/zap.log > /dev/termination-log; exit 1; }
+size=$(blockdev --getsize64 "$DEVICE")
+dd if=/dev/zero of="$DEVICE" bs=1M count=10 oflag=direct,dsync status=none
+for gib in 1 10 100 1000; do
+	off=$((gib << 30))
+	if [ "$off" -lt "$size" ]; then dd if=/dev/zero of="$DEVICE" bs=4096 count=1 seek=$((off / 4096)) oflag=direct,dsync status=none; fi
+done
+if [ -n "$(label_uuid "$DEVICE")" ]; then echo "$DEVICE still carries a BlueStore label after the wipe" > /dev/termination-log; exit 1; fi
+echo "wiped $DEVICE (it held the OSD with UUID $OSD_UUID)" > /dev/termination-log`,
+}
+
+// CephJobRequest is one verb for one owner.
+type CephJobRequest struct {
+	Verb CephVerb
+	// Seq tells apart the Jobs of the same verb one owner runs (a probe
+	// per poll).
+	Seq   int32
+	OSDID int32
+	// OSDUUID, Device and Node are a node verb's: the OSD the device must
+	// hold, the device, and its node. Host is purge's CRUSH host.
+	OSDUUID, Device, Node, Host string
+}
+
+// CephJobName names the Job of req for the owner with uid: the verb, the
+// UID and the sequence, so that no two owners' Jobs share a name and one
+// made again after a crash is the same Job.
+func CephJobName(uid types.UID, req CephJobRequest) string {
+	return fmt.Sprintf("ceph-rook-%s-%s-%d", req.Verb, strings.ReplaceAll(string(uid), "-", ""), req.Seq)
+}
+
+// RenderCephJob is the Job that runs req for owner, in namespace, with
+// rookImage.
+func RenderCephJob(namespace string, owner metav1.OwnerReference, req CephJobRequest, rookImage string) *batchv1.Job {
+	labels := map[string]string{"app": CephJobApp, CephJobVerbLabel: string(req.Verb), CephJobOwnerLabel: string(owner.UID)}
+	secretKey := func(key string) *corev1.EnvVarSource {
+		return &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "rook-ceph-mon"}, Key: key}}
+	}
+	env := []corev1.EnvVar{
+		{Name: "ROOK_MON_ENDPOINTS", ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "rook-ceph-mon-endpoints"}, Key: "data"}}},
+		{Name: "ROOK_CEPH_USERNAME", ValueFrom: secretKey("ceph-username")},
+		{Name: "OSD_ID", Value: strconv.Itoa(int(req.OSDID))},
+		{Name: "OSD_UUID", Value: req.OSDUUID},
+		{Name: "DEVICE", Value: req.Device},
+		{Name: "HOST", Value: req.Host},
+	}
+	if req.Verb == VerbProbe {
+		env = append(env, corev1.EnvVar{Name: "PROBE", Value: probeScript})
+	}
+	container := corev1.Container{
+		Name:                     "ceph",
+		Image:                    rookImage,
+		Command:                  []string{"bash", "-c", cephPreamble + verbScripts[req.Verb]},
+		Env:                      env,
+		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+		VolumeMounts:             []corev1.VolumeMount{{Name: "ceph-admin-secret", MountPath: "/var/lib/rook-ceph-mon", ReadOnly: true}},
+	}
+	volumes := []corev1.Volume{{Name: "ceph-admin-secret", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+		SecretName: "rook-ceph-mon", Items: []corev1.KeyToPath{{Key: "ceph-secret", Path: "secret.keyring"}},
+	}}}}
+	pod := corev1.PodSpec{
+		RestartPolicy:                corev1.RestartPolicyNever,
+		AutomountServiceAccountToken: new(false), // it talks to Ceph, not to Kubernetes
+		Containers:                   []corev1.Container{container},
+		Volumes:                      volumes,
+	}
+	if nodeVerbs[req.Verb] {
+		// As Rook's OSD prepare: root and privileged, on the disk's node,
+		// with the node's /dev (and udev's view of it).
+		pod.NodeSelector = map[string]string{corev1.LabelHostname: req.Node}
+		pod.Tolerations = []corev1.Toleration{{Operator: corev1.TolerationOpExists}}
+		pod.Containers[0].SecurityContext = &corev1.SecurityContext{Privileged: new(true), RunAsUser: new(int64(0))}
+		pod.Containers[0].VolumeMounts = append(pod.Containers[0].VolumeMounts,
+			corev1.VolumeMount{Name: "devices", MountPath: "/dev"}, corev1.VolumeMount{Name: "udev", MountPath: "/run/udev", ReadOnly: true})
+		pod.Volumes = append(pod.Volumes,
+			corev1.Volume{Name: "devices", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/dev"}}},
+			corev1.Volume{Name: "udev", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/run/udev"}}})
+	}
+	return &batchv1.Job{
+		TypeMeta: metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name: CephJobName(owner.UID, req), Namespace: namespace, Labels: labels,
+			// Deleting the owner deletes its Jobs (a cluster-scoped owner
+			// of a namespaced Job is allowed).
+			OwnerReferences: []metav1.OwnerReference{owner},
+		},
+		Spec: batchv1.JobSpec{
+			BackoffLimit:            new(int32(0)), // a failed verb is an answer; the plugin decides what next
+			ActiveDeadlineSeconds:   new(cephJobDeadline),
+			TTLSecondsAfterFinished: new(cephJobTTL),
+			Template:                corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: pod},
+		},
+	}
+}
+
+// CephJobAnswer is what a finished Ceph Job said.
+type CephJobAnswer struct {
+	// Done: the Job finished; Succeeded: its verb did what it says.
+	Done, Succeeded bool
+	// Message is the container's termination message (the verb's answer,
+	// or the end of its output when it failed), else the Job's condition.
+	Message string
+}
+
+// ReadCephJob reads a Ceph Job's answer from the Job and its pods.
+func ReadCephJob(job *batchv1.Job, pods []corev1.Pod) CephJobAnswer {
+	var a CephJobAnswer
+	for _, c := range job.Status.Conditions {
+		if c.Status != corev1.ConditionTrue {
+			continue
+		}
+		switch c.Type {
+		case batchv1.JobComplete:
+			a.Done, a.Succeeded = true, true
+		case batchv1.JobFailed:
+			a.Done, a.Message = true, c.Reason+": "+c.Message
+		}
+	}
+	if !a.Done {
+		return a
+	}
+	for _, p := range pods {
+		for _, s := range p.Status.ContainerStatuses {
+			if t := s.State.Terminated; t != nil && (t.ExitCode == 0) == a.Succeeded {
+				a.Message = strings.TrimSpace(t.Message)
+			}
+		}
+	}
+	return a
+}
+
+// labelUUID reads an identify answer ({"osdUUID":"..."}): the OSD UUID of
+// the device's BlueStore label, "" when it has none or the answer does not
+// parse.
+func labelUUID(answer string) string {
+	var label struct {
+		OSDUUID string `json:"osdUUID"`
+	}
+	if json.Unmarshal([]byte(answer), &label) != nil {
+		return ""
+	}
+	return label.OSDUUID
+}
+
+// parseCephJobName reads the verb and sequence back from a CephJobName.
+func parseCephJobName(name string) (CephVerb, int32, bool) {
+	rest, ok := strings.CutPrefix(name, "ceph-rook-")
+	if !ok {
+		return "", 0, false
+	}
+	verb, rest, ok := strings.Cut(rest, "-")
+	if !ok {
+		return "", 0, false
+	}
+	i := strings.LastIndexByte(rest, '-')
+	if i < 0 {
+		return "", 0, false
+	}
+	seq, err := strconv.ParseInt(rest[i+1:], 10, 32)
+	if err != nil || verbScripts[CephVerb(verb)] == "" {
+		return "", 0, false
+	}
+	return CephVerb(verb), int32(seq), true
+}

@@ -1,0 +1,311 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+
+	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
+)
+
+// The retirement's checks against what Ceph itself says (a probe's
+// CephFacts), made before anything is touched: every pool Ceph has keeps
+// its copies on what remains, the data fits below the full ratios in the
+// failure domain that must hold it, no OSD takes more PGs than Ceph lets
+// it, and Ceph is healthy but for the retired OSD itself.
+
+// Ceph preflight check names (beside the consumers' Hosts and Copies).
+const (
+	CheckPools     = "CephPools"
+	CheckPGsPerOSD = "PGsPerOSD"
+)
+
+// blockingHealthChecks are Ceph health checks no retirement starts under,
+// whatever the retired OSD: PGs that serve no I/O, and OSDs or pools that
+// are (nearly) full, where moving a disk's data in would stall or stop
+// writes. The names are Ceph's (doc/rados/operations/health-checks.rst).
+var blockingHealthChecks = []string{
+	"PG_AVAILABILITY", "PG_RECOVERY_FULL", "PG_BACKFILL_FULL",
+	"OSD_FULL", "OSD_BACKFILLFULL", "OSD_NEARFULL",
+	"POOL_FULL", "POOL_NEARFULL", "POOL_BACKFILLFULL",
+	"OSD_TOO_MANY_REPAIRS", "OSD_SCRUB_ERRORS", "PG_DAMAGED",
+}
+
+// ownDownChecks are the checks a retired OSD that is already down (the
+// failed disk being replaced) raises by itself: tolerated when it is the
+// only OSD down.
+var ownDownChecks = []string{"OSD_DOWN", "OSD_HOST_DOWN", "PG_DEGRADED"}
+
+// CephChecks are the Ceph-side preflight checks of retiring osd.
+func CephChecks(f CephFacts, osd int) []cephv1alpha1.PreflightCheck {
+	return []cephv1alpha1.PreflightCheck{poolsCheck(f, osd), cephCapacityCheck(f, osd), pgsPerOSDCheck(f, osd), cephHealthCheck(f, osd)}
+}
+
+// remaining counts what stays up and in without osd: hosts with at least
+// one such OSD, and the OSDs.
+func remaining(f CephFacts, osd int) (hosts, osds int) {
+	for _, h := range f.Hosts {
+		n := 0
+		for _, o := range h.OSDs {
+			if o.ID != osd && o.Up && o.In {
+				n++
+			}
+		}
+		if n > 0 {
+			hosts++
+		}
+		osds += n
+	}
+	return hosts, osds
+}
+
+// poolsCheck: every pool Ceph has (.mgr, the object stores' metadata pools
+// and the consumers' alike) can place all its copies on distinct members
+// of its failure domain without osd. With fewer, the drained OSD's PGs have
+// nowhere to go, Ceph never calls it safe to destroy, and the retirement
+// would wait for ever.
+func poolsCheck(f CephFacts, osd int) cephv1alpha1.PreflightCheck {
+	hosts, osds := remaining(f, osd)
+	var short []string
+	for _, p := range f.Pools {
+		have, unit := hosts, "hosts"
+		switch p.Domain {
+		case "host":
+		case "osd":
+			have, unit = osds, "OSDs"
+		default:
+			short = append(short, fmt.Sprintf("pool %s spreads over %q, which the plugin cannot count", p.Name, p.Domain))
+			continue
+		}
+		if p.Size > have {
+			short = append(short, fmt.Sprintf("pool %s keeps %d copies on different %s", p.Name, p.Size, unit))
+		}
+	}
+	after := fmt.Sprintf("without osd.%d, %s and %s stay up and in", osd, plural(hosts, "host"), plural(osds, "OSD"))
+	if len(short) > 0 {
+		return cephv1alpha1.PreflightCheck{Name: CheckPools, Message: fmt.Sprintf("%s: too few for %s; add a disk on another node first (a replacement does), or lower the copies", after, summarizeClauses(short))}
+	}
+	return cephv1alpha1.PreflightCheck{Name: CheckPools, Passed: true, Message: fmt.Sprintf("%s: every one of Ceph's %s keeps its copies", after, plural(len(f.Pools), "pool"))}
+}
+
+// fullCopyPerHost: some host-domain pool keeps as many copies as there are
+// hosts (the retired OSD's counted), so each host holds a whole copy and
+// the retired OSD's data must stay on its own host.
+func fullCopyPerHost(f CephFacts, osd int) bool {
+	hosts := 0
+	for _, h := range f.Hosts {
+		if slices.ContainsFunc(h.OSDs, func(o HostOSD) bool { return o.ID == osd || o.Up && o.In }) {
+			hosts++
+		}
+	}
+	return slices.ContainsFunc(f.Pools, func(p CephPool) bool { return p.Domain == "host" && p.Size >= hosts })
+}
+
+// receivers are the hosts osd's data moves within: its own when each host
+// holds a whole copy and it keeps another OSD, else all of them (a host
+// left empty is the pools check's refusal); scope says which in words.
+func receivers(f CephFacts, osd int) (hosts []CephHost, scope string) {
+	host, ok := f.HostOf(osd)
+	keeps := slices.ContainsFunc(host.OSDs, func(o HostOSD) bool { return o.ID != osd && o.Up && o.In })
+	if ok && keeps && fullCopyPerHost(f, osd) {
+		return []CephHost{host}, "host " + host.Name + " (it holds a whole copy)"
+	}
+	return f.Hosts, "the cluster"
+}
+
+// cephCapacityCheck projects the usage once osd's data has moved within its
+// receivers. It must stay below the nearfull ratio (above backfillfull Ceph
+// stops moving data onto an OSD, above full it stops writes).
+func cephCapacityCheck(f CephFacts, osd int) cephv1alpha1.PreflightCheck {
+	hosts, scope := receivers(f, osd)
+	var kb, used, gone int64
+	for _, h := range hosts {
+		for _, o := range h.OSDs {
+			if o.ID == osd {
+				gone = o.KB
+			}
+			if o.In || o.ID == osd {
+				kb += o.KB
+				used += o.KBUsed
+			}
+		}
+	}
+	left := kb - gone
+	if f.Ratios.Nearfull <= 0 {
+		return cephv1alpha1.PreflightCheck{Name: CheckCapacity, Message: "Ceph's OSD map names no nearfull ratio"}
+	}
+	if left <= 0 {
+		return cephv1alpha1.PreflightCheck{Name: CheckCapacity, Message: fmt.Sprintf("nothing would remain in %s to hold osd.%d's data", scope, osd)}
+	}
+	share := float64(used) / float64(left)
+	msg := fmt.Sprintf("%s would hold %s in %s: %.0f%% (Ceph's nearfull ratio %.0f%%, backfillfull %.0f%%, full %.0f%%)",
+		scope, humanBytes(used*1024), humanBytes(left*1024), share*100, f.Ratios.Nearfull*100, f.Ratios.Backfillfull*100, f.Ratios.Full*100)
+	if share >= f.Ratios.Nearfull {
+		return cephv1alpha1.PreflightCheck{Name: CheckCapacity, Message: msg + ": the data would not fit; add capacity there first"}
+	}
+	return cephv1alpha1.PreflightCheck{Name: CheckCapacity, Passed: true, Message: msg}
+}
+
+// pgsPerOSDCheck projects the PGs of the OSDs that take osd's: its PGs
+// spread over the rest of its host when each host holds a whole copy,
+// else over every OSD that stays. Above mon_max_pg_per_osd ×
+// osd_max_pg_per_osd_hard_ratio an OSD refuses new PGs and the drain hangs.
+func pgsPerOSDCheck(f CephFacts, osd int) cephv1alpha1.PreflightCheck {
+	hosts, _ := receivers(f, osd)
+	var takers []HostOSD
+	for _, h := range hosts {
+		for _, o := range h.OSDs {
+			if o.ID != osd && o.Up && o.In {
+				takers = append(takers, o)
+			}
+		}
+	}
+	limit := int(math.Floor(float64(f.MaxPGPerOSD) * f.HardRatio))
+	if len(takers) == 0 || limit <= 0 {
+		return cephv1alpha1.PreflightCheck{Name: CheckPGsPerOSD, Message: fmt.Sprintf("no OSD would take osd.%d's %d PGs", osd, f.PGsOn(osd))}
+	}
+	extra := (f.PGsOn(osd) + len(takers) - 1) / len(takers)
+	most := 0
+	for _, o := range takers {
+		most = max(most, o.PGs+extra)
+	}
+	msg := fmt.Sprintf("osd.%d's %d PGs spread over %s: at most %d PGs on one (Ceph refuses more than %d = mon_max_pg_per_osd %d × osd_max_pg_per_osd_hard_ratio %g)",
+		osd, f.PGsOn(osd), plural(len(takers), "OSD"), most, limit, f.MaxPGPerOSD, f.HardRatio)
+	if most > limit {
+		return cephv1alpha1.PreflightCheck{Name: CheckPGsPerOSD, Message: msg + ": add OSDs or lower the pools' PG counts first"}
+	}
+	return cephv1alpha1.PreflightCheck{Name: CheckPGsPerOSD, Passed: true, Message: msg}
+}
+
+// cephHealthCheck: Ceph is not in HEALTH_ERR, raises no blocking check, no
+// other OSD is down or out, and every PG is active, and clean unless the
+// retired OSD is the one down (a failed disk: its PGs are degraded by it
+// alone, and retiring it is how they heal).
+func cephHealthCheck(f CephFacts, osd int) cephv1alpha1.PreflightCheck {
+	fail := func(format string, args ...any) cephv1alpha1.PreflightCheck {
+		return cephv1alpha1.PreflightCheck{Name: CheckHealth, Message: fmt.Sprintf(format, args...)}
+	}
+	if f.Health.Status == "HEALTH_ERR" {
+		return fail("Ceph reports HEALTH_ERR (%s): repair the cluster before taking a disk out of it", checkNames(f.Health.Checks))
+	}
+	var blocking []string
+	for _, name := range blockingHealthChecks {
+		if msg, ok := f.Health.Checks[name]; ok {
+			blocking = append(blocking, name+": "+msg)
+		}
+	}
+	if len(blocking) > 0 {
+		return fail("Ceph reports %s: resolve it first", strings.Join(blocking, "; "))
+	}
+	var othersDown []string
+	for _, o := range otherOSDsMissing(f, osd) {
+		othersDown = append(othersDown, fmt.Sprintf("osd.%d (%s)", o.ID, upIn(o.Up, o.In)))
+	}
+	if len(othersDown) > 0 {
+		return fail("%s: Ceph already lacks copies there; bring them back (or retire them) first", summarizeClauses(othersDown))
+	}
+	targetDown := !f.OSD.Up
+	for _, name := range ownDownChecks {
+		if msg, ok := f.Health.Checks[name]; ok && !targetDown {
+			return fail("Ceph reports %s: %s; wait until it is resolved", name, msg)
+		}
+	}
+	for state, n := range f.PGStates {
+		if n > 0 && !strings.Contains(state, "active") {
+			return fail("%d PGs are %s (no I/O): Ceph must recover them first", n, state)
+		}
+	}
+	if !targetDown && !f.AllPGsActiveClean() {
+		return fail("not every PG is active+clean (%s): wait until Ceph has recovered", f.PGsNotActiveClean())
+	}
+	msg := "Ceph reports " + f.Health.Status
+	if len(f.Health.Checks) > 0 {
+		msg += " (" + checkNames(f.Health.Checks) + ")"
+	}
+	if targetDown {
+		msg += fmt.Sprintf("; osd.%d is down already, and the only one", osd)
+	}
+	return cephv1alpha1.PreflightCheck{Name: CheckHealth, Passed: true, Message: msg}
+}
+
+// cephSettling says what Ceph is busy with when its health fails the
+// retirement only for a while, "" when the failure is of a lasting kind.
+// Settling: PGs peering, activating or recovering, and other OSDs that are
+// down but still in. Ceph has not given up on those: Rook restarts each
+// OSD whose Deployment changed after a CephCluster edit, one at a time
+// (seen on real Ceph right after a retirement took a device out), and a
+// rebooting node's OSDs come back. Lasting: HEALTH_ERR, a check that does
+// not clear by itself (full, damaged), or another OSD that is out, which
+// an operator did or the monitors did once it stayed down for
+// mon_osd_down_out_interval.
+func cephSettling(f CephFacts, osd int) string {
+	if f.Health.Status == "HEALTH_ERR" || drainTrouble(f, osd) != "" {
+		return ""
+	}
+	var busy []string
+	for _, o := range otherOSDsMissing(f, osd) {
+		busy = append(busy, fmt.Sprintf("osd.%d down", o.ID)) // still in: drainTrouble found none out
+	}
+	if !f.AllPGsActiveClean() {
+		busy = append(busy, f.PGsNotActiveClean())
+	}
+	return strings.Join(busy, ", ")
+}
+
+// missingOSD is an OSD Ceph has that is not up and in, and its host.
+type missingOSD struct {
+	HostOSD
+	Host string
+}
+
+// otherOSDsMissing are the OSDs besides osd that are down or out, host by
+// host.
+func otherOSDsMissing(f CephFacts, osd int) []missingOSD {
+	var missing []missingOSD
+	for _, h := range f.Hosts {
+		for _, o := range h.OSDs {
+			if o.ID != osd && (!o.Up || !o.In) {
+				missing = append(missing, missingOSD{o, h.Name})
+			}
+		}
+	}
+	return missing
+}
+
+// lastingCheck names the first blocking health check Ceph raises that
+// does not clear by itself, "" when there is none.
+func lastingCheck(f CephFacts) string {
+	for _, name := range blockingHealthChecks {
+		if msg, ok := f.Health.Checks[name]; ok && !transientChecks[name] {
+			return fmt.Sprintf("Ceph reports %s: %s", name, msg)
+		}
+	}
+	return ""
+}
+
+// transientChecks are the blocking checks that clear by themselves: every
+// change of the OSD map (an out, an OSD restarted) makes PGs peer for a few
+// seconds, Ceph raising PG_AVAILABILITY meanwhile (seen on real Ceph: "10
+// pgs peering" right after an out).
+var transientChecks = map[string]bool{"PG_AVAILABILITY": true}
+
+func upIn(up, in bool) string {
+	switch {
+	case !up && !in:
+		return "down and out"
+	case !up:
+		return "down"
+	}
+	return "out"
+}
+
+func checkNames(checks map[string]string) string {
+	names := make([]string, 0, len(checks))
+	for n := range checks {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return strings.Join(names, ", ")
+}

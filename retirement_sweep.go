@@ -1,0 +1,172 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"time"
+
+	cephv1 "github.com/rook/rook/pkg/apis/ceph.rook.io/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
+)
+
+// RetirementAnnotation is put on an OSD's Deployment, naming the
+// DiskRetirement (by UID), before that retirement marks the OSD out; it is
+// taken off when the retirement has given the OSD back, and goes with the
+// Deployment when the OSD is purged. An OSD Deployment that carries it, or
+// the do-not-reconcile label the plugin sets when it stops an OSD, while no
+// unfinished retirement has it, was left half-done (its retirement deleted
+// with its finalizer stripped): the sweep gives the OSD back.
+const RetirementAnnotation = "ceph.fundament.io/retirement"
+
+// retiringLabelValue is the value of Rook's do-not-reconcile label on an
+// OSD the plugin stopped.
+const retiringLabelValue = "retiring"
+
+// OrphanAction is what the sweep does to one OSD Deployment.
+type OrphanAction string
+
+const (
+	OrphanNone OrphanAction = ""
+	// OrphanScaleUp starts the OSD again and lifts the label.
+	OrphanScaleUp OrphanAction = "ScaleUp"
+	// OrphanMarkIn runs a Ceph Job that marks the OSD in.
+	OrphanMarkIn OrphanAction = "MarkIn"
+	// OrphanRetryIn deletes a failed "in" Job, for another next time.
+	OrphanRetryIn OrphanAction = "RetryIn"
+	// OrphanDone takes the annotation off and deletes the "in" Job.
+	OrphanDone OrphanAction = "Done"
+)
+
+// OrphanFacts is what the sweep knows of one OSD Deployment.
+type OrphanFacts struct {
+	// Annotated: it carries RetirementAnnotation; Stopped: the plugin's
+	// do-not-reconcile label.
+	Annotated, Stopped bool
+	// Owned: an unfinished DiskRetirement has this OSD (its UID is the
+	// annotation's, or its status names the OSD).
+	Owned bool
+	// In is the sweep's "in" Job: nil when there is none.
+	In *CephJobAnswer
+}
+
+// SweepOSD decides the sweep's next action for one OSD Deployment: start
+// it before marking it in (as an abort does), then take the annotation off.
+func SweepOSD(f OrphanFacts) OrphanAction {
+	switch {
+	case f.Owned || !f.Annotated && !f.Stopped:
+		return OrphanNone
+	case f.Stopped:
+		return OrphanScaleUp
+	case f.In == nil:
+		return OrphanMarkIn
+	case !f.In.Done:
+		return OrphanNone
+	case !f.In.Succeeded:
+		return OrphanRetryIn
+	}
+	return OrphanDone
+}
+
+// retirementSweeper runs the sweep every Timing.Sweep (and at start).
+type retirementSweeper struct {
+	r   *DiskRetirementReconciler
+	log *slog.Logger
+}
+
+func (s *retirementSweeper) Start(ctx context.Context) error {
+	for {
+		if err := s.sweep(ctx); err != nil && ctx.Err() == nil {
+			s.log.Warn("sweep of half-done retirements", "error", err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(s.r.timing().Sweep):
+		}
+	}
+}
+
+// sweep gives back every OSD a retirement that is gone left touched.
+func (s *retirementSweeper) sweep(ctx context.Context) error {
+	r := s.r
+	var list appsv1.DeploymentList
+	if err := r.Live.List(ctx, &list, client.InNamespace(r.Config.ClusterNamespace), client.MatchingLabels{"app": rookOSDAppLabel}); err != nil {
+		return fmt.Errorf("list Rook's OSD Deployments: %w", err)
+	}
+	var rets cephv1alpha1.DiskRetirementList
+	if err := r.Live.List(ctx, &rets); err != nil {
+		return fmt.Errorf("list DiskRetirements: %w", err)
+	}
+	for i := range list.Items {
+		d := &list.Items[i]
+		f, err := s.facts(ctx, d, rets.Items)
+		if err != nil {
+			return err
+		}
+		if err := s.act(ctx, d, SweepOSD(f)); err != nil {
+			return fmt.Errorf("give back %s: %w", d.Name, err)
+		}
+	}
+	return nil
+}
+
+func (s *retirementSweeper) facts(ctx context.Context, d *appsv1.Deployment, rets []cephv1alpha1.DiskRetirement) (OrphanFacts, error) {
+	uid, annotated := d.Annotations[RetirementAnnotation]
+	f := OrphanFacts{Annotated: annotated, Stopped: d.Labels[cephv1.SkipReconcileLabelKey] == retiringLabelValue}
+	if !f.Annotated && !f.Stopped {
+		return f, nil
+	}
+	id, _ := strconv.ParseInt(d.Labels[rookOSDIDLabel], 10, 32)
+	for _, ret := range rets {
+		if retirementFinished(ret.Status.Phase) {
+			continue
+		}
+		if string(ret.UID) == uid || ret.Status.OSDID != nil && int64(*ret.Status.OSDID) == id {
+			f.Owned = true
+		}
+	}
+	in, _, err := s.r.readCephJob(ctx, sweepInJobName(d))
+	if err != nil {
+		return f, err
+	}
+	f.In = in
+	return f, nil
+}
+
+// sweepInJobName is the sweep's "in" Job of an OSD Deployment.
+func sweepInJobName(d *appsv1.Deployment) string {
+	return CephJobName(d.UID, CephJobRequest{Verb: VerbIn})
+}
+
+func (s *retirementSweeper) act(ctx context.Context, d *appsv1.Deployment, action OrphanAction) error {
+	r := s.r
+	id, _ := strconv.ParseInt(d.Labels[rookOSDIDLabel], 10, 32)
+	switch action {
+	case OrphanScaleUp:
+		s.log.Warn("an OSD a retirement stopped has no retirement any more: starting it again", "deployment", d.Name)
+		return r.scaleOSD(ctx, int32(id), 1)
+	case OrphanMarkIn:
+		s.log.Warn("an OSD a retirement marked out has no retirement any more: marking it in", "deployment", d.Name)
+		image, err := r.rookImage(ctx)
+		if err != nil {
+			return err
+		}
+		owner := metav1.OwnerReference{APIVersion: "apps/v1", Kind: "Deployment", Name: d.Name, UID: d.UID}
+		job := RenderCephJob(d.Namespace, owner, CephJobRequest{Verb: VerbIn, OSDID: int32(id)}, image)
+		return client.IgnoreAlreadyExists(r.Client.Create(ctx, job))
+	case OrphanRetryIn:
+		return r.deleteCephJob(ctx, sweepInJobName(d))
+	case OrphanDone:
+		if err := r.annotateOSD(ctx, int32(id), ""); err != nil {
+			return err
+		}
+		return r.deleteCephJob(ctx, sweepInJobName(d))
+	}
+	return nil
+}
