@@ -57,6 +57,9 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/go-logr/logr"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 )
 
 func main() {
@@ -66,6 +69,9 @@ func main() {
 	from := flag.String("from", "cluster", "the first phase to run; past cluster, on the cluster an earlier -keep run left up")
 	until := flag.String("until", order[len(order)-1], "the last phase to run: "+strings.Join(order, ", "))
 	flag.Parse()
+	// The run's own clients log nothing worth a line; without a logger
+	// controller-runtime prints a stack trace at the first client.
+	ctrllog.SetLogger(logr.Discard())
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	r, err := newRun(ctx)
@@ -85,6 +91,9 @@ func main() {
 	err = r.phases(*from, *until)
 	if err != nil && ctx.Err() == nil && r.c != nil {
 		r.diagnose()
+	}
+	for _, f := range r.findings {
+		fmt.Fprintln(os.Stderr, "e2e: finding:", f)
 	}
 	peak, during := r.memory.Peak()
 	fmt.Fprintf(os.Stderr, "e2e: the machine's memory in use peaked at %.1f GiB (during %s)\n", float64(peak)/(1<<30), during)

@@ -244,19 +244,24 @@ func (r *run) radosIO(stdin *bytes.Reader, args ...string) ([]byte, error) {
 }
 
 // waitHealthOK waits for Ceph's HEALTH_OK and prints `ceph -s`; on timeout
-// it fails with `ceph health detail`.
+// it fails with `ceph health detail`. A daemon's crash is reported as a
+// finding and archived on the way (reportCrashes).
 func (r *run) waitHealthOK(timeout time.Duration) error {
 	start := time.Now()
 	err := testenv.Eventually(r.ctx, timeout, func(ctx context.Context) error {
-		var health struct {
-			Status string `json:"status"`
-		}
-		if err := r.cephJSON(ctx, &health, "health"); err != nil {
+		status, checks, err := r.cephHealth(ctx)
+		if err != nil {
 			return err
 		}
-		if health.Status != "HEALTH_OK" {
+		if _, crashed := checks["RECENT_CRASH"]; crashed {
+			if _, err := r.reportCrashes(ctx); err != nil {
+				return err
+			}
+			return fmt.Errorf("Ceph is %s with %v: crashes reported and archived, reading its health again", status, checks)
+		}
+		if status != "HEALTH_OK" {
 			detail, _ := r.cephCLI(ctx, "health", "detail")
-			return fmt.Errorf("Ceph is %s: %s", health.Status, strings.ReplaceAll(strings.TrimSpace(detail), "\n", "; "))
+			return fmt.Errorf("Ceph is %s: %s", status, strings.ReplaceAll(strings.TrimSpace(detail), "\n", "; "))
 		}
 		return nil
 	})

@@ -71,6 +71,9 @@ type run struct {
 	s3Ref     string
 	// memory samples the machine's memory in use for the whole run.
 	memory *memorySampler
+	// findings are what the run saw go wrong without failing it (a
+	// daemon's crash), repeated at its end.
+	findings []string
 }
 
 func newRun(ctx context.Context) (*run, error) {
