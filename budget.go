@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -17,10 +18,25 @@ const (
 	// IDs are one byte; Ceph refuses the 257th ("failed to add rule 256
 	// because (28) No space left on device", Rook issue 10805).
 	CephMaxCrushRules = 256
-	// CephDefaultMaxPGPerOSD is mon_max_pg_per_osd's default: the monitors
-	// refuse a pool whose placement groups (times their replicas) would
-	// exceed it per OSD "in".
+	// CephDefaultMaxPGPerOSD is mon_max_pg_per_osd's default. Past it, on
+	// average over the OSDs, Ceph's manager reports TOO_MANY_PGS
+	// (HEALTH_WARN) and creates the pool all the same: the monitors' own
+	// check (OSDMonitor::check_pg_num) counts only the PGs on the new pool's
+	// CRUSH rule, and Rook gives every pool a rule of its own, so they never
+	// refuse one of ours for the total (seen on Ceph 18.2.7: pools past 750
+	// PG copies on 2 OSDs were created; docs/rook-contract.md).
 	CephDefaultMaxPGPerOSD = 250
+	// CephDefaultHardRatio is osd_max_pg_per_osd_hard_ratio's default: an
+	// OSD that would hold more than mon_max_pg_per_osd times it withholds
+	// the PGs past it, which stay inactive ("pending on creation", no I/O to
+	// their objects; seen on Ceph 18.2.7 at 784 on an OSD). That is where
+	// Ceph really refuses.
+	CephDefaultHardRatio = 3
+	// CephDefaultTargetPGPerOSD is mon_target_pg_per_osd's default: what
+	// Ceph's PG autoscaler (on for every pool Rook makes) grows the pools
+	// under a CRUSH root toward, PG copies per OSD, in proportion to the
+	// data each holds.
+	CephDefaultTargetPGPerOSD = 100
 	// cephDefaultPoolPGs is osd_pool_default_pg_num's default, which Rook
 	// v1.18.0 leaves Ceph to choose (pkg/daemon/ceph/client/command.go
 	// DefaultPGCount = "0"; CreatePool in pool.go).
@@ -54,8 +70,9 @@ type CephPools struct {
 	// and one <pool>_<domain> for each failure domain it has had
 	// (updatePoolCrushRule; CrushRulesPerPool).
 	Pools, CrushRules int
-	// PGReplicas is the sum over pools of pg_num × size: what Ceph's
-	// mon_max_pg_per_osd check divides by the OSDs.
+	// PGReplicas is the sum over pools of pg_num × size at creation (their
+	// floors: the autoscaler grows them, AutoscalerGrowth), the PG copies
+	// Ceph spreads over the OSDs.
 	PGReplicas int
 }
 
@@ -203,42 +220,93 @@ func TotalPools(consumers []ConsumerBudget) CephPools {
 	return total
 }
 
+// AutoscalerGrowth is the most PG copies Ceph's PG autoscaler adds, on
+// osds OSDs, to pools counted at their pg_num at creation (their floors):
+// it shares targetPerOSD × osds PG copies among the pools under the CRUSH
+// root by the data each holds, takes a pool's pg_num to the nearest power
+// of two of its share over its size (at most 4/3 of the share), and never
+// below its floor (mgr/pg_autoscaler _calc_final_pg_target). So the pools
+// end at most their floors plus 4/3 of the target, as when one pool holds
+// all the data: a bound, not any one cluster's figure. Rounded up.
+func AutoscalerGrowth(osds, targetPerOSD int) int {
+	return (4*targetPerOSD*osds + 2) / 3
+}
+
 // BudgetLimits are the limits checked; an operator who raised
 // mon_max_pg_per_osd says so in configuration.
 type BudgetLimits struct {
-	CrushRules   int
+	CrushRules int
+	// MaxPGsPerOSD is mon_max_pg_per_osd: past it on average Ceph warns.
 	MaxPGsPerOSD int
+	// HardRatio is osd_max_pg_per_osd_hard_ratio: an OSD withholds the
+	// PGs past MaxPGsPerOSD times it.
+	HardRatio float64
+	// TargetPGsPerOSD is mon_target_pg_per_osd, the autoscaler's aim.
+	TargetPGsPerOSD int
 }
 
-// BudgetRefusal is why a newcomer does not fit; empty when it does.
-type BudgetRefusal struct {
-	// Budget names what overflows: "CRUSH rules" or "placement groups per OSD".
-	Budget  string
+// CephBudgetLimits are Ceph's defaults with mon_max_pg_per_osd as the
+// operator set it.
+func CephBudgetLimits(maxPGsPerOSD int) BudgetLimits {
+	return BudgetLimits{CrushRules: CephMaxCrushRules, MaxPGsPerOSD: maxPGsPerOSD, HardRatio: CephDefaultHardRatio, TargetPGsPerOSD: CephDefaultTargetPGPerOSD}
+}
+
+// hardPGsPerOSD is where an OSD withholds PGs: Ceph's OSD::maybe_wait_for_max_pg
+// compares against mon_max_pg_per_osd × osd_max_pg_per_osd_hard_ratio.
+func (l BudgetLimits) hardPGsPerOSD() int {
+	return int(math.Floor(float64(l.MaxPGsPerOSD) * l.HardRatio))
+}
+
+// BudgetVerdict is what Ceph makes of a newcomer beside the consumers
+// before it.
+type BudgetVerdict struct {
+	// Budget names what a newcomer Ceph would not take overflows: "CRUSH
+	// rules" or "placement groups per OSD"; empty when Ceph takes it.
+	Budget string
+	// Message says why Ceph would not take it.
 	Message string
+	// Warning, for a newcomer Ceph takes, says what Ceph will warn of
+	// (TOO_MANY_PGS); empty when nothing.
+	Warning string
 }
 
-// CheckBudget decides whether newcomer fits beside existing (the consumers
-// that keep their place: older ones) on osds OSDs. Existing consumers are
-// never affected: a newcomer that does not fit is refused, as a younger
-// pool's contested disk is.
-func CheckBudget(existing []ConsumerBudget, newcomer ConsumerBudget, osds int, limits BudgetLimits) BudgetRefusal {
+// Refused says the newcomer does not fit.
+func (v BudgetVerdict) Refused() bool { return v.Budget != "" }
+
+// CheckBudget decides what Ceph makes of newcomer beside existing (the
+// consumers that keep their place: older ones) on osds OSDs. Existing
+// consumers are never affected: a newcomer that does not fit is refused,
+// as a younger pool's contested disk is. It is refused where Ceph refuses:
+// past 256 CRUSH rules, and where its pools, once the autoscaler has grown
+// them, would put PGs past the OSDs' hard limit (inactive PGs, no I/O). A
+// newcomer that only brings Ceph past mon_max_pg_per_osd is taken with a
+// warning, as Ceph takes its pools.
+func CheckBudget(existing []ConsumerBudget, newcomer ConsumerBudget, osds int, limits BudgetLimits) BudgetVerdict {
 	used := TotalPools(existing)
 	all := TotalPools(append(slices.Clone(existing), newcomer))
 	if all.CrushRules > limits.CrushRules {
-		return BudgetRefusal{Budget: "CRUSH rules", Message: fmt.Sprintf(
+		return BudgetVerdict{Budget: "CRUSH rules", Message: fmt.Sprintf(
 			"%s %s needs %d CRUSH rules; %d of Ceph's %d are used (%s), %d left: delete a consumer to make room",
 			newcomer.Kind, newcomer.Name, all.CrushRules-used.CrushRules, used.CrushRules, limits.CrushRules, usedBy(existing), max(limits.CrushRules-used.CrushRules, 0))}
 	}
 	if osds < 1 {
-		return BudgetRefusal{} // nothing to place on yet: the consumer waits for disks
+		return BudgetVerdict{} // nothing to place on yet: the consumer waits for disks
 	}
-	perOSD := all.PGReplicas / osds
-	if perOSD > limits.MaxPGsPerOSD {
-		return BudgetRefusal{Budget: "placement groups per OSD", Message: fmt.Sprintf(
-			"%s %s would bring placement groups to %d per OSD over %d OSDs (it adds %d PG copies to %d); Ceph refuses more than %d (mon_max_pg_per_osd): add disks, or delete a consumer",
-			newcomer.Kind, newcomer.Name, perOSD, osds, all.PGReplicas-used.PGReplicas, used.PGReplicas, limits.MaxPGsPerOSD)}
+	now := all.PGReplicas / osds
+	steady := (all.PGReplicas + AutoscalerGrowth(osds, limits.TargetPGsPerOSD)) / osds
+	brings := fmt.Sprintf("%s %s would bring placement groups to %d per OSD over %s (it adds %d PG copies to %d), up to %d once Ceph's autoscaler grows the pools toward mon_target_pg_per_osd (%d)",
+		newcomer.Kind, newcomer.Name, now, plural(osds, "OSD"), all.PGReplicas-used.PGReplicas, used.PGReplicas, steady, limits.TargetPGsPerOSD)
+	if hard := limits.hardPGsPerOSD(); steady > hard {
+		return BudgetVerdict{Budget: "placement groups per OSD", Message: fmt.Sprintf(
+			"%s; an OSD withholds PGs past %d (mon_max_pg_per_osd %d × osd_max_pg_per_osd_hard_ratio %g) and they stay inactive: add disks, or delete a consumer",
+			brings, hard, limits.MaxPGsPerOSD, limits.HardRatio)}
 	}
-	return BudgetRefusal{}
+	if steady > limits.MaxPGsPerOSD {
+		return BudgetVerdict{Warning: fmt.Sprintf(
+			"%s; past %d (mon_max_pg_per_osd) Ceph reports TOO_MANY_PGS (HEALTH_WARN) but makes the pools: add disks to clear it",
+			strings.Replace(brings, " would bring ", " brings ", 1), limits.MaxPGsPerOSD)}
+	}
+	return BudgetVerdict{}
 }
 
 // usedBy names the consumer kinds the rules go to, largest first.

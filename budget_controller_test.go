@@ -19,13 +19,15 @@ import (
 )
 
 // TestAConsumerOverCephsBudgetCreatesNothing: on three OSDs with
-// mon_max_pg_per_osd lowered to 40, one three-copy block pool fits
-// ((3 + 96) / 3 = 33 PG copies per OSD) and a second does not (65): the
-// younger is Degraded, reason OverBudget, and gets no Rook object; the
-// older is untouched.
+// mon_max_pg_per_osd lowered to 60 (the OSDs' hard limit 180), one
+// three-copy block pool fits ((3 + 96) / 3 = 33 PG copies per OSD, up to
+// (99 + 400) / 3 = 166 once the autoscaler grows it) and is made with
+// Ceph's TOO_MANY_PGS warning in a condition; a second does not (up to
+// 198): the younger is Degraded, reason OverBudget, and gets no Rook
+// object; the older is untouched.
 func TestAConsumerOverCephsBudgetCreatesNothing(t *testing.T) {
 	h := newHarness(t)
-	h.cfg.CephMaxPGPerOSD = 40
+	h.cfg.CephMaxPGPerOSD = 60
 	h.start()
 	h.withPooledNodes("budget", 3)
 
@@ -35,6 +37,15 @@ func TestAConsumerOverCephsBudgetCreatesNothing(t *testing.T) {
 	var pool cephv1.CephBlockPool
 	require.NoError(t, h.c.Get(h.ctx, client.ObjectKey{Namespace: h.cfg.ClusterNamespace, Name: "ceph-first"}, &pool))
 	before := pool.ResourceVersion
+	warned := meta.FindStatusCondition(first.Status.Conditions, ConditionCephWarning)
+	require.NotNil(t, warned, "the first is made with Ceph's warning: %+v", first.Status.Conditions)
+	assert.Equal(t, metav1.ConditionTrue, warned.Status)
+	assert.Equal(t, ReasonTooManyPGs, warned.Reason)
+	assert.Contains(t, warned.Message, "BlockStorage first brings placement groups to 33 per OSD over 3 OSDs (it adds 96 PG copies to 3), up to 166 once Ceph's autoscaler grows the pools toward mon_target_pg_per_osd (100); past 60 (mon_max_pg_per_osd) Ceph reports TOO_MANY_PGS")
+	h.eventually("an Event says so too", func() error {
+		var events eventsv1List
+		return events.find(h, first.Name, ReasonTooManyPGs)
+	})
 
 	time.Sleep(time.Second) // the second is younger by creationTimestamp, not only by name
 	second := &cephv1alpha1.BlockStorage{ObjectMeta: metav1.ObjectMeta{Name: "second"}}
@@ -44,7 +55,7 @@ func TestAConsumerOverCephsBudgetCreatesNothing(t *testing.T) {
 	ready := meta.FindStatusCondition(second.Status.Conditions, cephv1alpha1.ConditionReady)
 	require.NotNil(t, ready)
 	assert.Equal(t, ReasonOverBudget, ready.Reason)
-	assert.Contains(t, second.Status.Message, "BlockStorage second would bring placement groups to 65 per OSD over 3 OSDs (it adds 96 PG copies to 99); Ceph refuses more than 40 (mon_max_pg_per_osd)")
+	assert.Contains(t, second.Status.Message, "BlockStorage second would bring placement groups to 65 per OSD over 3 OSDs (it adds 96 PG copies to 99), up to 198 once Ceph's autoscaler grows the pools toward mon_target_pg_per_osd (100); an OSD withholds PGs past 180 (mon_max_pg_per_osd 60 × osd_max_pg_per_osd_hard_ratio 3)")
 	err := h.c.Get(h.ctx, client.ObjectKey{Namespace: h.cfg.ClusterNamespace, Name: "ceph-second"}, &cephv1.CephBlockPool{})
 	assert.True(t, apierrors.IsNotFound(err), "no CephBlockPool for a consumer over budget: %v", err)
 

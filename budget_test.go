@@ -60,14 +60,15 @@ func objectStores(n int, size int32) []ConsumerBudget {
 }
 
 func TestCheckBudget(t *testing.T) {
-	limits := BudgetLimits{CrushRules: CephMaxCrushRules, MaxPGsPerOSD: CephDefaultMaxPGPerOSD}
+	limits := CephBudgetLimits(CephDefaultMaxPGPerOSD)
 	tests := []struct {
 		name     string
 		existing []ConsumerBudget
 		newcomer ConsumerBudget
 		osds     int
 		budget   string // "" fits
-		message  string
+		message  string // the refusal's
+		warning  string
 	}{
 		// 1 (.mgr) + 2 (.rgw.root) + 14 per store: the 18th store ends at
 		// rule 255; the 19th would need 256 to 269.
@@ -78,26 +79,85 @@ func TestCheckBudget(t *testing.T) {
 		{name: "a block pool fits where a store does not", existing: append(objectStores(17, 3), blockStores(5)...), newcomer: ConsumerBudget{Kind: "BlockStorage", Name: "db", Size: 3}, osds: 1000},
 		{name: "the store does not", existing: append(objectStores(17, 3), blockStores(5)...), newcomer: ConsumerBudget{Kind: "ObjectStorage", Name: "s3-new", Size: 3}, osds: 1000,
 			budget: "CRUSH rules", message: "251 of Ceph's 256 are used (1 by Ceph's .mgr pool, 2 by .rgw.root, 238 by ObjectStorages, 10 by BlockStorages), 5 left"},
-		// Three OSDs, size 3: every PG copy lands on each OSD. 250 × 3 = 750
-		// PG copies; .mgr takes 3, each block pool 96.
-		{name: "seven block pools on three OSDs", existing: blockStores(6), newcomer: ConsumerBudget{Kind: "BlockStorage", Name: "db-new", Size: 3}, osds: 3},
-		{name: "the eighth passes 250 per OSD", existing: blockStores(7), newcomer: ConsumerBudget{Kind: "BlockStorage", Name: "db-new", Size: 3}, osds: 3,
-			budget: "placement groups per OSD", message: "BlockStorage db-new would bring placement groups to 257 per OSD over 3 OSDs (it adds 96 PG copies to 675); Ceph refuses more than 250 (mon_max_pg_per_osd): add disks"},
-		{name: "more OSDs make room", existing: blockStores(7), newcomer: ConsumerBudget{Kind: "BlockStorage", Name: "db-new", Size: 3}, osds: 4},
-		{name: "no OSDs yet: nothing to check", existing: blockStores(7), newcomer: ConsumerBudget{Kind: "BlockStorage", Name: "db-new", Size: 3}, osds: 0},
+		// Three OSDs, size 3: every PG copy lands on each OSD; .mgr takes 3
+		// copies, each block pool 96, and the autoscaler may add up to 400
+		// (4/3 of 100 per OSD).
+		{name: "three block pools on three OSDs: under 250 per OSD even grown", existing: blockStores(2), newcomer: ConsumerBudget{Kind: "BlockStorage", Name: "db-new", Size: 3}, osds: 3},
+		{name: "the fourth passes 250 per OSD once grown: made, with Ceph's warning", existing: blockStores(3), newcomer: ConsumerBudget{Kind: "BlockStorage", Name: "db-new", Size: 3}, osds: 3,
+			warning: "BlockStorage db-new brings placement groups to 129 per OSD over 3 OSDs (it adds 96 PG copies to 291), up to 262 once Ceph's autoscaler grows the pools toward mon_target_pg_per_osd (100); past 250 (mon_max_pg_per_osd) Ceph reports TOO_MANY_PGS (HEALTH_WARN) but makes the pools: add disks to clear it"},
+		// Ceph's monitors would take the pools of 250 per OSD and more:
+		// each is alone on its CRUSH rule (seen on Ceph 18.2.7).
+		{name: "the 19th ends under the OSDs' hard limit even grown", existing: blockStores(18), newcomer: ConsumerBudget{Kind: "BlockStorage", Name: "db-new", Size: 3}, osds: 3,
+			warning: "brings placement groups to 609 per OSD over 3 OSDs (it adds 96 PG copies to 1731), up to 742 once"},
+		{name: "the 20th would pass it once grown: its PGs would stay inactive", existing: blockStores(19), newcomer: ConsumerBudget{Kind: "BlockStorage", Name: "db-new", Size: 3}, osds: 3,
+			budget: "placement groups per OSD", message: "BlockStorage db-new would bring placement groups to 641 per OSD over 3 OSDs (it adds 96 PG copies to 1827), up to 774 once Ceph's autoscaler grows the pools toward mon_target_pg_per_osd (100); an OSD withholds PGs past 750 (mon_max_pg_per_osd 250 × osd_max_pg_per_osd_hard_ratio 3) and they stay inactive: add disks, or delete a consumer"},
+		{name: "more OSDs make room", existing: blockStores(19), newcomer: ConsumerBudget{Kind: "BlockStorage", Name: "db-new", Size: 3}, osds: 4,
+			warning: "up to 614 once"},
+		{name: "no OSDs yet: nothing to check", existing: blockStores(19), newcomer: ConsumerBudget{Kind: "BlockStorage", Name: "db-new", Size: 3}, osds: 0},
+		// The black-box case of issue 29: the third object store on one OSD
+		// brought 251 per OSD and was refused; Ceph makes it, and warns.
+		{name: "the third object store on one OSD is made, with Ceph's warning", existing: objectStores(2, 1), newcomer: ConsumerBudget{Kind: "ObjectStorage", Name: "s3-new", Size: 1}, osds: 1,
+			warning: "ObjectStorage s3-new brings placement groups to 251 per OSD over 1 OSD (it adds 80 PG copies to 171), up to 385 once"},
+		{name: "the eighth would pass 750 once grown", existing: objectStores(7, 1), newcomer: ConsumerBudget{Kind: "ObjectStorage", Name: "s3-new", Size: 1}, osds: 1,
+			budget: "placement groups per OSD", message: "would bring placement groups to 651 per OSD over 1 OSD (it adds 80 PG copies to 571), up to 785 once"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got := CheckBudget(tc.existing, tc.newcomer, tc.osds, limits)
 			assert.Equal(t, tc.budget, got.Budget, got.Message)
+			assert.Equal(t, tc.budget != "", got.Refused())
 			assert.Contains(t, got.Message, tc.message)
+			if tc.warning == "" {
+				assert.Empty(t, got.Warning)
+			} else {
+				assert.Contains(t, got.Warning, tc.warning)
+			}
 		})
 	}
 	t.Run("a raised mon_max_pg_per_osd is honoured", func(t *testing.T) {
-		raised := limits
-		raised.MaxPGsPerOSD = 500
-		assert.Empty(t, CheckBudget(blockStores(7), ConsumerBudget{Kind: "BlockStorage", Name: "db-new", Size: 3}, 3, raised).Budget)
+		raised := CephBudgetLimits(500)
+		got := CheckBudget(blockStores(19), ConsumerBudget{Kind: "BlockStorage", Name: "db-new", Size: 3}, 3, raised)
+		assert.False(t, got.Refused(), "the OSDs take 1500 each: %s", got.Message)
+		assert.Contains(t, got.Warning, "past 500 (mon_max_pg_per_osd) Ceph reports TOO_MANY_PGS")
 	})
+}
+
+// TestAutoscalerGrowthBoundsCephsAutoscaler: the growth budgeted is at
+// least what Ceph's autoscaler gives one pool holding all the data (the
+// nearest power of two of its share, mgr/pg_autoscaler), for every size
+// and floor Rook's pools have and clusters of 1 to 200 OSDs; and it covers
+// what Ceph 18.2.7 did on two OSDs: a one-copy pool with
+// target_size_ratio 1 went from 32 PGs to 256.
+func TestAutoscalerGrowthBoundsCephsAutoscaler(t *testing.T) {
+	assert.GreaterOrEqual(t, AutoscalerGrowth(2, CephDefaultTargetPGPerOSD), 256-32, "measured on real Ceph")
+	for osds := 1; osds <= 200; osds++ {
+		for size := 1; size <= 3; size++ {
+			for _, floor := range []int{cephDefaultPoolPGs, rgwMetadataPoolPGs} {
+				share := float64(CephDefaultTargetPGPerOSD*osds) / float64(size)
+				grown := cephNearestPowerOfTwo(share)
+				if grown <= 3*floor { // the autoscaler's threshold: left as it is
+					continue
+				}
+				assert.GreaterOrEqual(t, AutoscalerGrowth(osds, CephDefaultTargetPGPerOSD), (grown-floor)*size, "%d OSDs, size %d, floor %d", osds, size, floor)
+			}
+		}
+	}
+	assert.Less(t, AutoscalerGrowth(3, CephDefaultTargetPGPerOSD), 3*CephDefaultTargetPGPerOSD*3/2, "a bound near what it bounds, not any number")
+}
+
+// cephNearestPowerOfTwo is mgr/pg_autoscaler's nearest_power_of_two: the
+// power of two above int(n) or the one below, whichever is nearer n (the
+// upper on a tie).
+func cephNearestPowerOfTwo(n float64) int {
+	high := 1
+	for high < int(n) {
+		high <<= 1
+	}
+	low := high >> 1
+	if float64(high)-n > n-float64(low) {
+		return low
+	}
+	return high
 }
 
 func blockStores(n int) []ConsumerBudget {

@@ -108,7 +108,7 @@ func (r *ConsumerReconciler[T, R]) Reconcile(ctx context.Context, req reconcile.
 	if err != nil {
 		// A failed reconcile says why in status before it is retried, so
 		// the cause shows in the console, not only in the plugin's logs.
-		out = consumerOutcome{Phase: cephv1alpha1.StorageDegraded, Reason: ReasonReconcileError, Message: err.Error(), Replication: out.Replication}
+		out = consumerOutcome{Phase: cephv1alpha1.StorageDegraded, Reason: ReasonReconcileError, Message: err.Error(), Replication: out.Replication, CephWarning: out.CephWarning}
 	}
 	if werr := r.writeStatus(ctx, obj, out); werr != nil {
 		return reconcile.Result{}, errors.Join(err, werr)
@@ -139,7 +139,9 @@ func (r *ConsumerReconciler[T, R]) derive(ctx context.Context, obj T) (consumerO
 	if err != nil {
 		return consumerOutcome{}, err
 	}
-	out := consumerOutcome{Replication: &repl}
+	// What Ceph will warn of is said when the pools are made: it is
+	// decided beside the older consumers, at admission only.
+	out := consumerOutcome{Replication: &repl, CephWarning: in.budget.Warning}
 	prev := obj.StorageStatus()
 	specChanged := prev.ObservedGeneration != 0 && prev.ObservedGeneration != obj.GetGeneration()
 	out.ReplicationChangeReason, out.ReplicationChange = DescribeReplicationChange(prev.Replicas, prev.FailureDomain, repl, specChanged)
@@ -172,6 +174,7 @@ func (r *ConsumerReconciler[T, R]) derive(ctx context.Context, obj T) (consumerO
 	}
 	out.StorageClassName = class.Name
 	r.announceReplicationChange(obj, out.ReplicationChange)
+	r.announceCephWarning(obj, out.CephWarning)
 	return r.rookProgress(ctx, rook, out)
 }
 
@@ -361,6 +364,16 @@ func (r *ConsumerReconciler[T, R]) announceReplicationChange(obj T, change strin
 	r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, "ReplicationChanged", "Resize", "%s", change)
 }
 
+// announceCephWarning records, as the pools are made (the only reconcile
+// that checks the budget), what Ceph will warn of because of them; the
+// recorder bounds the note.
+func (r *ConsumerReconciler[T, R]) announceCephWarning(obj T, warning string) {
+	if warning == "" || r.Recorder == nil {
+		return
+	}
+	r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, ReasonTooManyPGs, "Create", "%s", warning)
+}
+
 func (r *ConsumerReconciler[T, R]) writeStatus(ctx context.Context, obj T, out consumerOutcome) error {
 	prev := obj.StorageStatus()
 	want := consumerStatus(*prev, out, obj.GetGeneration(), r.Now())
@@ -456,12 +469,12 @@ func orNone(s string) string {
 // budget checks obj against Ceph's budgets beside every older live
 // consumer (olderFirst, the contested disks' rule), over osds, the devices
 // the CephCluster lists (one OSD each).
-func (r *ConsumerReconciler[T, R]) budget(ctx context.Context, obj T, nodes, osds int) (BudgetRefusal, error) {
+func (r *ConsumerReconciler[T, R]) budget(ctx context.Context, obj T, nodes, osds int) (BudgetVerdict, error) {
 	var older []ConsumerBudget
 	for _, kind := range consumerKinds {
 		consumers, err := kind.List(ctx, r.Client)
 		if err != nil {
-			return BudgetRefusal{}, err
+			return BudgetVerdict{}, err
 		}
 		for _, c := range consumers {
 			if !c.GetDeletionTimestamp().IsZero() || olderFirst[client.Object](c, obj) >= 0 {
@@ -470,15 +483,14 @@ func (r *ConsumerReconciler[T, R]) budget(ctx context.Context, obj T, nodes, osd
 			// The rules a moved failure domain left behind count too.
 			b, err := kind.Budget(ctx, r.Client, r.Config.ClusterNamespace, c, nodes)
 			if err != nil {
-				return BudgetRefusal{}, err
+				return BudgetVerdict{}, err
 			}
 			older = append(older, b)
 		}
 	}
 	me, err := r.Kind.Budget(ctx, r.Client, r.Config.ClusterNamespace, obj, nodes)
 	if err != nil {
-		return BudgetRefusal{}, err
+		return BudgetVerdict{}, err
 	}
-	limits := BudgetLimits{CrushRules: CephMaxCrushRules, MaxPGsPerOSD: r.Config.CephMaxPGPerOSD}
-	return CheckBudget(older, me, osds, limits), nil
+	return CheckBudget(older, me, osds, CephBudgetLimits(r.Config.CephMaxPGPerOSD)), nil
 }

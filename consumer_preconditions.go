@@ -23,9 +23,9 @@ type consumerInput struct {
 	rook client.Object
 	// class is the same-named StorageClass, nil when there is none.
 	class *storagev1.StorageClass
-	// budget is why a consumer without a Rook object does not fit Ceph's
-	// budgets beside the older ones; empty when it fits.
-	budget BudgetRefusal
+	// budget is what Ceph makes of a consumer without a Rook object beside
+	// the older ones: why it does not fit, or what Ceph will warn of.
+	budget BudgetVerdict
 }
 
 // precondition is one named check of a consumer's input: failing, it
@@ -90,10 +90,10 @@ func foreignMessage(what string) string {
 }
 
 // fitsCephBudgets refuses a consumer whose pools Ceph would refuse (CRUSH
-// rules, placement groups per OSD); one whose Rook object exists keeps its
-// place whatever comes after it.
+// rules, placement groups past the OSDs' hard limit); one whose Rook object
+// exists keeps its place whatever comes after it.
 func fitsCephBudgets(in consumerInput) (string, string, bool) {
-	if in.rook != nil || in.budget.Budget == "" {
+	if in.rook != nil || !in.budget.Refused() {
 		return "", "", false
 	}
 	return ReasonOverBudget, in.budget.Message, true

@@ -44,10 +44,10 @@ func TestConsumerPreconditions(t *testing.T) {
 		{"a Rook object with no controller is foreign too", with(func(in *consumerInput) { in.rook = pool(nil) }), ReasonForeignObject, "CephBlockPool rook-ceph/ceph-fast"},
 		{"a StorageClass someone else controls", with(func(in *consumerInput) { in.rook, in.class = pool(ours), class(theirs) }), ReasonForeignObject, "StorageClass ceph-fast already exists"},
 		{"a new consumer over Ceph's budgets", with(func(in *consumerInput) {
-			in.budget = BudgetRefusal{Budget: "CRUSH rules", Message: "BlockStorage fast needs 1 CRUSH rules; 256 of Ceph's 256 are used"}
+			in.budget = BudgetVerdict{Budget: "CRUSH rules", Message: "BlockStorage fast needs 1 CRUSH rules; 256 of Ceph's 256 are used"}
 		}), ReasonOverBudget, "256 of Ceph's 256 are used"},
 		{"one whose Rook object exists keeps its place", with(func(in *consumerInput) {
-			in.rook, in.budget = pool(ours), BudgetRefusal{Budget: "CRUSH rules", Message: "full"}
+			in.rook, in.budget = pool(ours), BudgetVerdict{Budget: "CRUSH rules", Message: "full"}
 		}), "", ""},
 	}
 	for _, tc := range cases {
@@ -63,7 +63,7 @@ func TestConsumerPreconditions(t *testing.T) {
 // Every reason a precondition gives is one of the declared constants.
 func TestPreconditionReasonsAreConstants(t *testing.T) {
 	declared := map[string]bool{ReasonNoCephCluster: true, ReasonNoDisks: true, ReasonForeignObject: true, ReasonOverBudget: true}
-	overBudget := BudgetRefusal{Budget: "CRUSH rules", Message: "no room"}
+	overBudget := BudgetVerdict{Budget: "CRUSH rules", Message: "no room"}
 	for _, p := range consumerPreconditions {
 		// Every input that can fail some check; the budget applies to a
 		// consumer without a Rook object.

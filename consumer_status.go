@@ -18,6 +18,11 @@ const (
 	// ConditionDefaultClass says whether a BlockStorage that asks for the
 	// cluster's default StorageClass holds it.
 	ConditionDefaultClass = "DefaultClass"
+	// ConditionCephWarning, True, says what Ceph will warn of because of
+	// the consumer's pools (reason ReasonTooManyPGs), as foreseen when they
+	// were made (CheckBudget): Ceph makes them all the same. Ceph's own
+	// health, on the CephCluster, says what holds now.
+	ConditionCephWarning = "CephWarning"
 )
 
 // Reasons of a consumer's Ready condition.
@@ -31,6 +36,11 @@ const (
 	ReasonRookFailed        = "RookFailed"
 	ReasonOverBudget        = "OverBudget"
 )
+
+// ReasonTooManyPGs is the CephWarning condition's reason: the PGs per OSD
+// pass mon_max_pg_per_osd, now or once the autoscaler grows the pools, and
+// Ceph reports TOO_MANY_PGS.
+const ReasonTooManyPGs = "TooManyPGs"
 
 // Reasons of a consumer's DefaultClass condition.
 const (
@@ -52,6 +62,9 @@ type consumerOutcome struct {
 	// ReplicationChangeReason what caused it.
 	ReplicationChange       string
 	ReplicationChangeReason string
+	// CephWarning, when not empty, is what Ceph will warn of because of
+	// the pools made now (BudgetVerdict.Warning).
+	CephWarning string
 	// Capacity and CephBudget are set once the Rook object is written.
 	Capacity   *cephv1alpha1.ConsumerCapacity
 	CephBudget *cephv1alpha1.CephBudgetUse
@@ -108,6 +121,16 @@ func consumerStatus(prev cephv1alpha1.StorageStatus, out consumerOutcome, genera
 			Status:             metav1.ConditionTrue,
 			Reason:             out.ReplicationChangeReason,
 			Message:            BoundMessage(out.ReplicationChange),
+			ObservedGeneration: generation,
+			LastTransitionTime: metav1.NewTime(now),
+		})
+	}
+	if out.CephWarning != "" {
+		meta.SetStatusCondition(&next.Conditions, metav1.Condition{
+			Type:               ConditionCephWarning,
+			Status:             metav1.ConditionTrue,
+			Reason:             ReasonTooManyPGs,
+			Message:            BoundMessage(out.CephWarning),
 			ObservedGeneration: generation,
 			LastTransitionTime: metav1.NewTime(now),
 		})
