@@ -27,6 +27,12 @@ func TestTheConsoleBudgetIsBudgetGos(t *testing.T) {
 	}
 	assert.EqualValues(t, CephMaxCrushRules, constant("CEPH_MAX_CRUSH_RULES"))
 	assert.EqualValues(t, CephDefaultMaxPGPerOSD, constant("CEPH_DEFAULT_MAX_PG_PER_OSD"))
+	assert.EqualValues(t, CephDefaultHardRatio, constant("CEPH_DEFAULT_HARD_RATIO"))
+	assert.EqualValues(t, CephDefaultTargetPGPerOSD, constant("CEPH_DEFAULT_TARGET_PG_PER_OSD"))
+	// The console's autoscalerGrowth is checked in the page against these
+	// (internal/devconsole budgetCases, "the autoscaler's growth is
+	// budget.go's").
+	assert.Equal(t, []int{134, 267, 400}, []int{AutoscalerGrowth(1, 100), AutoscalerGrowth(2, 100), AutoscalerGrowth(3, 100)})
 	assert.EqualValues(t, cephDefaultFullRatio, constant("CEPH_DEFAULT_FULL_RATIO"))
 	assert.EqualValues(t, CrushRulesPerPool(nil), constant("CRUSH_RULES_PER_NEW_POOL"))
 	assert.EqualValues(t, SharedPools(nil).PGReplicas, constant("MGR_PG_COPIES"))

@@ -132,7 +132,9 @@ type Config struct {
 	ChartDigest string
 	// CephMaxPGPerOSD is the cluster's mon_max_pg_per_osd (Ceph's default,
 	// 250, unless an operator raised it): a consumer whose pools would pass
-	// it is refused before any Rook object is made (budget.go).
+	// it is made with Ceph's warning, one that would pass it times
+	// osd_max_pg_per_osd_hard_ratio (3) is refused before any Rook object
+	// is made (budget.go).
 	CephMaxPGPerOSD int
 	// CephClusterMaxBytes is the largest CephCluster, as JSON, the plugin
 	// writes: a device list that would pass it is not written

@@ -2,7 +2,8 @@
 // consumer sheets show them before anything is saved (issue 19). The rules
 // are the plugin's own (budget.go, capacity.go, replication.go), so what a
 // sheet predicts is what the plugin decides: a newcomer that does not fit is
-// refused (Degraded, OverBudget) and nothing is made in Ceph.
+// refused (Degraded, OverBudget) and nothing is made in Ceph; one that brings
+// Ceph past mon_max_pg_per_osd is made, with Ceph's warning.
 //
 // Pure: API objects and numbers in, numbers and sentences out; no DOM, no
 // calls. The pages gather the objects and render the answers.
@@ -23,8 +24,15 @@ export const POOLS_PER_KIND = {
 // CRUSH rule IDs are one byte: Ceph refuses the 257th rule.
 export const CEPH_MAX_CRUSH_RULES = 256;
 // mon_max_pg_per_osd's default (the plugin's FUNP_CEPH_MAX_PG_PER_OSD when
-// an operator raised it, which the console cannot read).
+// an operator raised it, which the console cannot read): past it per OSD
+// Ceph warns (TOO_MANY_PGS) and makes the pools all the same.
 export const CEPH_DEFAULT_MAX_PG_PER_OSD = 250;
+// osd_max_pg_per_osd_hard_ratio's default: an OSD withholds the PGs past
+// mon_max_pg_per_osd times it, which stay inactive. Where Ceph refuses.
+export const CEPH_DEFAULT_HARD_RATIO = 3;
+// mon_target_pg_per_osd's default: what the PG autoscaler grows the pools
+// toward; budget.go's AutoscalerGrowth adds at most 4/3 of it per OSD.
+export const CEPH_DEFAULT_TARGET_PG_PER_OSD = 100;
 // mon_osd_full_ratio's default: Ceph stops writes once an OSD is this full.
 export const CEPH_DEFAULT_FULL_RATIO = 0.95;
 // Ceph's .mgr pool: 1 PG, size 3, on Ceph's default rule; always there.
@@ -127,13 +135,16 @@ function plus(a, b) {
 // counted once: before is others with current, after others with subject.
 // The answer: what is used before and after, what the subject takes
 // (after − others: the shared .rgw.root included when it brings it), the
-// rules left after (0 once passed), PG copies per OSD before and after
-// (null with no OSD: nothing to place on, nothing to check), and refusal
-// ({budget, reason}: the first limit passed, CRUSH rules first, as
-// budget.go's CheckBudget) or null.
+// rules left after (0 once passed), PG copies per OSD before and after and
+// at most once the autoscaler has grown the pools (null with no OSD:
+// nothing to place on, nothing to check), refusal ({budget, reason}: CRUSH
+// rules, or PGs past the OSDs' hard limit once grown, as budget.go's
+// CheckBudget) or null, and warning (past mon_max_pg_per_osd once grown:
+// Ceph's TOO_MANY_PGS) or null.
 export function checkBudget({
   others, subject, current = null, osds,
   maxCrushRules = CEPH_MAX_CRUSH_RULES, maxPGsPerOSD = CEPH_DEFAULT_MAX_PG_PER_OSD,
+  hardRatio = CEPH_DEFAULT_HARD_RATIO, targetPGsPerOSD = CEPH_DEFAULT_TARGET_PG_PER_OSD,
 }) {
   const live = others.filter((c) => !c.deleting);
   const without = totalUse(live);
@@ -141,25 +152,40 @@ export function checkBudget({
   const after = totalUse([...live, subject]);
   const takes = { crushRules: after.crushRules - without.crushRules, pgCopies: after.pgCopies - without.pgCopies };
   const pgPerOSD = osds >= 1 ? Math.floor(after.pgCopies / osds) : null;
+  const pgPerOSDGrown = osds >= 1 ? Math.floor((after.pgCopies + autoscalerGrowth(osds, targetPGsPerOSD)) / osds) : null;
+  const hardPGsPerOSD = Math.floor(maxPGsPerOSD * hardRatio);
+  const reaches = `placement groups would reach ${pgPerOSD} per OSD over ${osds} ${osds === 1 ? 'OSD' : 'OSDs'} (it adds ${takes.pgCopies} PG copies to ${without.pgCopies}), up to ${pgPerOSDGrown} once Ceph's autoscaler grows the pools toward mon_target_pg_per_osd (${targetPGsPerOSD})`;
   let refusal = null;
+  let warning = null;
   if (after.crushRules > maxCrushRules) {
     refusal = {
       budget: 'CRUSH rules',
       reason: `it needs ${takes.crushRules} CRUSH rules; ${without.crushRules} of Ceph's ${maxCrushRules} are used, ${Math.max(maxCrushRules - without.crushRules, 0)} left.`,
     };
-  } else if (pgPerOSD !== null && pgPerOSD > maxPGsPerOSD) {
+  } else if (pgPerOSDGrown !== null && pgPerOSDGrown > hardPGsPerOSD) {
     refusal = {
       budget: 'placement groups per OSD',
-      reason: `placement groups would reach ${pgPerOSD} per OSD over ${osds} ${osds === 1 ? 'OSD' : 'OSDs'} (it adds ${takes.pgCopies} PG copies to ${without.pgCopies}); Ceph refuses more than ${maxPGsPerOSD} (mon_max_pg_per_osd).`,
+      reason: `${reaches}; an OSD withholds PGs past ${hardPGsPerOSD} (mon_max_pg_per_osd ${maxPGsPerOSD} × osd_max_pg_per_osd_hard_ratio ${hardRatio}) and they stay inactive.`,
     };
+  } else if (pgPerOSDGrown !== null && pgPerOSDGrown > maxPGsPerOSD) {
+    warning = `${reaches}; past ${maxPGsPerOSD} (mon_max_pg_per_osd) Ceph reports TOO_MANY_PGS (HEALTH_WARN) but makes the pools.`;
   }
   return {
-    before, after, takes, osds, maxCrushRules, maxPGsPerOSD,
+    before, after, takes, osds, maxCrushRules, maxPGsPerOSD, hardPGsPerOSD,
     rulesLeft: Math.max(maxCrushRules - after.crushRules, 0),
     pgPerOSD,
+    pgPerOSDGrown,
     pgPerOSDBefore: osds >= 1 ? Math.floor(before.pgCopies / osds) : null,
     refusal,
+    warning,
   };
+}
+
+// autoscalerGrowth is budget.go's AutoscalerGrowth: the most PG copies
+// Ceph's autoscaler adds on osds OSDs, 4/3 of targetPGsPerOSD each,
+// rounded up.
+export function autoscalerGrowth(osds, targetPGsPerOSD) {
+  return Math.floor((4 * targetPGsPerOSD * osds + 2) / 3);
 }
 
 // metadataSizedApart says whether a kind's metadata pools replicate at the
@@ -244,12 +270,12 @@ export function replicaChoices(raw, ratio, nodes) {
 }
 
 // budgetSentences words a checkBudget answer for subject (its kind and the
-// use of its own pools): the CRUSH rules, the placement groups, and the
-// refusal (null when it fits). counted says the subject's pools exist (an
-// edit of a consumer with status.cephBudget): it is among what is used, and
-// the plugin does not refuse it.
+// use of its own pools): the CRUSH rules, the placement groups, the refusal
+// (null when it fits) and Ceph's warning (null when none). counted says the
+// subject's pools exist (an edit of a consumer with status.cephBudget): it
+// is among what is used, and the plugin does not refuse it.
 export function budgetSentences(subject, answer, { counted = false } = {}) {
-  const { before, after, takes, maxCrushRules, maxPGsPerOSD, osds, pgPerOSD, pgPerOSDBefore, refusal } = answer;
+  const { before, after, takes, maxCrushRules, maxPGsPerOSD, hardPGsPerOSD, osds, pgPerOSD, pgPerOSDGrown, pgPerOSDBefore, refusal, warning } = answer;
   const shared = takes.crushRules - subject.use.crushRules;
   const split = shared > 0
     ? ` (${subject.use.crushRules} for its pools, ${shared} for .rgw.root, which every ObjectStorage shares)`
@@ -260,7 +286,7 @@ export function budgetSentences(subject, answer, { counted = false } = {}) {
   let pgs = 'Placement groups cannot be checked until disks are in the cluster: the CephCluster lists no device yet.';
   if (pgPerOSD !== null) {
     const today = counted && pgPerOSDBefore !== pgPerOSD ? ` (${pgPerOSDBefore} today)` : '';
-    pgs = `Placement groups: ${pgPerOSD} copies per OSD over ${osds} ${osds === 1 ? 'OSD' : 'OSDs'} ${counted ? 'with it' : 'after it'}${today}, of Ceph's ${maxPGsPerOSD} (mon_max_pg_per_osd).`;
+    pgs = `Placement groups: ${pgPerOSD} copies per OSD over ${osds} ${osds === 1 ? 'OSD' : 'OSDs'} ${counted ? 'with it' : 'after it'}${today}, up to ${pgPerOSDGrown} once Ceph's autoscaler grows the pools; Ceph warns past ${maxPGsPerOSD} (mon_max_pg_per_osd) and an OSD takes at most ${hardPGsPerOSD}.`;
   }
   let refused = null;
   if (refusal) {
@@ -269,7 +295,10 @@ export function budgetSentences(subject, answer, { counted = false } = {}) {
       : 'The plugin will report it Degraded (OverBudget) and create nothing.';
     refused = `Ceph would refuse it: ${refusal.reason} ${what}`;
   }
-  return { rules, pgs, refused };
+  const warned = warning
+    ? `Ceph will warn: ${warning} ${counted ? 'The plugin makes the change.' : 'The plugin makes it and says so in its CephWarning condition.'}`
+    : null;
+  return { rules, pgs, refused, warned };
 }
 
 // usableSentence is the usable capacity of copies copies.

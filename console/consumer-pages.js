@@ -424,6 +424,7 @@ function budgetNodes(config, facts, self, copies) {
     h('p', { class: 'plugin-text', attrs: { 'data-budget': 'pgs' }, text: words.pgs }),
     moved,
     words.refused ? h('p', { class: 'plugin-error', attrs: { role: 'alert', 'data-budget-refusal': 'true' }, text: words.refused }) : null,
+    words.warned ? h('p', { class: 'plugin-text', attrs: { role: 'status', 'data-budget-warning': 'true' }, text: words.warned }) : null,
     hint(counted
       ? "Counted from every consumer's status.cephBudget, this one's as it is today; mon_max_pg_per_osd at Ceph's default."
       : "Counted from every consumer's status.cephBudget, or its kind's pools at its replicas while it has none; mon_max_pg_per_osd at Ceph's default."),

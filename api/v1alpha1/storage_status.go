@@ -101,7 +101,8 @@ type CephBudgetUse struct {
 	// more for each failure domain a pool was moved to (Rook keeps the old).
 	CrushRules int32 `json:"crushRules"`
 	// PGCopies is the sum over its pools of placement groups times
-	// replicas: what Ceph's mon_max_pg_per_osd divides by the OSDs.
+	// replicas, at creation: Ceph spreads them over the OSDs, and its
+	// autoscaler may grow them (the plugin's budget counts that too).
 	PGCopies int32 `json:"pgCopies"`
 }
 

@@ -220,8 +220,9 @@ func TestConsoleInBrowser(t *testing.T) {
 	//   CRUSH rules: .mgr 1 + .rgw.root 2 + bs-fast 2 + bs-waiting 2 + fs-shared 4 + os-s3 14 = 25
 	//   PG copies:   .mgr 3 + .rgw.root 8×2 + 64 + 32 + 128 + 160 = 403 (201 per OSD)
 	// A new ObjectStorage adds 14 rules (.rgw.root exists): 39, 217 left; at
-	// 2 copies 80×2 = 160 PG copies: 563 / 2 = 281 per OSD > 250, refused;
-	// at 1 copy 80: 483 / 2 = 241, fits. Usable: 7 TiB × 0.8 = 5.6 TiB at 1
+	// 2 copies 80×2 = 160 PG copies: 563 / 2 = 281 per OSD, up to
+	// (563 + 267) / 2 = 415 once the autoscaler grows the pools (4/3 of 100
+	// per OSD): past 250, Ceph warns; under 750, its OSDs take them: made. Usable: 7 TiB × 0.8 = 5.6 TiB at 1
 	// copy, 2.8 TiB at 2.
 	t.Run("budget: the create sheet shows Ceph's budget and usable capacity, live as replicas change", func(t *testing.T) {
 		b.T = t
@@ -229,10 +230,13 @@ func TestConsoleInBrowser(t *testing.T) {
 		b.Click(browser.PageFrame, `[data-action="create"]`)
 		b.WaitText(browser.SheetFrame, `[data-budget="crush-rules"]`, "This ObjectStorage uses 14 of Ceph's 256 CRUSH rules; 25 used, 217 left after it.")
 
-		// Automatic: 2 copies on 2 nodes, which Ceph would refuse.
-		b.WaitText(browser.SheetFrame, `[data-budget="pgs"]`, "Placement groups: 281 copies per OSD over 2 OSDs after it, of Ceph's 250 (mon_max_pg_per_osd).")
-		b.WaitText(browser.SheetFrame, `[data-budget-refusal][role="alert"]`, "Ceph would refuse it: placement groups would reach 281 per OSD over 2 OSDs "+
-			"(it adds 160 PG copies to 403); Ceph refuses more than 250 (mon_max_pg_per_osd). The plugin will report it Degraded (OverBudget) and create nothing.")
+		// Automatic: 2 copies on 2 nodes, which Ceph would warn of.
+		b.WaitText(browser.SheetFrame, `[data-budget="pgs"]`, "Placement groups: 281 copies per OSD over 2 OSDs after it, up to 415 once Ceph's autoscaler grows the pools; "+
+			"Ceph warns past 250 (mon_max_pg_per_osd) and an OSD takes at most 750.")
+		b.WaitText(browser.SheetFrame, `[data-budget-warning][role="status"]`, "Ceph will warn: placement groups would reach 281 per OSD over 2 OSDs "+
+			"(it adds 160 PG copies to 403), up to 415 once Ceph's autoscaler grows the pools toward mon_target_pg_per_osd (100); "+
+			"past 250 (mon_max_pg_per_osd) Ceph reports TOO_MANY_PGS (HEALTH_WARN) but makes the pools. The plugin makes it and says so in its CephWarning condition.")
+		assert.Zero(t, b.Count(browser.SheetFrame, `[data-budget-refusal]`), "Ceph makes the pools: no refusal")
 		b.WaitText(browser.SheetFrame, `[data-usable-selected]`, "Usable: 2.8 TiB of 7.0 TiB raw (2 copies, Ceph stops writes at 80% full)")
 		assertReplicaChoices(t, b, "2", map[string][]string{"1": {"1", "5.6 TiB"}, "2": {"2", "2.8 TiB"}, "3": {"3 (clamped to 2: 2 nodes)", "2.8 TiB"}})
 		assertOnlyElements(t, b, `[data-ceph-budget]`)
@@ -244,18 +248,18 @@ func TestConsoleInBrowser(t *testing.T) {
 		b.Screenshot("objectstorage-create-over-budget")
 
 		// One copy of the data still leaves the metadata pools at the
-		// automatic two: 32 + 48×2 PG copies, refused too.
+		// automatic two: 32 + 48×2 PG copies, warned of too.
 		b.Fill(browser.SheetFrame, `select[name="replicas"]`, "1")
-		b.WaitText(browser.SheetFrame, `[data-budget="pgs"]`, "Placement groups: 265 copies per OSD over 2 OSDs after it, of Ceph's 250 (mon_max_pg_per_osd).")
-		b.WaitText(browser.SheetFrame, `[data-budget-refusal][role="alert"]`, "placement groups would reach 265 per OSD over 2 OSDs (it adds 128 PG copies to 403)")
+		b.WaitText(browser.SheetFrame, `[data-budget="pgs"]`, "Placement groups: 265 copies per OSD over 2 OSDs after it, up to 399 once Ceph's autoscaler grows the pools;")
+		b.WaitText(browser.SheetFrame, `[data-budget-warning][role="status"]`, "placement groups would reach 265 per OSD over 2 OSDs (it adds 128 PG copies to 403)")
 		b.WaitText(browser.SheetFrame, `[data-budget="crush-rules"]`, "This ObjectStorage uses 14 of Ceph's 256 CRUSH rules; 25 used, 217 left after it.")
 		b.WaitText(browser.SheetFrame, `[data-usable-selected]`, "Usable: 5.6 TiB of 7.0 TiB raw (1 copy, Ceph stops writes at 80% full)")
 		assertReplicaChoices(t, b, "1", nil)
 		b.Screenshot("objectstorage-create-one-copy")
 
-		// Three is clamped to the 2 nodes: refused again.
+		// Three is clamped to the 2 nodes: warned of again.
 		b.Fill(browser.SheetFrame, `select[name="replicas"]`, "3")
-		b.WaitText(browser.SheetFrame, `[data-budget-refusal][role="alert"]`, "placement groups would reach 281 per OSD over 2 OSDs")
+		b.WaitText(browser.SheetFrame, `[data-budget-warning][role="status"]`, "placement groups would reach 281 per OSD over 2 OSDs")
 		b.WaitText(browser.SheetFrame, `[data-usable-selected]`, "Usable: 2.8 TiB of 7.0 TiB raw (2 copies, Ceph stops writes at 80% full)")
 		assertReplicaChoices(t, b, "3", nil)
 
@@ -278,7 +282,8 @@ func TestConsoleInBrowser(t *testing.T) {
 		b.WaitFor(browser.SheetFrame, `select[name="replicas"]`, `function() { return this.value === ""; }`)
 		b.WaitText(browser.SheetFrame, `[data-budget="crush-rules"]`, "This ObjectStorage uses 16 of Ceph's 256 CRUSH rules "+
 			"(14 for its pools, 2 for .rgw.root, which every ObjectStorage shares); 25 used with it, 231 left.")
-		b.WaitText(browser.SheetFrame, `[data-budget="pgs"]`, "Placement groups: 201 copies per OSD over 2 OSDs with it, of Ceph's 250 (mon_max_pg_per_osd).")
+		b.WaitText(browser.SheetFrame, `[data-budget="pgs"]`, "Placement groups: 201 copies per OSD over 2 OSDs with it, up to 335 once Ceph's autoscaler grows the pools; "+
+			"Ceph warns past 250 (mon_max_pg_per_osd) and an OSD takes at most 750.")
 		assert.Zero(t, b.Count(browser.SheetFrame, `[data-budget-refusal]`), "counted once, it fits as it does today")
 		assert.Zero(t, b.Count(browser.SheetFrame, `[data-budget="domain-move"]`))
 		b.WaitText(browser.SheetFrame, `[data-usable-selected]`, "Usable: 2.8 TiB of 7.0 TiB raw (2 copies, Ceph stops writes at 80% full)")
@@ -286,7 +291,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		b.Fill(browser.SheetFrame, `select[name="replicas"]`, "1")
 		b.WaitText(browser.SheetFrame, `[data-budget="crush-rules"]`, "This ObjectStorage uses 17 of Ceph's 256 CRUSH rules "+
 			"(15 for its pools, 2 for .rgw.root, which every ObjectStorage shares); 26 used with it, 230 left.")
-		b.WaitText(browser.SheetFrame, `[data-budget="pgs"]`, "Placement groups: 185 copies per OSD over 2 OSDs with it (201 today), of Ceph's 250 (mon_max_pg_per_osd).")
+		b.WaitText(browser.SheetFrame, `[data-budget="pgs"]`, "Placement groups: 185 copies per OSD over 2 OSDs with it (201 today), up to 319 once Ceph's autoscaler grows the pools;")
 		b.WaitText(browser.SheetFrame, `[data-budget="domain-move"]`, "At 1 copy its data pool's failure domain moves from host: Rook makes 1 more CRUSH rule and removes none.")
 		b.WaitText(browser.SheetFrame, `[data-usable-selected]`, "Usable: 5.6 TiB of 7.0 TiB raw (1 copy, Ceph stops writes at 80% full)")
 		assertOnlyElements(t, b, `[data-ceph-budget]`)
@@ -689,6 +694,22 @@ return m.editedUse(self, 3, 3);`,
 		want: `{"pools": 7, "crushRules": 15, "pgCopies": 240, "movesDomain": true}`,
 	},
 	{
+		name: "a fourth three-copy BlockStorage on three OSDs passes 250 once grown: made, with Ceph's warning (budget_test.go's case)",
+		body: `const others = Array.from({ length: 3 }, (_, i) => m.existingConsumer('BlockStorage', { metadata: { name: 'bs-' + i }, status: { replicas: 3, cephBudget: { pools: 1, crushRules: 2, pgCopies: 96 } } }, 3));
+const subject = { kind: 'BlockStorage', name: 'x', replicas: 3, use: m.kindCost('BlockStorage', 3, 3) };
+const a = m.checkBudget({ others, subject, osds: 3 });
+return { now: a.pgPerOSD, grown: a.pgPerOSDGrown, refusal: a.refusal, warned: m.budgetSentences(subject, a).warned };`,
+		want: `{"now": 129, "grown": 262, "refusal": null,
+"warned": "Ceph will warn: placement groups would reach 129 per OSD over 3 OSDs (it adds 96 PG copies to 291), up to 262 once Ceph's autoscaler grows the pools toward mon_target_pg_per_osd (100); past 250 (mon_max_pg_per_osd) Ceph reports TOO_MANY_PGS (HEALTH_WARN) but makes the pools. The plugin makes it and says so in its CephWarning condition."}`,
+	},
+	{
+		// budget_test.go's TestCheckBudget: AutoscalerGrowth(1, 100) = 134,
+		// (2, 100) = 267, (3, 100) = 400.
+		name: "the autoscaler's growth is budget.go's",
+		body: `return [1, 2, 3].map((osds) => m.autoscalerGrowth(osds, m.CEPH_DEFAULT_TARGET_PG_PER_OSD));`,
+		want: `[134, 267, 400]`,
+	},
+	{
 		name: "with no OSD, placement groups are not checked",
 		body: `const subject = { kind: 'BlockStorage', name: 'x', replicas: 3, use: m.kindCost('BlockStorage', 3, 3) };
 const a = m.checkBudget({ others: [], subject, osds: 0 });
@@ -698,14 +719,15 @@ return { pgPerOSD: a.pgPerOSD, refusal: a.refusal, pgs: m.budgetSentences(subjec
 	{
 		name: "a counted consumer over the limit is not refused by the plugin, Ceph would refuse the change",
 		// From 1 copy on osd to 3 on host: a rule more per pool, 64×3 PG
-		// copies; with the BlockStorage's 96 and .mgr's 3, 291 over 3 OSDs.
+		// copies; with the BlockStorage's 96 and .mgr's 3, 291 over 3 OSDs,
+		// (291 + 400) / 3 = 230 once grown: past 60 × 3.
 		body: `const self = m.existingConsumer('FileStorage', { metadata: { name: 'fs' }, status: { replicas: 1, failureDomain: 'osd', cephBudget: { pools: 2, crushRules: 4, pgCopies: 64 } } }, 3);
 const block = m.existingConsumer('BlockStorage', { metadata: { name: 'bs' }, status: { replicas: 3, cephBudget: { pools: 1, crushRules: 2, pgCopies: 96 } } }, 3);
 const subject = { ...self, replicas: 3, use: m.editedUse(self, 3, 3) };
-const a = m.checkBudget({ others: [block], subject, current: self, osds: 3, maxPGsPerOSD: 90 });
+const a = m.checkBudget({ others: [block], subject, current: self, osds: 3, maxPGsPerOSD: 60 });
 return { use: subject.use, today: a.pgPerOSDBefore, refused: m.budgetSentences(subject, a, { counted: true }).refused };`,
 		want: `{"use": {"pools": 2, "crushRules": 6, "pgCopies": 192, "movesDomain": true}, "today": 54,
-"refused": "Ceph would refuse it: placement groups would reach 97 per OSD over 3 OSDs (it adds 192 PG copies to 99); Ceph refuses more than 90 (mon_max_pg_per_osd). The plugin keeps a consumer whose pools exist: Rook would make the change and Ceph would refuse it."}`,
+"refused": "Ceph would refuse it: placement groups would reach 97 per OSD over 3 OSDs (it adds 192 PG copies to 99), up to 230 once Ceph's autoscaler grows the pools toward mon_target_pg_per_osd (100); an OSD withholds PGs past 180 (mon_max_pg_per_osd 60 × osd_max_pg_per_osd_hard_ratio 3) and they stay inactive. The plugin keeps a consumer whose pools exist: Rook would make the change and Ceph would refuse it."}`,
 	},
 	{
 		name: "a pool holds at most 3 rules: a third move of domain makes none",
