@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -37,11 +38,18 @@ func TestAConsumerOverCephsBudgetCreatesNothing(t *testing.T) {
 	var pool cephv1.CephBlockPool
 	require.NoError(t, h.c.Get(h.ctx, client.ObjectKey{Namespace: h.cfg.ClusterNamespace, Name: "ceph-first"}, &pool))
 	before := pool.ResourceVersion
-	warned := meta.FindStatusCondition(first.Status.Conditions, ConditionCephWarning)
-	require.NotNil(t, warned, "the first is made with Ceph's warning: %+v", first.Status.Conditions)
-	assert.Equal(t, metav1.ConditionTrue, warned.Status)
-	assert.Equal(t, ReasonTooManyPGs, warned.Reason)
-	assert.Contains(t, warned.Message, "BlockStorage first brings placement groups to 33 per OSD over 3 OSDs (it adds 96 PG copies to 3), up to 166 once Ceph's autoscaler grows the pools toward mon_target_pg_per_osd (100); past 60 (mon_max_pg_per_osd) Ceph reports TOO_MANY_PGS")
+	// Checked at every reconcile: once the plugin knows the three OSDs
+	// (the CephCluster's devices, written after the pool is Ready), the
+	// condition says what Ceph warns of over them.
+	h.eventually("the first is made with Ceph's warning", func() error {
+		require.NoError(t, h.c.Get(h.ctx, client.ObjectKeyFromObject(first), first))
+		warned := meta.FindStatusCondition(first.Status.Conditions, ConditionCephWarning)
+		const want = "BlockStorage first brings placement groups to 33 per OSD over 3 OSDs (it adds 96 PG copies to 3), up to 166 once Ceph's autoscaler grows the pools toward mon_target_pg_per_osd (100); past 60 (mon_max_pg_per_osd) Ceph reports TOO_MANY_PGS"
+		if warned == nil || warned.Status != metav1.ConditionTrue || warned.Reason != ReasonTooManyPGs || !strings.Contains(warned.Message, want) {
+			return fmt.Errorf("conditions %+v", first.Status.Conditions)
+		}
+		return nil
+	})
 	h.eventually("an Event says so too", func() error {
 		var events eventsv1List
 		return events.find(h, first.Name, ReasonTooManyPGs)

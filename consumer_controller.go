@@ -12,6 +12,7 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -139,9 +140,7 @@ func (r *ConsumerReconciler[T, R]) derive(ctx context.Context, obj T) (consumerO
 	if err != nil {
 		return consumerOutcome{}, err
 	}
-	// What Ceph will warn of is said when the pools are made: it is
-	// decided beside the older consumers, at admission only.
-	out := consumerOutcome{Replication: &repl, CephWarning: in.budget.Warning}
+	out := consumerOutcome{Replication: &repl, CephWarning: &in.budget.Warning}
 	prev := obj.StorageStatus()
 	specChanged := prev.ObservedGeneration != 0 && prev.ObservedGeneration != obj.GetGeneration()
 	out.ReplicationChangeReason, out.ReplicationChange = DescribeReplicationChange(prev.Replicas, prev.FailureDomain, repl, specChanged)
@@ -174,7 +173,7 @@ func (r *ConsumerReconciler[T, R]) derive(ctx context.Context, obj T) (consumerO
 	}
 	out.StorageClassName = class.Name
 	r.announceReplicationChange(obj, out.ReplicationChange)
-	r.announceCephWarning(obj, out.CephWarning)
+	r.announceCephWarning(obj, *prev, *out.CephWarning)
 	return r.rookProgress(ctx, rook, out)
 }
 
@@ -209,10 +208,12 @@ func (r *ConsumerReconciler[T, R]) gather(ctx context.Context, obj T) (in consum
 	case !apierrors.IsNotFound(err):
 		return in, have, fmt.Errorf("read StorageClass %s: %w", name, err)
 	}
-	if in.rook == nil {
-		if in.budget, err = r.budget(ctx, obj, in.nodes, len(devices)); err != nil {
-			return in, have, err
-		}
+	// Checked at every reconcile: a consumer with a Rook object is never
+	// refused (fitsCephBudgets), but what Ceph warns of changes with the
+	// OSDs. Consumers are few (CRUSH rules cap them near 126), and all of
+	// this is read from the cache.
+	if in.budget, err = r.budget(ctx, obj, in.nodes, len(devices)); err != nil {
+		return in, have, err
 	}
 	return in, have, nil
 }
@@ -364,11 +365,11 @@ func (r *ConsumerReconciler[T, R]) announceReplicationChange(obj T, change strin
 	r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, "ReplicationChanged", "Resize", "%s", change)
 }
 
-// announceCephWarning records, as the pools are made (the only reconcile
-// that checks the budget), what Ceph will warn of because of them; the
-// recorder bounds the note.
-func (r *ConsumerReconciler[T, R]) announceCephWarning(obj T, warning string) {
-	if warning == "" || r.Recorder == nil {
+// announceCephWarning records what Ceph warns of because of the
+// consumer's pools once, as the CephWarning condition appears; the recorder
+// bounds the note.
+func (r *ConsumerReconciler[T, R]) announceCephWarning(obj T, prev cephv1alpha1.StorageStatus, warning string) {
+	if warning == "" || r.Recorder == nil || meta.FindStatusCondition(prev.Conditions, ConditionCephWarning) != nil {
 		return
 	}
 	r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, ReasonTooManyPGs, "Create", "%s", warning)

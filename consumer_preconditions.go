@@ -23,8 +23,9 @@ type consumerInput struct {
 	rook client.Object
 	// class is the same-named StorageClass, nil when there is none.
 	class *storagev1.StorageClass
-	// budget is what Ceph makes of a consumer without a Rook object beside
-	// the older ones: why it does not fit, or what Ceph will warn of.
+	// budget is what Ceph makes of the consumer beside the older ones: why
+	// it does not fit (heeded while it has no Rook object), or what Ceph
+	// warns of.
 	budget BudgetVerdict
 }
 

@@ -18,10 +18,10 @@ const (
 	// ConditionDefaultClass says whether a BlockStorage that asks for the
 	// cluster's default StorageClass holds it.
 	ConditionDefaultClass = "DefaultClass"
-	// ConditionCephWarning, True, says what Ceph will warn of because of
-	// the consumer's pools (reason ReasonTooManyPGs), as foreseen when they
-	// were made (CheckBudget): Ceph makes them all the same. Ceph's own
-	// health, on the CephCluster, says what holds now.
+	// ConditionCephWarning, True, says what Ceph warns of because of the
+	// consumer's pools beside the older consumers' (reason
+	// ReasonTooManyPGs; CheckBudget): Ceph makes them all the same. Absent
+	// when nothing; checked at every reconcile, so disks added clear it.
 	ConditionCephWarning = "CephWarning"
 )
 
@@ -62,9 +62,10 @@ type consumerOutcome struct {
 	// ReplicationChangeReason what caused it.
 	ReplicationChange       string
 	ReplicationChangeReason string
-	// CephWarning, when not empty, is what Ceph will warn of because of
-	// the pools made now (BudgetVerdict.Warning).
-	CephWarning string
+	// CephWarning is what Ceph warns of because of the consumer's pools
+	// (BudgetVerdict.Warning), "" for nothing; nil when not checked (a
+	// precondition failed first): the condition keeps its state.
+	CephWarning *string
 	// Capacity and CephBudget are set once the Rook object is written.
 	Capacity   *cephv1alpha1.ConsumerCapacity
 	CephBudget *cephv1alpha1.CephBudgetUse
@@ -125,12 +126,16 @@ func consumerStatus(prev cephv1alpha1.StorageStatus, out consumerOutcome, genera
 			LastTransitionTime: metav1.NewTime(now),
 		})
 	}
-	if out.CephWarning != "" {
+	switch {
+	case out.CephWarning == nil:
+	case *out.CephWarning == "":
+		meta.RemoveStatusCondition(&next.Conditions, ConditionCephWarning)
+	default:
 		meta.SetStatusCondition(&next.Conditions, metav1.Condition{
 			Type:               ConditionCephWarning,
 			Status:             metav1.ConditionTrue,
 			Reason:             ReasonTooManyPGs,
-			Message:            BoundMessage(out.CephWarning),
+			Message:            BoundMessage(*out.CephWarning),
 			ObservedGeneration: generation,
 			LastTransitionTime: metav1.NewTime(now),
 		})
