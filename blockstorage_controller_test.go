@@ -220,9 +220,7 @@ func TestAutomaticSizingAnnouncesAResizeWhenANodeJoins(t *testing.T) {
 
 	h.publishDiscovery("grow-2", hdd("sdb", "0xgrow02b"))
 	joined := h.waitDisks("grow-2", 1)["/dev/sdb"].Name
-	require.NoError(t, h.c.Get(h.ctx, client.ObjectKeyFromObject(pool), pool))
-	pool.Spec.Disks = append(pool.Spec.Disks, joined)
-	require.NoError(t, h.c.Update(h.ctx, pool))
+	h.update(pool, func() { pool.Spec.Disks = append(pool.Spec.Disks, joined) })
 
 	h.eventually("the consumer is resized to 2 replicas across hosts", func() error {
 		require.NoError(t, h.c.Get(h.ctx, client.ObjectKeyFromObject(bs), bs))
@@ -254,9 +252,7 @@ func TestExplicitReplicasAnnounceEveryChangeWithItsCause(t *testing.T) {
 
 	h.publishDiscovery("explicit-2", hdd("sdb", "0xexpl02b"))
 	joined := h.waitDisks("explicit-2", 1)["/dev/sdb"].Name
-	require.NoError(t, h.c.Get(h.ctx, client.ObjectKeyFromObject(pool), pool))
-	pool.Spec.Disks = append(pool.Spec.Disks, joined)
-	require.NoError(t, h.c.Update(h.ctx, pool))
+	h.update(pool, func() { pool.Spec.Disks = append(pool.Spec.Disks, joined) })
 	changed := func(want string) *metav1.Condition {
 		var cond *metav1.Condition
 		h.eventually("ReplicationChanged says "+want, func() error {
@@ -276,9 +272,7 @@ func TestExplicitReplicasAnnounceEveryChangeWithItsCause(t *testing.T) {
 		return events.find(h, bs.Name, "ReplicationChanged")
 	})
 
-	require.NoError(t, h.c.Get(h.ctx, client.ObjectKeyFromObject(bs), bs))
-	bs.Spec.Replicas = ptrTo(int32(1))
-	require.NoError(t, h.c.Update(h.ctx, bs))
+	h.update(bs, func() { bs.Spec.Replicas = ptrTo(int32(1)) })
 	cond = changed("from 2 (host) to 1 (osd)")
 	assert.Equal(t, ReasonSpecChanged, cond.Reason, "no node left: the spec changed")
 	assert.Contains(t, cond.Message, "Ceph drops the extra copies")

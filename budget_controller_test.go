@@ -171,8 +171,6 @@ func (h *harness) joinPool(pool *cephv1alpha1.DiskPool, nodes ...string) {
 	for _, node := range nodes {
 		h.publishDiscovery(node, hdd("sdb", "0x"+node+"b"))
 		joined := h.waitDisks(node, 1)["/dev/sdb"].Name
-		require.NoError(h.t, h.c.Get(h.ctx, client.ObjectKeyFromObject(pool), pool))
-		pool.Spec.Disks = append(pool.Spec.Disks, joined)
-		require.NoError(h.t, h.c.Update(h.ctx, pool))
+		h.update(pool, func() { pool.Spec.Disks = append(pool.Spec.Disks, joined) })
 	}
 }

@@ -20,6 +20,7 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
@@ -195,6 +196,22 @@ func (h *harness) waitDisks(node string, n int) map[string]cephv1alpha1.Disk {
 		return nil
 	})
 	return disks
+}
+
+// update reads obj again and applies change to it until the write does
+// not conflict. The plugin and the simulated Rook write the objects the
+// tests edit (their status, a Deployment's scale, the CephCluster's
+// devices), so a test's own read-then-write races them: every edit of an
+// object something else writes goes through here.
+func (h *harness) update(obj client.Object, change func()) {
+	h.t.Helper()
+	require.NoError(h.t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := h.c.Get(h.ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+			return err
+		}
+		change()
+		return h.c.Update(h.ctx, obj)
+	}))
 }
 
 func (h *harness) cluster() *cephv1.CephCluster {

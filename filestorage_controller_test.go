@@ -38,9 +38,7 @@ func TestFileStorageDerivesAFilesystemAndCephFSClass(t *testing.T) {
 		// Another writer sets a field the plugin does not own.
 		patch := client.RawPatch("application/merge-patch+json", []byte(`{"spec":{"metadataServer":{"priorityClassName":"from-someone-else"}}}`))
 		require.NoError(t, h.c.Patch(h.ctx, &cephfs, patch))
-		require.NoError(t, h.c.Get(h.ctx, client.ObjectKeyFromObject(fs), fs))
-		fs.Spec.MetadataServers = 1
-		require.NoError(t, h.c.Update(h.ctx, fs))
+		h.update(fs, func() { fs.Spec.MetadataServers = 1 })
 		h.eventually("one active MDS", func() error {
 			require.NoError(t, h.c.Get(h.ctx, client.ObjectKeyFromObject(&cephfs), &cephfs))
 			if cephfs.Spec.MetadataServer.ActiveCount != 1 {

@@ -43,9 +43,7 @@ func TestObjectStorageDerivesAStoreAndBucketClass(t *testing.T) {
 		// what changed keeps it.
 		patch := client.RawPatch("application/merge-patch+json", []byte(`{"spec":{"gateway":{"rgwConfig":{"rgw_thread_pool_size":"512"}}}}`))
 		require.NoError(t, h.c.Patch(h.ctx, &rgw, patch))
-		require.NoError(t, h.c.Get(h.ctx, client.ObjectKeyFromObject(store), store))
-		store.Spec.GatewayInstances = 3
-		require.NoError(t, h.c.Update(h.ctx, store))
+		h.update(store, func() { store.Spec.GatewayInstances = 3 })
 		live := &unstructured.Unstructured{}
 		live.SetGroupVersionKind(cephv1.SchemeGroupVersion.WithKind("CephObjectStore"))
 		h.eventually("three gateways", func() error {

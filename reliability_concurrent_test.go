@@ -251,8 +251,9 @@ func TestReliabilityConcurrentWriters(t *testing.T) {
 
 	// A device someone listed by hand, on a node of its own.
 	cluster := h.cluster()
-	cluster.Spec.Storage.Nodes = append(cluster.Spec.Storage.Nodes, cephv1.Node{Name: "by-hand", Selection: cephv1.Selection{Devices: []cephv1.Device{{Name: "/dev/disk/by-id/wwn-0xhand"}}}})
-	require.NoError(t, h.c.Update(h.ctx, cluster))
+	h.update(cluster, func() {
+		cluster.Spec.Storage.Nodes = append(cluster.Spec.Storage.Nodes, cephv1.Node{Name: "by-hand", Selection: cephv1.Selection{Devices: []cephv1.Device{{Name: "/dev/disk/by-id/wwn-0xhand"}}}})
+	})
 	handMade := DeviceID{Node: "by-hand", Device: "/dev/disk/by-id/wwn-0xhand"}
 	inv.protect(handMade)
 

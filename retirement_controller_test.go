@@ -970,9 +970,9 @@ func TestAnUnreadableOSDDeploymentIsNotTakenForGone(t *testing.T) {
 	d, err := h.osdDeployment(id)
 	require.NoError(t, err)
 	env := d.Spec.Template.Spec.Containers[0].Env
-	broken := d.DeepCopy()
-	broken.Spec.Template.Spec.Containers[0].Env = slices.DeleteFunc(slices.Clone(env), func(e corev1.EnvVar) bool { return e.Name == envOSDUUID })
-	require.NoError(t, h.c.Update(h.ctx, broken))
+	h.update(d, func() {
+		d.Spec.Template.Spec.Containers[0].Env = slices.DeleteFunc(slices.Clone(env), func(e corev1.EnvVar) bool { return e.Name == envOSDUUID })
+	})
 	rook.osds.HoldStoppedPods.Store(false)
 	h.eventually("the retirement says it cannot read the Deployment", func() error {
 		require.NoError(t, h.c.Get(h.ctx, client.ObjectKeyFromObject(r), r))
@@ -989,10 +989,7 @@ func TestAnUnreadableOSDDeploymentIsNotTakenForGone(t *testing.T) {
 		assert.False(t, strings.HasPrefix(v, "purge "), "not purged: %s", v)
 	}
 
-	d, err = h.osdDeployment(id)
-	require.NoError(t, err)
-	d.Spec.Template.Spec.Containers[0].Env = env
-	require.NoError(t, h.c.Update(h.ctx, d))
+	h.update(d, func() { d.Spec.Template.Spec.Containers[0].Env = env })
 	h.waitRetirement("unreadable", cephv1alpha1.RetirementRetired)
 	inv.check(h.ctx)
 }
