@@ -387,13 +387,20 @@ func claimsMayChange() predicate.Predicate {
 // poolClaimsHandler enqueues the discovery ConfigMaps of the disks whose
 // claimant set a pool event changes: all its disks when it comes or goes,
 // only the added and removed ones when its list is edited.
+//
+// A disk the cache does not hold yet cannot name its ConfigMap; dropping it
+// would leave its claimedBy unwritten for good (nothing else re-plans it).
+// Then every discovery ConfigMap is enqueued: rare (the Disk informer
+// lagging, as after an API server outage while it relists; a pool naming a
+// Disk that does not exist) and always right.
 func (r *DiskInventoryReconciler) poolClaimsHandler() handler.TypedEventHandler[client.Object, reconcile.Request] {
 	enqueue := func(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request], disks []string) {
 		seen := map[string]bool{}
 		for _, name := range disks {
 			var disk cephv1alpha1.Disk
 			if err := r.Client.Get(ctx, client.ObjectKey{Name: name}, &disk); err != nil {
-				continue
+				r.enqueueEveryConfigMap(ctx, q)
+				return
 			}
 			cmName := disk.Labels[DiscoveryConfigMapLabel]
 			if cmName == "" || seen[cmName] {
@@ -417,6 +424,18 @@ func (r *DiskInventoryReconciler) poolClaimsHandler() handler.TypedEventHandler[
 		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			enqueue(ctx, q, poolDisks(e.Object))
 		},
+	}
+}
+
+// enqueueEveryConfigMap enqueues every discovery ConfigMap of the cache.
+func (r *DiskInventoryReconciler) enqueueEveryConfigMap(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	var cms corev1.ConfigMapList
+	if err := r.Client.List(ctx, &cms, client.InNamespace(r.Namespace), client.MatchingLabels{DiscoveryAppLabel: DiscoveryAppValue}, client.UnsafeDisableDeepCopy); err != nil {
+		logf.FromContext(ctx).Error(err, "listing discovery ConfigMaps to publish a pool's claims")
+		return
+	}
+	for _, cm := range cms.Items {
+		q.Add(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: r.Namespace, Name: cm.Name}})
 	}
 }
 
