@@ -61,6 +61,17 @@ func (r *run) drain() error {
 	}
 	r.step("DiskRetirement e2e-drain retired %s (%s of %s, osd.%d) in %s; e2e-second waited in Pending all along", name, path, node, id, time.Since(start).Round(time.Second))
 	r.disks[node] = slices.DeleteFunc(r.disks[node], func(d string) bool { return d == name })
+	// The second must still be draining when another OSD fails: on the
+	// e2e's few MiB Ceph moves its PGs in seconds, and a CI run saw it
+	// Retired before the failure was staged. Backfill, recovery and
+	// rebalancing are held (in place before the second's preflight, whose
+	// Ceph Jobs take half a minute) until it has aborted; its PGs stay
+	// mapped to its OSD meanwhile. OSDMAP_FLAGS is not a check the
+	// retirement blocks on.
+	if err := r.holdBackfill(true); err != nil {
+		return err
+	}
+	defer func() { _ = r.holdBackfill(false) }() // a failed phase leaves Ceph as it found it
 	// The second starts as soon as the first is done: it is followed now,
 	// and the first's aftermath checked once it has aborted.
 	if err := r.abortOnFailure(waiting); err != nil {
@@ -144,6 +155,9 @@ func (r *run) abortOnFailure(ret *unstructured.Unstructured) error {
 		return fmt.Errorf("DiskRetirement %s failed without naming osd.%d: %s", ret.GetName(), failed[0], msg)
 	}
 	r.step("DiskRetirement %s: Failed: %s", ret.GetName(), msg)
+	if err := r.holdBackfill(false); err != nil {
+		return err
+	}
 	err = testenv.Eventually(r.ctx, 5*time.Minute, func(ctx context.Context) error {
 		in, up, err := r.osdInUp(int(id))
 		if err != nil {
@@ -187,6 +201,24 @@ func (r *run) abortOnFailure(ret *unstructured.Unstructured) error {
 		}
 		return nil
 	})
+}
+
+// backfillFlags keep Ceph from moving PGs: set, a drain stays a drain.
+var backfillFlags = []string{"nobackfill", "norecover", "norebalance"}
+
+// holdBackfill sets (or unsets) backfillFlags.
+func (r *run) holdBackfill(hold bool) error {
+	verb := "unset"
+	if hold {
+		verb = "set"
+	}
+	for _, flag := range backfillFlags {
+		if _, err := r.cephCLI(r.ctx, "osd", verb, flag); err != nil {
+			return err
+		}
+	}
+	r.step("ceph osd %s %s", verb, strings.Join(backfillFlags, ", "))
+	return nil
 }
 
 // osdInUp reads osd.id's in and up flags from Ceph's OSD map.
