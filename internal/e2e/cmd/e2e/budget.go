@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -29,6 +30,7 @@ import (
 func (r *run) cephBudgetMatches() error {
 	return testenv.Eventually(r.ctx, 5*time.Minute, func(ctx context.Context) error {
 		wantPools, wantRules, wantPGCopies, stores, rgwRootRules := 0, 1, 0, 0, 0
+		var says []string // each consumer's pgCopies, for the error
 		for _, kind := range []string{"BlockStorage", "FileStorage", "ObjectStorage"} {
 			list := &unstructured.UnstructuredList{}
 			list.SetAPIVersion("ceph.fundament.io/v1alpha1")
@@ -46,6 +48,7 @@ func (r *run) cephBudgetMatches() error {
 				wantPools += int(pools)
 				wantRules += int(rules)
 				wantPGCopies += int(pgCopies)
+				says = append(says, fmt.Sprintf("%s %s %d", kind, c.GetName(), pgCopies))
 				if kind == "ObjectStorage" {
 					stores++
 					// .rgw.root follows the store's metadata pools, rule
@@ -69,20 +72,21 @@ func (r *run) cephBudgetMatches() error {
 		if err := r.cephJSON(ctx, &rules, "osd", "crush", "rule", "ls"); err != nil {
 			return err
 		}
-		var pools []string
+		var pools, held []string
 		pgCopies := 0
 		for _, p := range details {
 			if p.Name == ".mgr" {
 				continue
 			}
 			pools = append(pools, p.Name)
+			held = append(held, fmt.Sprintf("%s %d×%d", p.Name, p.PGNumTarget, p.Size))
 			if p.Name != ".rgw.root" {
 				pgCopies += p.PGNumTarget * p.Size
 			}
 		}
 		if len(pools) != wantPools || len(rules) != wantRules || pgCopies != wantPGCopies {
-			return fmt.Errorf("the consumers' cephBudget says %d pools (.mgr aside), %d CRUSH rules and %d PG copies (.rgw.root aside); Ceph holds %d pools %v, %d rules %v and %d PG copies",
-				wantPools, wantRules, wantPGCopies, len(pools), pools, len(rules), rules, pgCopies)
+			return fmt.Errorf("the consumers' cephBudget says %d pools (.mgr aside), %d CRUSH rules and %d PG copies (.rgw.root aside: %s); Ceph holds %d pools, %d rules %v and %d PG copies (pg_num_target × size: %s)",
+				wantPools, wantRules, wantPGCopies, strings.Join(says, ", "), len(pools), len(rules), rules, pgCopies, strings.Join(held, ", "))
 		}
 		r.step("Ceph holds %d pools, %d CRUSH rules and %d PG copies, as the consumers' cephBudget says: %v", len(pools), len(rules), pgCopies, rules)
 		return nil
