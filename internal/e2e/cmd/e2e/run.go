@@ -270,6 +270,13 @@ func lastLine(s string) string {
 }
 
 func (r *run) teardown() error {
+	// A run stopped by a signal (CI's timeout sends SIGTERM) still takes
+	// the cluster down: a machine left a node refuses the next run.
+	if r.ctx.Err() != nil {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.ctx), 3*time.Minute)
+		defer cancel()
+		r.ctx = ctx
+	}
 	if r.repoSrv != nil {
 		_ = r.repoSrv.Close()
 	}
