@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
-	"github.com/fundament-oss/ceph-rook/internal/testenv"
 )
 
 // cephBudgetMatches compares what the consumers' status.cephBudget says
@@ -32,7 +30,7 @@ import (
 // budget counts it at 32, its creation (the most it holds); such a pool is
 // counted here as Rook made it.
 func (r *run) cephBudgetMatches() error {
-	return testenv.Eventually(r.ctx, 5*time.Minute, func(ctx context.Context) error {
+	return r.until(5*time.Minute, func(ctx context.Context) error {
 		wantPools, wantRules, wantPGCopies, stores, rgwRootRules := 0, 1, 0, 0, 0
 		var says []string // each consumer's pgCopies, for the error
 		for _, kind := range []string{"BlockStorage", "FileStorage", "ObjectStorage"} {

@@ -11,9 +11,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/fundament-oss/ceph-rook/internal/testenv"
 )
 
 // ceph makes real OSDs from a DiskPool of the first node's loop Disks (the
@@ -50,7 +49,7 @@ func (r *run) ceph() error {
 
 // waitOSDsUp waits until Ceph counts want OSDs up and in.
 func (r *run) waitOSDsUp(want int) error {
-	err := testenv.Eventually(r.ctx, 15*time.Minute, func(ctx context.Context) error {
+	err := r.until(15*time.Minute, func(ctx context.Context) error {
 		var stat struct {
 			Up int `json:"num_up_osds"`
 			In int `json:"num_in_osds"`
@@ -74,10 +73,49 @@ func (r *run) waitOSDsUp(want int) error {
 // cephConfig would): OSDs aim at 1 GiB of memory each instead of 4 (six
 // OSDs share 24 GiB with everything else; 896 MiB is Ceph's floor), and the
 // mons warn about their disk below 5 % free instead of 30 % (the machine's
-// one disk holds the mons' stores and everything else).
+// one disk holds the mons' stores and everything else), and a heartbeat
+// between OSDs counts as slow from 10 s instead of 1 s (5 % of the 20 s
+// osd_heartbeat_grace). The OSDs' "network" is a bridge inside one 2-core
+// machine that runs three nodes at a load near 18 while Ceph moves PGs: a
+// ping answered after 5 s there is a starved process, not a network fault,
+// and it raised OSD_SLOW_PING_TIME_BACK/FRONT (seen at 5 s, failing a
+// HEALTH_OK wait). The OSDs compare their pings with it and the manager's
+// health check reads it too, hence global. 10 s stays under the grace, so
+// an OSD Ceph is about to mark down still warns first.
 var cephSettings = [][3]string{
 	{"osd", "osd_memory_target", "1073741824"},
 	{"mon", "mon_data_avail_warn", "5"},
+	{"global", "mon_warn_on_slow_ping_time", "10000"},
+}
+
+// probedDaemons are the daemons whose kubelet probes the e2e turns off in
+// the CephCluster (spec.healthCheck, an administrator's edit the plugin
+// leaves alone: it writes only the fields its configuration owns). Rook
+// probes each of them every 10 s with `ceph --admin-daemon`, a Python
+// process of about a CPU-second here: eleven daemons kept most of a core
+// busy, and at the load that made the probes time out (5 s) the kubelet
+// killed mon-a, mgr-a and both running OSDs in the middle of the join
+// phase, which made it slower still. A daemon that crashes is restarted
+// all the same: its container exits.
+var probedDaemons = []string{"mon", "mgr", "osd"}
+
+// disableDaemonProbes turns off the liveness and startup probes of
+// probedDaemons, before Rook creates the daemons.
+func (r *run) disableDaemonProbes() error {
+	off := map[string]any{}
+	for _, d := range probedDaemons {
+		off[d] = map[string]any{"disabled": true}
+	}
+	cluster, err := r.cephCluster(r.ctx)
+	if err != nil {
+		return err
+	}
+	patch := map[string]any{"spec": map[string]any{"healthCheck": map[string]any{"livenessProbe": off, "startupProbe": off}}}
+	if err := r.c.Patch(r.ctx, cluster, client.RawPatch(types.MergePatchType, mustJSON(patch))); err != nil {
+		return err
+	}
+	r.step("CephCluster: liveness and startup probes of %v off (spec.healthCheck)", probedDaemons)
+	return nil
 }
 
 func (r *run) tuneCeph() error {
@@ -212,7 +250,7 @@ func (r *run) waitPhase(obj *unstructured.Unstructured, phase string, timeout ti
 
 // waitPhaseSaying is waitPhase for a phase whose message contains text.
 func (r *run) waitPhaseSaying(obj *unstructured.Unstructured, phase, text string, timeout time.Duration) error {
-	return testenv.Eventually(r.ctx, timeout, func(ctx context.Context) error {
+	return r.until(timeout, func(ctx context.Context) error {
 		if err := r.c.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
 			return err
 		}

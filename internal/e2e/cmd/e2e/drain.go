@@ -11,8 +11,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/fundament-oss/ceph-rook/internal/testenv"
 )
 
 // drain retires a disk of a cluster that keeps three copies on three
@@ -158,7 +156,7 @@ func (r *run) abortOnFailure(ret *unstructured.Unstructured) error {
 	if err := r.holdBackfill(false); err != nil {
 		return err
 	}
-	err = testenv.Eventually(r.ctx, 5*time.Minute, func(ctx context.Context) error {
+	err = r.until(5*time.Minute, func(ctx context.Context) error {
 		in, up, err := r.osdInUp(int(id))
 		if err != nil {
 			return err
@@ -195,7 +193,7 @@ func (r *run) abortOnFailure(ret *unstructured.Unstructured) error {
 	if err := r.c.Delete(r.ctx, ret); err != nil {
 		return err
 	}
-	return testenv.Eventually(r.ctx, 2*time.Minute, func(ctx context.Context) error {
+	return r.until(2*time.Minute, func(ctx context.Context) error {
 		if err := r.c.Get(ctx, client.ObjectKeyFromObject(ret), ret); !apierrors.IsNotFound(err) {
 			return fmt.Errorf("the failed retirement is still there (%v)", err)
 		}
@@ -247,7 +245,7 @@ func (r *run) osdInUp(id int) (in, up int, err error) {
 func (r *run) followRetirement(ret *unstructured.Unstructured, timeout time.Duration, during func(context.Context) error) (int, error) {
 	var last string
 	var ended error // a terminal phase other than Retired, or during's failure
-	err := testenv.Eventually(r.ctx, timeout, func(ctx context.Context) error {
+	err := r.until(timeout, func(ctx context.Context) error {
 		if err := r.c.Get(ctx, client.ObjectKeyFromObject(ret), ret); err != nil {
 			return err
 		}
@@ -315,7 +313,7 @@ func (r *run) osdGoneFromCeph(id int) error {
 
 // noCephJobsLeft: the plugin deleted every Ceph Job once it read it.
 func (r *run) noCephJobsLeft() error {
-	return testenv.Eventually(r.ctx, time.Minute, func(ctx context.Context) error {
+	return r.until(time.Minute, func(ctx context.Context) error {
 		out, err := r.kubectlOut("-n", "rook-ceph", "get", "jobs", "-l", "app=ceph-rook-ceph-job", "-o", "name")
 		if err != nil {
 			return err
@@ -335,7 +333,7 @@ func (r *run) osdStaysGone(id int, node string) error {
 	if _, err := r.kubectlOut("-n", "rook-ceph", "delete", "pod", "-l", "app=rook-ceph-operator", "--wait=false"); err != nil {
 		return err
 	}
-	err := testenv.Eventually(r.ctx, 10*time.Minute, func(ctx context.Context) error {
+	err := r.until(10*time.Minute, func(ctx context.Context) error {
 		out, err := r.kubectlOut("-n", "rook-ceph", "get", "jobs", "-l", "app=rook-ceph-osd-prepare", "-o",
 			`jsonpath={range .items[*]}{.metadata.labels.ceph\.rook\.io/pvc}{.spec.template.spec.nodeSelector.kubernetes\.io/hostname} {.metadata.creationTimestamp} {.status.succeeded}{"\n"}{end}`)
 		if err != nil {

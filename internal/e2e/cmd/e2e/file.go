@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"time"
-
-	"github.com/fundament-oss/ceph-rook/internal/testenv"
 )
 
 // file makes a real CephFS from a FileStorage: its pools sized as the
@@ -20,7 +18,7 @@ func (r *run) file() error {
 		return err
 	}
 	// Rook starts the daemons before Ceph has assigned them ranks.
-	if err := testenv.Eventually(r.ctx, 5*time.Minute, func(ctx context.Context) error {
+	if err := r.until(5*time.Minute, func(ctx context.Context) error {
 		active, standby, err := r.metadataServers(ctx, "cephfs-e2e")
 		if err != nil {
 			return err

@@ -20,7 +20,6 @@ import (
 	"github.com/fundament-oss/ceph-rook/internal/browser"
 	"github.com/fundament-oss/ceph-rook/internal/devconsole"
 	"github.com/fundament-oss/ceph-rook/internal/pluginproc"
-	"github.com/fundament-oss/ceph-rook/internal/testenv"
 )
 
 // The object step's workload: its namespace (restricted, as an
@@ -65,7 +64,7 @@ func (r *run) object() error {
 
 // gatewayRunning waits for the store's RGW pod and names its Service.
 func (r *run) gatewayRunning(storeName string) error {
-	err := testenv.Eventually(r.ctx, 5*time.Minute, func(ctx context.Context) error {
+	err := r.until(5*time.Minute, func(ctx context.Context) error {
 		var pods corev1.PodList
 		if err := r.c.List(ctx, &pods, client.InNamespace("rook-ceph"), client.MatchingLabels{"app": "rook-ceph-rgw", "rook_object_store": storeName}); err != nil {
 			return err
@@ -145,7 +144,7 @@ func (r *run) claimBucketInConsole() ([]corev1.EnvFromSource, error) {
 // createAfresh creates pod, first deleting one of its name that an earlier
 // run on the same cluster (-from) left.
 func (r *run) createAfresh(pod *corev1.Pod) error {
-	err := testenv.Eventually(r.ctx, 2*time.Minute, func(ctx context.Context) error {
+	err := r.until(2*time.Minute, func(ctx context.Context) error {
 		err := r.c.Delete(ctx, pod.DeepCopy(), client.GracePeriodSeconds(0))
 		if apierrors.IsNotFound(err) {
 			return nil
@@ -187,7 +186,7 @@ func (r *run) waitClaimBound() error {
 	claim := &unstructured.Unstructured{}
 	claim.SetAPIVersion("objectbucket.io/v1alpha1")
 	claim.SetKind("ObjectBucketClaim")
-	err := testenv.Eventually(r.ctx, 5*time.Minute, func(ctx context.Context) error {
+	err := r.until(5*time.Minute, func(ctx context.Context) error {
 		if err := r.c.Get(ctx, client.ObjectKey{Namespace: appsNamespace, Name: claimName}, claim); err != nil {
 			return err
 		}
@@ -245,7 +244,7 @@ func (r *run) runS3Workload(name string, args ...string) (string, error) {
 	if err := r.createAfresh(pod); err != nil {
 		return "", err
 	}
-	err := testenv.Eventually(r.ctx, 3*time.Minute, func(ctx context.Context) error {
+	err := r.until(3*time.Minute, func(ctx context.Context) error {
 		if err := r.c.Get(ctx, client.ObjectKeyFromObject(pod), pod); err != nil {
 			return err
 		}

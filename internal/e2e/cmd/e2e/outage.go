@@ -13,7 +13,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fundament-oss/ceph-rook/internal/browser"
-	"github.com/fundament-oss/ceph-rook/internal/testenv"
 )
 
 // outage stops a node that holds OSDs (cluster.sh stop-node: kubelet,
@@ -85,7 +84,7 @@ func (r *run) outage() error {
 
 // waitOSDsDown waits until Ceph marks every one of osds down.
 func (r *run) waitOSDsDown(osds []int) error {
-	return testenv.Eventually(r.ctx, 5*time.Minute, func(ctx context.Context) error {
+	return r.until(5*time.Minute, func(ctx context.Context) error {
 		p, err := r.readPlacement(ctx)
 		if err != nil {
 			return err
@@ -103,7 +102,7 @@ func (r *run) waitOSDsDown(osds []int) error {
 // prints its checks.
 func (r *run) waitHealthChecks(start time.Time, want ...string) error {
 	var checks map[string]string
-	err := testenv.Eventually(r.ctx, 5*time.Minute, func(ctx context.Context) error {
+	err := r.until(5*time.Minute, func(ctx context.Context) error {
 		status, current, err := r.cephHealth(ctx)
 		if err != nil {
 			return err
@@ -150,7 +149,7 @@ func (r *run) cephHealth(ctx context.Context) (string, map[string]string, error)
 // heartbeat for the node monitor's grace period), so that no new pod lands
 // there.
 func (r *run) waitNodeNotReady(node string) error {
-	return testenv.Eventually(r.ctx, 3*time.Minute, func(ctx context.Context) error {
+	return r.until(3*time.Minute, func(ctx context.Context) error {
 		var n corev1.Node
 		if err := r.c.Get(ctx, client.ObjectKey{Name: node}, &n); err != nil {
 			return err
@@ -175,7 +174,7 @@ func (r *run) waitNodeNotReady(node string) error {
 func (r *run) reportsSayWhatCephSays() error {
 	var names []string
 	var osdDown string
-	err := testenv.Eventually(r.ctx, 5*time.Minute, func(ctx context.Context) error {
+	err := r.until(5*time.Minute, func(ctx context.Context) error {
 		cluster, err := r.cephCluster(ctx)
 		if err != nil {
 			return err
@@ -197,7 +196,7 @@ func (r *run) reportsSayWhatCephSays() error {
 		return err
 	}
 	r.step("CephCluster rook-ceph/rook-ceph status: HEALTH_WARN, %v, OSD_DOWN %q as Ceph says", names, osdDown)
-	err = testenv.Eventually(r.ctx, 3*time.Minute, func(ctx context.Context) error {
+	err = r.until(3*time.Minute, func(ctx context.Context) error {
 		status, err := r.installationStatus(ctx)
 		if err != nil {
 			return err

@@ -9,8 +9,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/fundament-oss/ceph-rook/internal/testenv"
 )
 
 // replace adds a new disk to the last node (a loop device plugged in while
@@ -71,7 +69,7 @@ func (r *run) plugDisk(node string) (string, error) {
 		return "", err
 	}
 	var name string
-	err = testenv.Eventually(r.ctx, 5*time.Minute, func(ctx context.Context) error {
+	err = r.until(5*time.Minute, func(ctx context.Context) error {
 		disks, err := r.listDisks(ctx)
 		if err != nil {
 			return err

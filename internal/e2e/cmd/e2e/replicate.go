@@ -16,7 +16,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fundament-oss/ceph-rook/internal/e2e/payload"
-	"github.com/fundament-oss/ceph-rook/internal/testenv"
 )
 
 // consumerKinds are the kinds of the e2e's consumers, each named e2e.
@@ -111,7 +110,7 @@ func (r *run) contribute(nodes []string, reason, change string) error {
 	}
 	var resized time.Duration
 	var after *placement
-	err = testenv.Eventually(r.ctx, 20*time.Minute, func(ctx context.Context) error {
+	err = r.until(20*time.Minute, func(ctx context.Context) error {
 		p, err := r.readPlacement(ctx)
 		if err != nil {
 			return err
@@ -143,7 +142,7 @@ func (r *run) contribute(nodes []string, reason, change string) error {
 // on domain, with a ReplicationChanged condition of reason that names them.
 func (r *run) consumersReplicate(size int, domain, reason string) error {
 	var said any
-	err := testenv.Eventually(r.ctx, 5*time.Minute, func(ctx context.Context) error {
+	err := r.until(5*time.Minute, func(ctx context.Context) error {
 		for _, kind := range consumerKinds {
 			c := object(kind, "e2e", nil)
 			if err := r.c.Get(ctx, client.ObjectKeyFromObject(c), c); err != nil {
@@ -248,7 +247,7 @@ func (r *run) radosIO(stdin *bytes.Reader, args ...string) ([]byte, error) {
 // finding and archived on the way (reportCrashes).
 func (r *run) waitHealthOK(timeout time.Duration) error {
 	start := time.Now()
-	err := testenv.Eventually(r.ctx, timeout, func(ctx context.Context) error {
+	err := r.until(timeout, func(ctx context.Context) error {
 		status, checks, err := r.cephHealth(ctx)
 		if err != nil {
 			return err

@@ -12,8 +12,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/fundament-oss/ceph-rook/internal/testenv"
 )
 
 // retire previews the retirement of one loop Disk against the real Rook
@@ -58,7 +56,7 @@ func (r *run) retire() error {
 	if err := r.c.Delete(r.ctx, ret); err != nil {
 		return err
 	}
-	return testenv.Eventually(r.ctx, time.Minute, func(ctx context.Context) error {
+	return r.until(time.Minute, func(ctx context.Context) error {
 		if err := r.c.Get(ctx, client.ObjectKeyFromObject(ret), ret); !apierrors.IsNotFound(err) {
 			return fmt.Errorf("the refused retirement is still there (%v)", err)
 		}

@@ -74,6 +74,9 @@ type run struct {
 	// findings are what the run saw go wrong without failing it (a
 	// daemon's crash), repeated at its end.
 	findings []string
+	// phaseStart is when the running phase began: each step prints its
+	// offset, so a slow phase shows which of its steps took the time.
+	phaseStart time.Time
 }
 
 func newRun(ctx context.Context) (*run, error) {
@@ -122,6 +125,7 @@ func (r *run) phase(name string, fn func() error) error {
 		r.memory.enter(name)
 	}
 	start := time.Now()
+	r.phaseStart = start
 	err := fn()
 	status := "ok"
 	if err != nil {
@@ -132,7 +136,16 @@ func (r *run) phase(name string, fn func() error) error {
 }
 
 func (r *run) step(format string, args ...any) {
-	fmt.Fprintf(os.Stderr, "e2e:     "+format+"\n", args...)
+	fmt.Fprintf(os.Stderr, "e2e: %6s "+format+"\n", append([]any{sinceShort(r.phaseStart)}, args...)...)
+}
+
+// sinceShort is the time since start as the step lines print it: whole
+// seconds, "" before the first phase.
+func sinceShort(start time.Time) string {
+	if start.IsZero() {
+		return ""
+	}
+	return time.Since(start).Round(time.Second).String()
 }
 
 // sh runs a command in the repository, its output on stderr; it returns
@@ -483,7 +496,7 @@ func (r *run) importImage(node, name, archive string) (string, error) {
 // again until every kind is known (a CRD in the same manifests is served
 // only once it is established).
 func (r *run) apply(manifests string) error {
-	return testenv.Eventually(r.ctx, time.Minute, func(ctx context.Context) error {
+	return r.until(time.Minute, func(ctx context.Context) error {
 		cmd := exec.CommandContext(ctx, r.kubectl, r.kubectlArgs("apply", "-f", "-")...)
 		cmd.Stdin = strings.NewReader(manifests)
 		out, err := cmd.CombinedOutput()
@@ -497,7 +510,7 @@ func (r *run) apply(manifests string) error {
 // waitInstallation waits for the installation's status.phase.
 func (r *run) waitInstallation(phase string, timeout time.Duration) (map[string]any, error) {
 	var status map[string]any
-	err := testenv.Eventually(r.ctx, timeout, func(ctx context.Context) error {
+	err := r.until(timeout, func(ctx context.Context) error {
 		var err error
 		if status, err = r.installationStatus(ctx); err != nil {
 			return err
@@ -592,11 +605,14 @@ func giveDevice(node, dev string) error {
 // node's loop devices, as that node's discovery daemon probed them, as
 // Available Disks of that node.
 func (r *run) rook() error {
+	if err := r.disableDaemonProbes(); err != nil {
+		return err
+	}
 	if _, err := r.kubectlOut("-n", "rook-ceph", "rollout", "status", "deployment/rook-ceph-operator", "--timeout=5m"); err != nil {
 		return err
 	}
 	r.step("Rook's operator is running")
-	return testenv.Eventually(r.ctx, 5*time.Minute, func(ctx context.Context) error {
+	return r.until(5*time.Minute, func(ctx context.Context) error {
 		disks, err := r.listDisks(ctx)
 		if err != nil {
 			return err

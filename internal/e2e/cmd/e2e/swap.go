@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
-	"github.com/fundament-oss/ceph-rook/internal/testenv"
 )
 
 // swap trades the kernel names of node A's two disks under the running
@@ -92,7 +90,7 @@ func (r *run) swapLoops(node, first, second string, osds ...int) error {
 			return err
 		}
 	}
-	err := testenv.Eventually(r.ctx, 5*time.Minute, func(ctx context.Context) error {
+	err := r.until(5*time.Minute, func(ctx context.Context) error {
 		for _, id := range osds {
 			out, err := r.kubectlOut("-n", "rook-ceph", "get", "pod", "-l", "ceph-osd-id="+strconv.Itoa(id), "-o", "name")
 			if err != nil {
@@ -125,7 +123,7 @@ func (r *run) swapLoops(node, first, second string, osds ...int) error {
 	}
 	// A device something still holds open is only detached when it is
 	// closed: wait for both to be free.
-	err = testenv.Eventually(r.ctx, time.Minute, func(ctx context.Context) error {
+	err = r.until(time.Minute, func(ctx context.Context) error {
 		out, err := r.sh("losetup", "--list", "--noheadings", "--output", "NAME")
 		if err != nil {
 			return err
