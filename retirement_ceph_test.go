@@ -196,7 +196,7 @@ func TestParseCephFacts(t *testing.T) {
 	}
 }
 
-// The probe (cephjob/probe.py) run by python3 against a fake ceph that
+// The probe (cephjob/probe.py) run by python3 against a fake librados that
 // answers with Ceph's formats (testdata/ceph): what it prints parses, and
 // says what the answers said.
 func TestProbeScript(t *testing.T) {
@@ -204,27 +204,43 @@ func TestProbeScript(t *testing.T) {
 	require.NoError(t, err, "the probe runs in Rook's image with python3; its test needs one too")
 	data, err := filepath.Abs("testdata/ceph")
 	require.NoError(t, err)
-	bin := t.TempDir()
-	fake := `#!/bin/sh
-# the connection flags first, -f json last
-while [ "$1" = --conf ] || [ "$1" = --keyring ] || [ "$1" = --name ]; do shift 2; done
-case "$*" in
-"health -f json") cat ` + data + `/health.json ;;
-"osd dump -f json") cat ` + data + `/osd_dump.json ;;
-"osd crush rule dump -f json") cat ` + data + `/crush_rule_dump.json ;;
-"osd df tree -f json") cat ` + data + `/osd_df_tree.json ;;
-"pg stat -f json") cat ` + data + `/pg_stat.json ;;
-"osd metadata 1 -f json") cat ` + data + `/osd_metadata_1.json ;;
-"osd safe-to-destroy 1 -f json") echo '{"safe_to_destroy":[],"active":[1],"missing_stats":[],"stored_pgs":[]}' ;;
-"osd safe-to-destroy 1") echo "Error EBUSY: OSD(s) 1 have 12 pgs currently mapped to them." >&2; exit 16 ;;
-"config get mon mon_max_pg_per_osd") echo 250 ;;
-"config get osd osd_max_pg_per_osd_hard_ratio") echo 3.000000 ;;
-*) echo "fake ceph: unexpected: $*" >&2; exit 22 ;;
-esac
+	lib := t.TempDir()
+	// A fake librados: each command, as the probe sends it (its JSON with
+	// sorted keys) to the daemon that answers it, gets Ceph's answer; any
+	// other fails as Ceph would an unknown command.
+	fake := `import json, os
+DATA = os.environ["FAKE_CEPH_DATA"]
+def data(name):
+    return 0, open(os.path.join(DATA, name), "rb").read(), ""
+ANSWERS = {
+    ("mon", '{"format": "json", "prefix": "health"}'): data("health.json"),
+    ("mon", '{"format": "json", "prefix": "osd dump"}'): data("osd_dump.json"),
+    ("mon", '{"format": "json", "prefix": "osd crush rule dump"}'): data("crush_rule_dump.json"),
+    ("mgr", '{"format": "json", "output_method": "tree", "prefix": "osd df"}'): data("osd_df_tree.json"),
+    ("mgr", '{"format": "json", "prefix": "pg stat"}'): data("pg_stat.json"),
+    ("mon", '{"format": "json", "id": 1, "prefix": "osd metadata"}'): data("osd_metadata_1.json"),
+    ("mgr", '{"ids": ["1"], "prefix": "osd safe-to-destroy"}'): (-16, b"", "OSD(s) 1 have 12 pgs currently mapped to them."),
+    ("mon", '{"key": "mon_max_pg_per_osd", "prefix": "config get", "who": "mon"}'): (0, b"250\n", ""),
+    ("mon", '{"key": "osd_max_pg_per_osd_hard_ratio", "prefix": "config get", "who": "osd"}'): (0, b"3.000000\n", ""),
+}
+class Rados:
+    def __init__(self, conffile, name, conf):
+        assert (conffile, name, conf) == ("/tmp/ceph.conf", "client.admin", {"keyring": "/tmp/keyring"}), (conffile, name, conf)
+    def connect(self, timeout=0):
+        pass
+    def shutdown(self):
+        pass
+    def answer(self, daemon, cmd):
+        key = (daemon, json.dumps(json.loads(cmd), sort_keys=True))
+        return ANSWERS.get(key, (-22, b"", "fake librados: unexpected %s command %s" % key))
+    def mon_command(self, cmd, inbuf, timeout=0):
+        return self.answer("mon", cmd)
+    def mgr_command(self, cmd, inbuf, timeout=0):
+        return self.answer("mgr", cmd)
 `
-	require.NoError(t, os.WriteFile(filepath.Join(bin, "ceph"), []byte(fake), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(lib, "rados.py"), []byte(fake), 0o644))
 	cmd := exec.Command(python, "-c", probeScript, "1", "--conf", "/tmp/ceph.conf", "--keyring", "/tmp/keyring", "--name", "client.admin")
-	cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"))
+	cmd.Env = append(os.Environ(), "PYTHONPATH="+lib, "FAKE_CEPH_DATA="+data)
 	out, err := cmd.Output()
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {
@@ -250,7 +266,7 @@ esac
 	}, f.Hosts)
 	assert.Equal(t, CephOSD{ID: 1, Exists: true, UUID: "1b7e2f4c-1f0a-4d3e-9c1a-6a1d2b3c4d51", In: true, DevNode: "/dev/loop3", Devices: "loop3"}, withoutSafe(f.OSD))
 	assert.Equal(t, 16, f.OSD.SafeToDestroy.RC)
-	assert.Contains(t, f.OSD.SafeToDestroy.Message, "have 12 pgs currently mapped")
+	assert.Equal(t, "Error EBUSY: OSD(s) 1 have 12 pgs currently mapped to them.", f.OSD.SafeToDestroy.Message, "as the ceph CLI says it")
 	assert.False(t, f.SafeToDestroy())
 }
 
