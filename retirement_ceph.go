@@ -251,7 +251,28 @@ func cephSettling(f CephFacts, osd int) string {
 	if !f.AllPGsActiveClean() {
 		busy = append(busy, f.PGsNotActiveClean())
 	}
+	if len(busy) == 0 {
+		busy = trailingPGChecks(f)
+	}
 	return strings.Join(busy, ", ")
+}
+
+// pgStateChecks are the health checks Ceph derives from its PGs' states.
+var pgStateChecks = []string{"PG_AVAILABILITY", "PG_DEGRADED"}
+
+// trailingPGChecks are the pgStateChecks Ceph's health still raises while
+// every PG is active+clean: the health the monitors serve trails the PG
+// states the manager reports by a few seconds (seen on real Ceph: a
+// replacement's OSD had just taken its PGs, "3 pgs degraded" in the health,
+// every PG active+clean in pg stat, in the same probe).
+func trailingPGChecks(f CephFacts) []string {
+	var trailing []string
+	for _, name := range pgStateChecks {
+		if msg, ok := f.Health.Checks[name]; ok {
+			trailing = append(trailing, fmt.Sprintf("%s still reported (%s) while every PG is active+clean", name, msg))
+		}
+	}
+	return trailing
 }
 
 // missingOSD is an OSD Ceph has that is not up and in, and its host.

@@ -159,8 +159,11 @@ func TestCephSettling(t *testing.T) {
 			f.Health.Checks["OSD_NEARFULL"] = "1 nearfull osd(s)"
 		}), ""},
 		{"HEALTH_ERR", with(func(f *CephFacts) { restarting(f); f.Health.Status = "HEALTH_ERR" }), ""},
-		{"every PG active+clean: nothing to wait for", with(func(f *CephFacts) {
-			f.Health.Status, f.Health.Checks = "HEALTH_WARN", map[string]string{"PG_DEGRADED": "stale summary"}
+		{"every PG active+clean, the health not caught up yet", with(func(f *CephFacts) {
+			f.Health.Status, f.Health.Checks = "HEALTH_WARN", map[string]string{"PG_DEGRADED": "3 pgs degraded"}
+		}), "PG_DEGRADED still reported (3 pgs degraded) while every PG is active+clean"},
+		{"every PG active+clean, a warning of another kind", with(func(f *CephFacts) {
+			f.Health.Status, f.Health.Checks = "HEALTH_WARN", map[string]string{"POOL_NO_REDUNDANCY": "1 pool(s) have no replicas configured"}
 		}), ""},
 	}
 	for _, tc := range tests {
