@@ -1,10 +1,9 @@
 # The plugin's probe of Ceph for one OSD (cephjob.go runs it in Rook's own
 # image, with Rook's admin credentials, as a Job). It only reads: every
 # command is a query, through librados, of what `ceph ... -f json` would
-# print, and it prints one JSON object of the
-# fields the plugin decides on (cephfacts.go), small enough for a container's
-# termination message (4096 bytes; Kubernetes cuts the rest). No decision is
-# made here.
+# print, and it prints one JSON object of the fields the plugin decides on
+# (cephfacts.go), small enough for a container's termination message (4096
+# bytes; Kubernetes cuts the rest). No decision is made here.
 import errno
 import json
 import sys

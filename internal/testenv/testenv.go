@@ -268,8 +268,15 @@ func Run(m *testing.M, opts Options, env **Env) {
 // Eventually polls cond until it returns nil or the timeout passes, and
 // returns the last error. Tests use it for what controllers do in time.
 func Eventually(ctx context.Context, timeout time.Duration, cond func(context.Context) error) error {
+	return Poll(ctx, timeout, func(time.Duration) time.Duration { return 100 * time.Millisecond }, cond)
+}
+
+// Poll is Eventually with the pause after each call of cond chosen by gap
+// from how long that call took.
+func Poll(ctx context.Context, timeout time.Duration, gap func(took time.Duration) time.Duration, cond func(context.Context) error) error {
 	deadline := time.Now().Add(timeout)
 	for {
+		start := time.Now()
 		err := cond(ctx)
 		if err == nil {
 			return nil
@@ -280,7 +287,7 @@ func Eventually(ctx context.Context, timeout time.Duration, cond func(context.Co
 		select {
 		case <-ctx.Done():
 			return errors.Join(ctx.Err(), err)
-		case <-time.After(100 * time.Millisecond):
+		case <-time.After(gap(time.Since(start))):
 		}
 	}
 }

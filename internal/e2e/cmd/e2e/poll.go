@@ -2,9 +2,9 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"time"
+
+	"github.com/fundament-oss/ceph-rook/internal/testenv"
 )
 
 // The e2e's waits poll what Ceph and the API server say. Most of what they
@@ -29,20 +29,5 @@ func pollGap(took time.Duration) time.Duration {
 // until calls cond until it returns nil, pausing pollGap between calls,
 // and fails with cond's last error once timeout has passed.
 func (r *run) until(timeout time.Duration, cond func(context.Context) error) error {
-	deadline := time.Now().Add(timeout)
-	for {
-		start := time.Now()
-		err := cond(r.ctx)
-		if err == nil {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("after %s: %w", timeout, err)
-		}
-		select {
-		case <-r.ctx.Done():
-			return errors.Join(r.ctx.Err(), err)
-		case <-time.After(pollGap(time.Since(start))):
-		}
-	}
+	return testenv.Poll(r.ctx, timeout, pollGap, cond)
 }
