@@ -81,20 +81,24 @@ EOT
 }
 
 # start NAME CMD...: runs CMD in the background with its log in $STATE/logs
-# and records its PID.
+# and records its PID. CMD gets a session of its own (setsid): a signal to
+# the e2e's process group (timeout(1) signals the whole group) must not
+# stop the daemons at once and out of order, which orphans containerd's
+# shims and their containers; `down` stops them in order instead.
 start() {
 	local name=$1
 	shift
-	"$@" >>"$STATE/logs/$name.log" 2>&1 &
+	setsid "$@" >>"$STATE/logs/$name.log" 2>&1 </dev/null &
 	echo "$name $!" >>"$STATE/pids"
 }
 
-# on_node I CMD...: CMD in node I's network and mount namespaces, under
-# its own hostname (a UTS namespace of its own).
+# on_node I sets NODE_EXEC to the command prefix that runs a command in
+# node I's network and mount namespaces, under its own hostname (a UTS
+# namespace of its own).
 on_node() {
 	local i=$1
-	shift
-	exec nsenter --net="/run/netns/$(netns "$i")" --mount="$(node_dir "$i")/mnt" unshare --uts sh -c 'hostname "$0" && exec "$@"' "$(node_name "$i")" "$@"
+	NODE_EXEC=(nsenter --net="/run/netns/$(netns "$i")" --mount="$(node_dir "$i")/mnt"
+		unshare --uts sh -c 'hostname "$0" && exec "$@"' "$(node_name "$i")")
 }
 
 # node_devices gives node i a mount namespace of its own whose /dev holds
@@ -228,7 +232,8 @@ EOT
 start_runtime() {
 	local i=$1 dir
 	dir=$(node_dir "$i")
-	start "containerd-$(node_name "$i")" on_node "$i" containerd --config "$dir/containerd/config.toml"
+	on_node "$i"
+	start "containerd-$(node_name "$i")" "${NODE_EXEC[@]}" containerd --config "$dir/containerd/config.toml"
 	wait_for "containerd of $(node_name "$i")" 30 ctr --address "$dir/containerd/containerd.sock" version
 }
 
@@ -237,9 +242,10 @@ start_node() {
 	local i=$1 dir name
 	dir=$(node_dir "$i")
 	name=$(node_name "$i")
-	start "kubelet-$name" on_node "$i" "$NODEBIN/kubelet" --config "$dir/kubelet.yaml" --kubeconfig "$STATE/kubelet-$name.kubeconfig" \
+	on_node "$i"
+	start "kubelet-$name" "${NODE_EXEC[@]}" "$NODEBIN/kubelet" --config "$dir/kubelet.yaml" --kubeconfig "$STATE/kubelet-$name.kubeconfig" \
 		--node-ip "$(node_ip "$i")" --hostname-override "$name" --root-dir "/var/lib/kubelet/$name" --cert-dir "$dir/kubelet-pki"
-	start "kube-proxy-$name" on_node "$i" "$NODEBIN/kube-proxy" --kubeconfig "$STATE/proxy.kubeconfig" --proxy-mode iptables \
+	start "kube-proxy-$name" "${NODE_EXEC[@]}" "$NODEBIN/kube-proxy" --kubeconfig "$STATE/proxy.kubeconfig" --proxy-mode iptables \
 		--conntrack-max-per-core 0 --cluster-cidr "$CLUSTER_CIDR" --hostname-override "$name"
 }
 
@@ -253,6 +259,9 @@ up() {
 	# never forms a quorum with this cluster's keys.
 	[[ ! -e /var/lib/rook ]] || die "/var/lib/rook exists: an earlier Ceph cluster's data (remove it, or run down)"
 	! ip link show "$BRIDGE" >/dev/null 2>&1 || die "bridge $BRIDGE exists: an earlier e2e cluster's (run down)"
+	local left
+	left=$(leftovers)
+	[[ -z $left ]] || die "an earlier e2e cluster is still on this machine (run down):"$'\n'"$left"
 	local pkgs=()
 	for bin in containerd:containerd runc:runc iptables:iptables conntrack:conntrack mmdebstrap:mmdebstrap losetup:mount nsenter:util-linux; do
 		command -v "${bin%%:*}" >/dev/null || pkgs+=("${bin##*:}")
@@ -352,6 +361,7 @@ up() {
 # record goes, so the name can be started again.
 stop() {
 	local pid
+	[[ -e "$STATE/pids" ]] || return 0
 	pid=$(awk -v n="$1" '$1 == n {print $2}' "$STATE/pids" | tail -n 1)
 	[[ -n $pid ]] || return 0
 	sed -i "/^$1 /d" "$STATE/pids"
@@ -405,31 +415,94 @@ start_node_again() {
 	log "node $1 is back"
 }
 
+# node_cgroups lists the cgroups the nodes' kubelets and containerds made
+# (each node's cgroup root, e2e-node-X, in every hierarchy), whether or not
+# $STATE still records the nodes.
+node_cgroups() {
+	find /sys/fs/cgroup -mindepth 2 -maxdepth 2 -type d -name 'e2e-node-*' 2>/dev/null
+}
+
+# cgroup_processes lists the PIDs left in the nodes' cgroups: containers
+# whose runtime died before it could stop them.
+cgroup_processes() {
+	local cgroups
+	mapfile -t cgroups < <(node_cgroups)
+	((${#cgroups[@]})) || return 0
+	find "${cgroups[@]}" -name cgroup.procs -exec cat {} + 2>/dev/null | sort -un
+}
+
+# leftovers lists what of an e2e cluster is still on the machine, read from
+# the machine rather than from $STATE (which a broken run may have lost):
+# processes with the state folder in their arguments (every daemon up
+# starts, and containerd's shims), processes in the nodes' cgroups, those
+# cgroups, the nodes' namespaces, the bridge, and mounts.
+leftovers() {
+	pgrep -a -f -- "$STATE/" | sed 's/^/process /'
+	cgroup_processes | sed 's/^/process in a node cgroup /'
+	node_cgroups | sed 's/^/cgroup /'
+	ip netns list 2>/dev/null | awk '$1 ~ /^e2e-node-/ {print "namespace " $1}'
+	ip link show "$BRIDGE" >/dev/null 2>&1 && echo "link $BRIDGE"
+	awk -v s="$STATE" '$2 ~ "^"s"/" || $2 ~ "^/var/lib/kubelet" {print "mount " $2}' /proc/mounts
+}
+
+# kill_leftovers ends what the orderly stops missed: daemons not in the
+# PID record (SIGTERM, SIGKILL after 10 s), then every process still in
+# the nodes' cgroups (SIGKILL: their runtime is gone, no one would stop
+# them otherwise), until the cgroups are empty.
+kill_leftovers() {
+	local t pids
+	pkill -f -- "$STATE/" 2>/dev/null
+	for ((t = 0; t < 50; t++)); do pgrep -f -- "$STATE/" >/dev/null || break; sleep 0.2; done
+	pkill -9 -f -- "$STATE/" 2>/dev/null
+	for ((t = 0; t < 50; t++)); do
+		pids=$(cgroup_processes)
+		[[ -n $pids ]] || return 0
+		# shellcheck disable=SC2086 # one PID a word
+		kill -9 $pids 2>/dev/null
+		sleep 0.2
+	done
+}
+
 down() {
-	[[ -e "$STATE/pids" ]] || { log "nothing is up ($STATE/pids is absent)"; return 0; }
+	local recorded=true
+	[[ -e "$STATE/pids" ]] || recorded=false
+	if ! $recorded && [[ -z $(leftovers) ]]; then
+		log "nothing is up ($STATE/pids is absent and nothing of a cluster is left)"
+		return 0
+	fi
 	# Best effort from here on: one step that finds nothing to undo must not
 	# stop the others.
 	set +e +o pipefail
 	ENVTEST="$CACHE_ROOT/envtest/k8s-v1.37.2-etcd-v3.7.3"
-	NODES=$(cat "$STATE/nodes.count" 2>/dev/null || echo 1)
-	local before
-	before=$(mktemp)
-	cp "$STATE/machine.before" "$before" 2>/dev/null
+	local before=""
+	if [[ -e "$STATE/machine.before" ]]; then
+		before=$(mktemp)
+		cp "$STATE/machine.before" "$before"
+	fi
 	# Pods first, so that the kubelets run CNI DEL and unmount their volumes.
 	if kctl get --raw /readyz >/dev/null 2>&1; then
 		kctl delete namespace --all --wait=false >/dev/null 2>&1 || true
 		kctl delete pods --all -A --grace-period=5 --timeout=60s >/dev/null 2>&1 || true
 	fi
-	local i
-	for ((i = 1; i <= NODES; i++)); do
-		stop "kube-proxy-$(node_name "$i")"
-		stop "kubelet-$(node_name "$i")"
+	# Every node that has a folder, whatever the count recorded.
+	local i nodes=()
+	for ((i = 1; i <= ${#LETTERS[@]}; i++)); do
+		[[ -d $(node_dir "$i") ]] && nodes+=("$i")
 	done
-	stop kube-scheduler
-	stop kube-controller-manager
-	for ((i = 1; i <= NODES; i++)); do stop_containers "$i"; done
-	stop kube-apiserver
-	stop etcd
+	if $recorded; then
+		for i in "${nodes[@]}"; do
+			stop "kube-proxy-$(node_name "$i")"
+			stop "kubelet-$(node_name "$i")"
+		done
+		stop kube-scheduler
+		stop kube-controller-manager
+	fi
+	for i in "${nodes[@]}"; do stop_containers "$i"; done
+	if $recorded; then
+		stop kube-apiserver
+		stop etcd
+	fi
+	kill_leftovers
 	# Mounts left by pods and snapshots, deepest first; the nodes' mount
 	# namespaces (their files under $STATE) and /dev folders with them.
 	awk -v s="$STATE" '$2 ~ "^"s || $2 ~ "^/var/lib/kubelet" || $2 ~ "^/run/netns/cni-" {print $2}' /proc/mounts |
@@ -437,26 +510,43 @@ down() {
 	rm -f /run/netns/cni-* 2>/dev/null
 	for ns in $(ip netns list 2>/dev/null | awk '/^cni-/ {print $1}'); do ip netns delete "$ns" 2>/dev/null || true; done
 	# A node's namespace takes its cni0, veths, routes and iptables with it.
-	for ((i = 1; i <= NODES; i++)); do ip netns delete "$(netns "$i")" 2>/dev/null || true; done
+	for ns in $(ip netns list 2>/dev/null | awk '/^e2e-node-/ {print $1}'); do ip netns delete "$ns" 2>/dev/null || true; done
 	ip link delete "$BRIDGE" 2>/dev/null || true
 	# `ip netns add` mounts /run/netns onto itself the first time.
-	grep -qx /run/netns "$before" || umount /run/netns 2>/dev/null
-	# The cgroups the kubelets and containerds made, deepest first.
-	for c in /sys/fs/cgroup/*/; do
-		for ((i = 1; i <= NODES; i++)); do
-			local root="${c}e2e-$(node_name "$i")"
-			[[ -d $root ]] && find "$root" -depth -type d -exec rmdir {} + 2>/dev/null
+	[[ -n $before ]] && ! grep -qx /run/netns "$before" && umount /run/netns 2>/dev/null
+	# The cgroups the kubelets and containerds made, deepest first; k8s.io
+	# only when up recorded that it was not there before.
+	local c
+	for c in $(node_cgroups); do find "$c" -depth -type d -exec rmdir {} + 2>/dev/null; done
+	if [[ -n $before ]]; then
+		for c in /sys/fs/cgroup/*/k8s.io; do
+			[[ -d $c ]] && ! grep -qx "$c" "$before" && find "$c" -depth -type d -exec rmdir {} + 2>/dev/null
 		done
-		[[ -d ${c}k8s.io ]] && ! grep -qx "${c%/}/k8s.io" "$before" && find "${c}k8s.io" -depth -type d -exec rmdir {} + 2>/dev/null
-	done
-	while read -r key value; do
+	fi
+	[[ -e "$STATE/sysctls" ]] && while read -r key value; do
 		[[ $value == - ]] || sysctl -q -w "$key=$value" >/dev/null 2>&1 || true
 	done <"$STATE/sysctls"
 	# The kubelets' links to their containers' logs (a fixed folder).
 	find /var/log/containers -maxdepth 1 -type l -lname "$STATE/*" -delete 2>/dev/null
-	grep -qx /var/log/containers "$before" || rmdir /var/log/containers 2>/dev/null
-	grep -qx /var/log/pods "$before" || rmdir /var/log/pods 2>/dev/null
+	if [[ -n $before ]]; then
+		grep -qx /var/log/containers "$before" || rmdir /var/log/containers 2>/dev/null
+		grep -qx /var/log/pods "$before" || rmdir /var/log/pods 2>/dev/null
+	fi
+	# What is still there keeps $STATE (its PID record and the machine as
+	# it was), so that another down can finish the job.
+	local left
+	left=$(leftovers)
+	if [[ -n $left ]]; then
+		log "down: left on the machine (kept $STATE for another down):"
+		echo "$left" >&2
+		rm -f "$before"
+		return 1
+	fi
 	rm -rf "$STATE" /var/lib/kubelet /var/lib/rook
+	if [[ -z $before ]]; then
+		log "down: nothing of the cluster is left (no record of the machine before up to compare with)"
+		return 0
+	fi
 	local changed
 	changed=$(diff "$before" <(machine))
 	rm -f "$before"

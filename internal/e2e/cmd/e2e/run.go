@@ -294,18 +294,32 @@ func (r *run) teardown() error {
 		_ = r.repoSrv.Close()
 	}
 	_, err := r.sh("hack/e2e/cluster.sh", "down")
-	// Found again rather than remembered, so a run that continued an
-	// earlier -keep run detaches that run's devices too.
-	loops, loopErr := r.attachedLoopDevices()
+	return errors.Join(err, r.detachLoopDevices())
+}
+
+// detachLoopDevices detaches the loop devices of the e2e's disk files and
+// removes the files once none is attached. Found again rather than
+// remembered, so a run that continued an earlier -keep run (or followed
+// one that was stopped halfway) detaches that run's devices too. A device
+// still open (an OSD a failed tear-down left running) is only marked to
+// detach when closed, so it is listed again and its file kept.
+func (r *run) detachLoopDevices() error {
+	loops, err := r.attachedLoopDevices()
+	if err != nil {
+		return err
+	}
 	for _, dev := range loops {
-		if _, detachErr := r.sh("losetup", "-d", dev.device); loopErr == nil {
-			loopErr = detachErr
+		if _, detachErr := r.sh("losetup", "-d", dev.device); err == nil {
+			err = detachErr
 		}
 	}
-	if loopErr == nil {
-		loopErr = os.RemoveAll(r.loopDir())
+	if err != nil {
+		return err
 	}
-	return errors.Join(err, loopErr)
+	if left, err := r.attachedLoopDevices(); err != nil || len(left) > 0 {
+		return errors.Join(err, fmt.Errorf("loop devices still attached (open): %v; their files are kept in %s", left, r.loopDir()))
+	}
+	return os.RemoveAll(r.loopDir())
 }
 
 func (r *run) loopDir() string { return filepath.Join(r.cache, "e2e", "loop") }
@@ -316,30 +330,39 @@ type loopDevice struct {
 	device string
 }
 
-// attachedLoopDevices are the loop devices backed by the e2e disk files.
+// attachedLoopDevices are the loop devices backed by the e2e disk files,
+// read from the kernel's list rather than found from the files: a run
+// stopped halfway may have removed a file its device still holds.
 func (r *run) attachedLoopDevices() ([]loopDevice, error) {
-	files, err := filepath.Glob(filepath.Join(r.loopDir(), "disk*.img"))
+	out, err := r.sh("losetup", "--list", "--noheadings", "--raw", "--output", "NAME,BACK-FILE")
 	if err != nil {
 		return nil, err
 	}
+	return parseLoopList(out, r.loopDir()), nil
+}
+
+// parseLoopList picks from `losetup --list --raw --output NAME,BACK-FILE`
+// the devices backed by dir's disk<N>.img, deleted or not (--raw escapes
+// the space before "(deleted)" as \x20).
+func parseLoopList(out, dir string) []loopDevice {
 	var devices []loopDevice
-	for _, file := range files {
+	for _, line := range strings.Split(out, "\n") {
+		device, file, ok := strings.Cut(strings.TrimSpace(line), " ")
+		if !ok {
+			continue
+		}
+		file = strings.TrimSuffix(file, `\x20(deleted)`)
+		if filepath.Dir(file) != dir {
+			continue
+		}
 		index, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(filepath.Base(file), "disk"), ".img"))
-		if err != nil {
+		if err != nil || !strings.HasPrefix(filepath.Base(file), "disk") || !strings.HasSuffix(file, ".img") {
 			continue // not one of ours
 		}
-		// losetup -j prints "/dev/loop0: [2049]:131 (/path/disk0.img)".
-		out, err := r.sh("losetup", "-j", file)
-		if err != nil {
-			return nil, err
-		}
-		for _, line := range strings.Split(out, "\n") {
-			if dev, _, ok := strings.Cut(line, ":"); ok {
-				devices = append(devices, loopDevice{index, dev})
-			}
-		}
+		devices = append(devices, loopDevice{index, device})
 	}
-	return devices, nil
+	slices.SortFunc(devices, func(a, b loopDevice) int { return a.index - b.index })
+	return devices
 }
 
 // findLoopDevices gives each node the loop devices of its disk files:
