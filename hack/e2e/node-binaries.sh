@@ -12,7 +12,6 @@ COREDNS_VERSION="${COREDNS_VERSION:-v1.15.0}"
 CACHE_ROOT="${CEPH_ROOK_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ceph-rook}"
 OUT="$CACHE_ROOT/e2e/bin/k8s-${K8S_VERSION}-coredns-${COREDNS_VERSION}"
 WORK="$CACHE_ROOT/e2e/src"
-ENVTEST_MOD="$CACHE_ROOT/envtest/src/kubernetes-$K8S_VERSION"
 
 log() { echo "hack/e2e: $*" >&2; }
 
@@ -24,38 +23,8 @@ for bin in kubelet kube-scheduler kube-proxy; do
 done
 
 if ((${#need_k8s[@]})); then
-	mod="$WORK/kubernetes-$K8S_VERSION"
-	if [[ ! -f "$mod/go.sum" ]]; then
-		[[ -f "$ENVTEST_MOD/go.mod" ]] || { log "run hack/envtest/build.sh first (its module pins the staging replaces)"; exit 1; }
-		log "preparing a module for the node binaries of k8s.io/kubernetes $K8S_VERSION"
-		mkdir -p "$mod"
-		# The envtest module already pins every staging module; start from it
-		# so only the node commands' extra dependencies are resolved.
-		sed 's/^module envtestbuild$/module nodebuild/' "$ENVTEST_MOD/go.mod" >"$mod/go.mod"
-		cp "$ENVTEST_MOD/go.sum" "$mod/go.sum"
-		cat >"$mod/tools.go" <<'GO'
-//go:build tools
-
-package tools
-
-import (
-	_ "k8s.io/kubernetes/cmd/kube-proxy"
-	_ "k8s.io/kubernetes/cmd/kube-scheduler"
-	_ "k8s.io/kubernetes/cmd/kubelet"
-)
-GO
-		(cd "$mod" && go mod tidy -e >/dev/null 2>"$mod/tidy.log" || { cat "$mod/tidy.log" >&2; exit 1; })
-	fi
-	minor="${K8S_VERSION#v1.}"; minor="${minor%%.*}"
-	ldflags=""
-	for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-		ldflags+=" -X $pkg.gitVersion=$K8S_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean"
-	done
-	for bin in "${need_k8s[@]}"; do
-		log "building $bin $K8S_VERSION"
-		(cd "$mod" && go build -trimpath -ldflags "$ldflags" -o "$OUT/$bin.tmp" "k8s.io/kubernetes/cmd/$bin")
-		mv "$OUT/$bin.tmp" "$OUT/$bin"
-	done
+	log "building ${need_k8s[*]} $K8S_VERSION"
+	"$(dirname "$0")/../envtest/build-k8s.sh" "$K8S_VERSION" "$OUT" "${need_k8s[@]}"
 fi
 
 if [[ ! -x "$OUT/coredns" ]]; then

@@ -4,6 +4,9 @@
 # clone, keyed by version, and prints that folder (for KUBEBUILDER_ASSETS).
 # setup-envtest cannot download on our machines, so we build from source.
 # A binary already in the cache is never rebuilt.
+#
+# The Kubernetes binaries come from hack/envtest/build-k8s.sh, which
+# hack/e2e/node-binaries.sh uses for the node's commands too.
 set -euo pipefail
 
 K8S_VERSION="${K8S_VERSION:-v1.37.2}"
@@ -16,60 +19,14 @@ log() { echo "hack/envtest: $*" >&2; }
 
 mkdir -p "$OUT" "$WORK"
 
-# Staging version: k8s.io/X for Kubernetes v1.A.B is v0.A.B.
-STAGING_VERSION="v0.${K8S_VERSION#v1.}"
-
 need_k8s=()
 for bin in kube-apiserver kube-controller-manager kubectl; do
 	[[ -x "$OUT/$bin" ]] || need_k8s+=("$bin")
 done
 
 if ((${#need_k8s[@]})); then
-	mod="$WORK/kubernetes-$K8S_VERSION"
-	mkdir -p "$mod"
-	if [[ ! -f "$mod/go.sum" ]]; then
-		log "preparing a module for k8s.io/kubernetes $K8S_VERSION"
-		gomod_file=$(cd "$mod" && GOFLAGS=-mod=mod go mod download -json "k8s.io/kubernetes@$K8S_VERSION" | sed -n 's/.*"GoMod": "\(.*\)",*/\1/p')
-		{
-			echo "module envtestbuild"
-			echo
-			echo "go 1.26.0"
-			echo
-			echo "require k8s.io/kubernetes $K8S_VERSION"
-			echo
-			echo "replace ("
-			# Every staging replace of kubernetes' own go.mod, pinned to the
-			# published staging version. The two sample modules are refused by
-			# the proxy and nothing we build needs them.
-			grep -E '^\s*k8s\.io/[a-z0-9-]+ => \./staging/' "$gomod_file" |
-				awk '{print $1}' |
-				grep -vE '^k8s\.io/(sample-cli-plugin|sample-controller)$' |
-				while read -r m; do echo "	$m => $m $STAGING_VERSION"; done
-			echo ")"
-		} >"$mod/go.mod"
-		cat >"$mod/tools.go" <<'GO'
-//go:build tools
-
-package tools
-
-import (
-	_ "k8s.io/kubernetes/cmd/kube-apiserver"
-	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
-	_ "k8s.io/kubernetes/cmd/kubectl"
-)
-GO
-		(cd "$mod" && go mod tidy -e >/dev/null 2>"$mod/tidy.log" || { cat "$mod/tidy.log" >&2; exit 1; })
-	fi
-	minor="${K8S_VERSION#v1.}"; minor="${minor%%.*}"
-	ldflags=""
-	for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-		ldflags+=" -X $pkg.gitVersion=$K8S_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean"
-	done
-	for bin in "${need_k8s[@]}"; do
-		log "building $bin $K8S_VERSION (cold: kube-apiserver ~20 min, the others ~10 min)"
-		(cd "$mod" && go build -trimpath -ldflags "$ldflags" -o "$OUT/$bin.tmp" "k8s.io/kubernetes/cmd/$bin")
-		mv "$OUT/$bin.tmp" "$OUT/$bin"
-	done
+	log "building ${need_k8s[*]} $K8S_VERSION (cold: about 15 min on 2 cores)"
+	"$(dirname "$0")/build-k8s.sh" "$K8S_VERSION" "$OUT" "${need_k8s[@]}"
 fi
 
 if [[ ! -x "$OUT/etcd" ]]; then
