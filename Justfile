@@ -39,8 +39,7 @@ soak: tools
 
 # Run everything CI runs: build the tools if missing, check generated code, lint, all tests, then the real cluster (just e2e; root). With packages as args, only their tests.
 test *args: tools lint
-    go test -count=1 -timeout 60m {{ if args == "" { "./..." } else { args } }}
-    {{ if args == "" { "go run ./internal/e2e/cmd/e2e" } else { "" } }}
+    {{ if args == "" { "hack/test-all.sh" } else { "go test -count=1 -timeout 60m " + args } }}
 
 # Build the envtest control plane from source into the cache (no-op when built).
 envtest:

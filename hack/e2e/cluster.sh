@@ -6,6 +6,7 @@
 # socket of its own), kubelet (root dir and cgroup root of its own),
 # kube-proxy and hostname; CoreDNS as a pod. Images are built locally.
 #
+#	hack/e2e/cluster.sh prepare # build (or find cached) what up needs; starts nothing
 #	hack/e2e/cluster.sh up      # bring it up; prints the admin kubeconfig
 #	hack/e2e/cluster.sh down    # stop everything, restore what it changed
 #	hack/e2e/cluster.sh stop-node NAME    # a node's outage: kubelet, kube-proxy, containers, containerd
@@ -249,6 +250,30 @@ start_node() {
 		--conntrack-max-per-core 0 --cluster-cidr "$CLUSTER_CIDR" --hostname-override "$name"
 }
 
+# prepare installs the Debian packages a node needs and builds (or finds
+# in the cache) everything up uses: the control plane, the node binaries,
+# CoreDNS's image and the Ceph, Rook and pause images. It starts nothing,
+# so it can run while the Go tests do (`just test` runs it beside them at
+# the lowest CPU and I/O priority).
+prepare() {
+	[[ $(id -u) == 0 ]] || die "needs root (packages, the Ceph root filesystem)"
+	local pkgs=()
+	for bin in containerd:containerd runc:runc iptables:iptables conntrack:conntrack mmdebstrap:mmdebstrap losetup:mount nsenter:util-linux; do
+		command -v "${bin%%:*}" >/dev/null || pkgs+=("${bin##*:}")
+	done
+	[[ -x /usr/lib/cni/bridge ]] || pkgs+=(containernetworking-plugins)
+	if ((${#pkgs[@]})); then
+		log "installing ${pkgs[*]} from Debian"
+		apt-get update -qq >/dev/null
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${pkgs[@]}" >/dev/null
+	fi
+	ENVTEST=$(hack/envtest/build.sh)
+	NODEBIN=$(hack/e2e/node-binaries.sh)
+	COREDNS_ARCHIVE=$(go run ./internal/e2e/cmd/binimage -name "$COREDNS_IMAGE" -entrypoint /coredns \
+		-file "$NODEBIN/coredns:/coredns:0755")
+	go run ./internal/e2e/cmd/images >/dev/null
+}
+
 up() {
 	[[ -e "$STATE/pids" ]] && die "$STATE/pids exists: a cluster is up (run down first)"
 	[[ $(id -u) == 0 ]] || die "needs root (kubelet, containerd, namespaces)"
@@ -262,18 +287,7 @@ up() {
 	local left
 	left=$(leftovers)
 	[[ -z $left ]] || die "an earlier e2e cluster is still on this machine (run down):"$'\n'"$left"
-	local pkgs=()
-	for bin in containerd:containerd runc:runc iptables:iptables conntrack:conntrack mmdebstrap:mmdebstrap losetup:mount nsenter:util-linux; do
-		command -v "${bin%%:*}" >/dev/null || pkgs+=("${bin##*:}")
-	done
-	[[ -x /usr/lib/cni/bridge ]] || pkgs+=(containernetworking-plugins)
-	if ((${#pkgs[@]})); then
-		log "installing ${pkgs[*]} from Debian"
-		apt-get update -qq >/dev/null
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${pkgs[@]}" >/dev/null
-	fi
-	ENVTEST=$(hack/envtest/build.sh)
-	NODEBIN=$(hack/e2e/node-binaries.sh)
+	prepare
 	mkdir -p "$STATE"/{logs,etcd}
 	machine >"$STATE/machine.before"
 	: >"$STATE/pids"
@@ -334,9 +348,6 @@ up() {
 		--use-service-account-credentials=true --leader-elect=false --secure-port=0 --service-cluster-ip-range "$SERVICE_CIDR"
 	start kube-scheduler "$NODEBIN/kube-scheduler" --kubeconfig "$STATE/scheduler.kubeconfig" --leader-elect=false --secure-port=0
 
-	local coredns
-	coredns=$(go run ./internal/e2e/cmd/binimage -name "$COREDNS_IMAGE" -entrypoint /coredns \
-		-file "$NODEBIN/coredns:/coredns:0755")
 	# Every node's runtime holds every image, as if pulled: the scheduler
 	# places Rook's daemons on any of them.
 	for ((i = 1; i <= NODES; i++)); do
@@ -344,7 +355,7 @@ up() {
 		local sock
 		sock="$(node_dir "$i")/containerd/containerd.sock"
 		go run ./internal/e2e/cmd/images -import "$sock" >/dev/null
-		ctr --address "$sock" -n k8s.io images import "$coredns" >/dev/null
+		ctr --address "$sock" -n k8s.io images import "$COREDNS_ARCHIVE" >/dev/null
 		start_node "$i"
 	done
 	for ((i = 1; i <= NODES; i++)); do
@@ -559,9 +570,10 @@ down() {
 }
 
 case "${1:-}" in
+prepare) prepare ;;
 up) up ;;
 down) down ;;
 stop-node) stop_node "${2:?node name}" ;;
 start-node) start_node_again "${2:?node name}" ;;
-*) die "usage: $0 up|down|stop-node NAME|start-node NAME" ;;
+*) die "usage: $0 prepare|up|down|stop-node NAME|start-node NAME" ;;
 esac
