@@ -3,6 +3,11 @@
 
 set shell := ["bash", "-euo", "pipefail", "-c"]
 
+# Every Go command here builds without cgo, as the Dockerfiles do, so go vet,
+# the tests and the binaries they build share one set of compiled packages
+# (the builds of other projects' binaries under hack/ choose their own).
+export CGO_ENABLED := "0"
+
 
 default:
     @just --list

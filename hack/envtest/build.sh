@@ -8,6 +8,9 @@
 # The Kubernetes binaries come from hack/envtest/build-k8s.sh, which
 # hack/e2e/node-binaries.sh uses for the node's commands too.
 set -euo pipefail
+# Kubernetes' and etcd's own choice of cgo (Go's default), whatever the
+# caller's (the Justfile turns cgo off for this repository's code).
+unset CGO_ENABLED
 
 K8S_VERSION="${K8S_VERSION:-v1.37.2}"
 ETCD_VERSION="${ETCD_VERSION:-v3.7.3}"

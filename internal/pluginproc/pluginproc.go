@@ -22,7 +22,7 @@ const HelmBinary = "ceph-rook-helm"
 
 // Build compiles the plugin (the repository's root package) into out and
 // its helm helper beside it, as the Dockerfile does: static, without cgo,
-// trimmed and stripped. The flags matter for what is measured: with cgo,
+// stripped (BuildPackage). The flags matter for what is measured: with cgo,
 // the plugin package kustomize imports turns off the linker's dead-code
 // elimination, and the binary, resident in memory, grows by megabytes.
 func Build(ctx context.Context, repoRoot, out string) error {
@@ -39,9 +39,15 @@ func BuildHelm(ctx context.Context, repoRoot, out string) error {
 }
 
 // BuildPackage compiles the module's package pkg into out the way every
-// Dockerfile here builds a binary: static, without cgo, trimmed, stripped.
+// Dockerfile here builds a binary, static, without cgo and stripped, but
+// not -trimpath: `just` runs every Go command of the repository with
+// CGO_ENABLED=0 (Justfile), so this build reuses every package the tests
+// and go vet compiled. With -trimpath, or cgo, every dependency (Helm,
+// client-go, controller-runtime) was compiled a second time on a fresh
+// machine, in the middle of the tests. The binaries differ from an
+// image's only in the source paths they name.
 func BuildPackage(ctx context.Context, repoRoot, pkg, out string) error {
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w", "-o", out, pkg)
+	cmd := exec.CommandContext(ctx, "go", "build", "-ldflags=-s -w", "-o", out, pkg)
 	cmd.Dir = repoRoot
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if output, err := cmd.CombinedOutput(); err != nil {

@@ -401,7 +401,7 @@ func (r *run) platform() error {
 	if err := pluginproc.BuildPackage(r.ctx, r.repo, "./cmd/plugin-controller", filepath.Join(bin, "plugin-controller")); err != nil {
 		return err
 	}
-	r.step("built ceph-rook, ceph-rook-helm and plugin-controller as the Dockerfiles do")
+	r.step("built ceph-rook, ceph-rook-helm and plugin-controller static and stripped, as the Dockerfiles do")
 	pluginRef, err := r.image(pluginImage, "/app/ceph-rook",
 		bin+"/ceph-rook:/app/ceph-rook:0755", bin+"/ceph-rook-helm:/app/ceph-rook-helm:0755", r.repo+"/definition.yaml:/app/definition.yaml")
 	if err != nil {
