@@ -43,8 +43,8 @@ soak: tools
     go test -run '^$' -fuzz FuzzParseDefinition -fuzztime 10m -parallel 1 ./pluginruntime/definition
 
 # Run everything CI runs: build the tools if missing, check generated code, lint, all tests, then the real cluster (just e2e; root). With packages as args, only their tests.
-test *args: tools lint
-    {{ if args == "" { "hack/test-all.sh" } else { "go test -count=1 -timeout 60m " + args } }}
+test *args:
+    {{ if args == "" { "hack/test-all.sh" } else { "just tools lint && go test -count=1 -timeout 60m " + args } }}
 
 # Build the envtest control plane from source into the cache (no-op when built).
 envtest:

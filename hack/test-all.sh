@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
-# The whole suite as `just test` runs it, after tools and lint: the Go
-# tests, then the three-node e2e (root).
+# The whole suite as `just test` runs it: the tools, lint, the Go tests,
+# then the three-node e2e (root).
 #
-# The e2e's builds (the node binaries, Rook's operator from source, the
-# Ceph root filesystem, the images: `cluster.sh prepare`) wait on no test,
-# so they run beside the Go tests at the lowest CPU and I/O priority and
-# take only what the tests leave idle: the tests keep their speed, and on
-# a fresh machine the e2e's cluster phase no longer builds for minutes.
-# Warm, prepare finds everything cached in seconds.
+# The e2e's builds (the Ceph root filesystem, Rook's operator from source,
+# the images, the node binaries: `cluster.sh prepare`) wait on no test, so
+# they start first and run beside the rest at the lowest CPU and I/O
+# priority, taking only what the tools' builds, lint and the Go tests
+# leave idle: those keep their speed, the root filesystem's downloads
+# overlap the compiles, and on a fresh machine the e2e's cluster phase no
+# longer builds for minutes. The Kubernetes builds both sides need take a
+# lock (hack/envtest/build-k8s.sh), so each is built once. Warm, prepare
+# finds everything cached in seconds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,6 +24,7 @@ prepare=$!
 # outputs reach the cache only whole).
 trap 'kill -- "-$prepare" 2>/dev/null || true' EXIT
 
+just tools lint
 go test -count=1 -timeout 60m ./...
 
 echo "test-all: Go tests done after $((SECONDS - start)) s; waiting for the e2e's builds" >&2

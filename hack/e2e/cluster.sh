@@ -267,11 +267,13 @@ prepare() {
 		apt-get update -qq >/dev/null
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${pkgs[@]}" >/dev/null
 	fi
+	# The images first: the root filesystem is mostly downloads, which
+	# overlap whatever else the machine compiles.
+	go run ./internal/e2e/cmd/images >/dev/null
 	ENVTEST=$(hack/envtest/build.sh)
 	NODEBIN=$(hack/e2e/node-binaries.sh)
 	COREDNS_ARCHIVE=$(go run ./internal/e2e/cmd/binimage -name "$COREDNS_IMAGE" -entrypoint /coredns \
 		-file "$NODEBIN/coredns:/coredns:0755")
-	go run ./internal/e2e/cmd/images >/dev/null
 }
 
 up() {

@@ -16,6 +16,10 @@ WORK="$CACHE_ROOT/e2e/src"
 log() { echo "hack/e2e: $*" >&2; }
 
 mkdir -p "$OUT" "$WORK"
+# One run at a time: `just test` runs this beside the e2e's builds
+# (hack/test-all.sh); the second waits and finds the binaries built.
+exec 9>"$OUT.lock"
+flock 9
 
 need_k8s=()
 for bin in kubelet kube-scheduler kube-proxy; do

@@ -21,6 +21,17 @@ shift 2
 CACHE_ROOT="${CEPH_ROOK_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ceph-rook}"
 mod="$CACHE_ROOT/envtest/src/k8s-$version"
 
+# One build at a time (`just test` runs the envtest build and the e2e's
+# node build side by side): the second waits, then compiles nothing anew.
+mkdir -p "$(dirname "$mod")"
+exec 9>"$mod.lock"
+flock 9
+need=()
+for bin in "$@"; do
+	[[ -x "$out/$bin" ]] || need+=("$bin")
+done
+((${#need[@]})) || exit 0
+
 if [[ ! -f "$mod/go.sum" ]]; then
 	echo "hack/envtest: preparing a module for k8s.io/kubernetes $version" >&2
 	mkdir -p "$mod"
@@ -68,10 +79,10 @@ for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
 	ldflags+=" -X $pkg.gitVersion=$version -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean"
 done
 pkgs=()
-for bin in "$@"; do pkgs+=("k8s.io/kubernetes/cmd/$bin"); done
+for bin in "${need[@]}"; do pkgs+=("k8s.io/kubernetes/cmd/$bin"); done
 tmp="$out/.build"
 rm -rf "$tmp"
 mkdir -p "$tmp"
 (cd "$mod" && go build -trimpath -ldflags "$ldflags" -o "$tmp/" "${pkgs[@]}")
-for bin in "$@"; do mv "$tmp/$bin" "$out/$bin"; done
+for bin in "${need[@]}"; do mv "$tmp/$bin" "$out/$bin"; done
 rmdir "$tmp"

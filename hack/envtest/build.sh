@@ -21,6 +21,10 @@ WORK="$CACHE_ROOT/envtest/src"
 log() { echo "hack/envtest: $*" >&2; }
 
 mkdir -p "$OUT" "$WORK"
+# One run at a time: `just test` runs this beside the e2e's builds
+# (hack/test-all.sh); the second waits and finds the binaries built.
+exec 9>"$OUT.lock"
+flock 9
 
 need_k8s=()
 for bin in kube-apiserver kube-controller-manager kubectl; do
