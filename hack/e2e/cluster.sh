@@ -293,7 +293,6 @@ up() {
 	mkdir -p "$STATE"/{logs,etcd}
 	machine >"$STATE/machine.before"
 	: >"$STATE/pids"
-	echo "$NODES" >"$STATE/nodes.count"
 	for s in "${SYSCTLS[@]}"; do
 		echo "$s $(sysctl -n "$s" 2>/dev/null || echo -)"
 	done >"$STATE/sysctls"

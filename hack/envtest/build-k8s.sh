@@ -12,7 +12,7 @@
 # only once built whole. The version is stamped as Kubernetes' own build
 # stamps it.
 set -euo pipefail
-# Kubernetes' and etcd's own choice of cgo (Go's default), whatever the
+# Kubernetes' own choice of cgo (Go's default), whatever the
 # caller's (the Justfile turns cgo off for this repository's code).
 unset CGO_ENABLED
 

@@ -355,8 +355,10 @@ func parseLoopList(out, dir string) []loopDevice {
 		if filepath.Dir(file) != dir {
 			continue
 		}
-		index, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(filepath.Base(file), "disk"), ".img"))
-		if err != nil || !strings.HasPrefix(filepath.Base(file), "disk") || !strings.HasSuffix(file, ".img") {
+		number, isDisk := strings.CutPrefix(filepath.Base(file), "disk")
+		number, isImage := strings.CutSuffix(number, ".img")
+		index, err := strconv.Atoi(number)
+		if !isDisk || !isImage || err != nil {
 			continue // not one of ours
 		}
 		devices = append(devices, loopDevice{index, device})
