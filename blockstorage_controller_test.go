@@ -358,7 +358,7 @@ func TestACreateTheCacheHasNotSeenIsRetriedNotReported(t *testing.T) {
 		Config: cfg,
 		View:   fixedView{nodes: 1},
 		Now:    time.Now,
-		Events: env.Client,
+		Live:   env.Client,
 	}}
 	_, err := r.Reconcile(ctx, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(bs)})
 	require.Error(t, err, "the reconcile is retried")

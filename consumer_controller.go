@@ -42,10 +42,10 @@ type consumerDeps struct {
 	View     consumerView
 	Recorder events.EventRecorder
 	Now      func() time.Time
-	// Events reads Rook's Events about a Rook object that is not Ready,
-	// from the API server (the manager's API reader): they are wanted
-	// only then, and a cluster-wide Event cache would be large.
-	Events client.Reader
+	// Live reads from the API server (the manager's API reader) what is
+	// wanted rarely and would be large to cache: Rook's Events about a
+	// Rook object that is not Ready, and the snapshot CRD.
+	Live client.Reader
 }
 
 // ConsumerReconciler turns a consumer T (a BlockStorage, FileStorage or
@@ -55,6 +55,9 @@ type consumerDeps struct {
 type ConsumerReconciler[T consumerObject, R client.Object] struct {
 	Kind kind[T, R]
 	consumerDeps
+	// snapshotClasses is started once the snapshot API is served (kinds
+	// with a VolumeSnapshotClass only).
+	snapshotClasses snapshotClassWatch
 }
 
 // consumerView is what a consumer reads of the ClusterView.
@@ -86,7 +89,15 @@ func (r *ConsumerReconciler[T, R]) SetupWithManager(mgr manager.Manager) error {
 		b = b.Watches(r.Kind.newObject(), handler.EnqueueRequestsFromMapFunc(r.defaultClassRequesters),
 			builder.WithPredicates(r.defaultRequestChanged()))
 	}
-	return b.Complete(r)
+	if r.Kind.renderSnapshotClass != nil {
+		b = r.watchSnapshotAPI(b)
+	}
+	ctrl, err := b.Build(r)
+	if err != nil {
+		return err
+	}
+	r.snapshotClasses = snapshotClassWatch{ctrl: ctrl, cache: mgr.GetCache(), mapFunc: r.byDerivedName("")}
+	return nil
 }
 
 // Reconcile derives the Rook object and StorageClass and writes status.
@@ -172,6 +183,11 @@ func (r *ConsumerReconciler[T, R]) derive(ctx context.Context, obj T) (consumerO
 		return out, nil
 	}
 	out.StorageClassName = class.Name
+	if r.Kind.renderSnapshotClass != nil {
+		if out.SnapshotClass, err = r.ensureSnapshotClass(ctx, obj); err != nil {
+			return out, err
+		}
+	}
 	r.announceReplicationChange(obj, out.ReplicationChange)
 	r.announceCephWarning(obj, *prev, *out.CephWarning)
 	return r.rookProgress(ctx, rook, out)
@@ -250,7 +266,7 @@ func (r *ConsumerReconciler[T, R]) rookProgress(ctx context.Context, rook R, out
 // its Events; empty when it did not, or no Event says.
 func (r *ConsumerReconciler[T, R]) rookFailure(ctx context.Context, rook R) (string, error) {
 	var events corev1.EventList
-	if err := r.Events.List(ctx, &events, client.InNamespace(rook.GetNamespace()),
+	if err := r.Live.List(ctx, &events, client.InNamespace(rook.GetNamespace()),
 		client.MatchingFields{"involvedObject.uid": string(rook.GetUID())}); err != nil {
 		return "", fmt.Errorf("read the Events of %s %s/%s: %w", r.Kind.rookKind, rook.GetNamespace(), rook.GetName(), err)
 	}

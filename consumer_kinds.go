@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	snapshotv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	cephv1 "github.com/rook/rook/pkg/apis/ceph.rook.io/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -69,6 +70,9 @@ type kind[T consumerObject, R client.Object] struct {
 	metadataFailureDomain func(R) string
 	rookPhase             func(R) string
 	renderClass           func(obj T, cfg Config) *storagev1.StorageClass
+	// renderSnapshotClass is an optional capability: set for a kind whose
+	// volumes can be snapshotted (snapshotclass.go).
+	renderSnapshotClass func(obj T, cfg Config) *snapshotv1.VolumeSnapshotClass
 	// wantsDefaultClass is an optional capability: set for a kind whose
 	// consumers may ask for the cluster's default StorageClass.
 	wantsDefaultClass func(T) bool
@@ -223,7 +227,8 @@ var blockStorageKind = kind[*cephv1alpha1.BlockStorage, *cephv1.CephBlockPool]{
 	renderClass: func(o *cephv1alpha1.BlockStorage, cfg Config) *storagev1.StorageClass {
 		return RenderRBDStorageClass(o, cfg)
 	},
-	wantsDefaultClass: func(o *cephv1alpha1.BlockStorage) bool { return o.Spec.Default },
+	renderSnapshotClass: RenderRBDSnapshotClass,
+	wantsDefaultClass:   func(o *cephv1alpha1.BlockStorage) bool { return o.Spec.Default },
 }
 
 var fileStorageKind = kind[*cephv1alpha1.FileStorage, *cephv1.CephFilesystem]{
@@ -259,6 +264,7 @@ var fileStorageKind = kind[*cephv1alpha1.FileStorage, *cephv1.CephFilesystem]{
 	renderClass: func(o *cephv1alpha1.FileStorage, cfg Config) *storagev1.StorageClass {
 		return RenderCephFSStorageClass(o, cfg)
 	},
+	renderSnapshotClass: RenderCephFSSnapshotClass,
 }
 
 var objectStorageKind = kind[*cephv1alpha1.ObjectStorage, *cephv1.CephObjectStore]{

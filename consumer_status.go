@@ -69,6 +69,9 @@ type consumerOutcome struct {
 	// Capacity and CephBudget are set once the Rook object is written.
 	Capacity   *cephv1alpha1.ConsumerCapacity
 	CephBudget *cephv1alpha1.CephBudgetUse
+	// SnapshotClass is nil for a kind without one, and when the reconcile
+	// did not get that far: the condition keeps its state.
+	SnapshotClass *snapshotClassOutcome
 	// DefaultClass is nil unless the consumer asks for the default class;
 	// then it says whether it holds it and, if not, why.
 	DefaultClass *defaultClassOutcome
@@ -136,6 +139,17 @@ func consumerStatus(prev cephv1alpha1.StorageStatus, out consumerOutcome, genera
 			Status:             metav1.ConditionTrue,
 			Reason:             ReasonTooManyPGs,
 			Message:            BoundMessage(*out.CephWarning),
+			ObservedGeneration: generation,
+			LastTransitionTime: metav1.NewTime(now),
+		})
+	}
+	if s := out.SnapshotClass; s != nil {
+		next.SnapshotClassName = s.Name
+		meta.SetStatusCondition(&next.Conditions, metav1.Condition{
+			Type:               ConditionSnapshotClass,
+			Status:             s.Status,
+			Reason:             s.Reason,
+			Message:            BoundMessage(s.Message),
 			ObservedGeneration: generation,
 			LastTransitionTime: metav1.NewTime(now),
 		})

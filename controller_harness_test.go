@@ -13,12 +13,14 @@ import (
 	"testing"
 	"time"
 
+	snapshotv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	cephv1 "github.com/rook/rook/pkg/apis/ceph.rook.io/v1"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -36,6 +38,7 @@ import (
 type harness struct {
 	t      *testing.T
 	ctx    context.Context
+	env    *testenv.Env
 	c      client.Client
 	cfg    Config
 	host   *recordingHost
@@ -67,18 +70,26 @@ func harnessConfig(t *testing.T) Config {
 	return cfg
 }
 
-// newHarness prepares namespaces and the CephCluster, as install does.
+// newHarness prepares namespaces and the CephCluster, as install does, on
+// the package's control plane.
 func newHarness(t *testing.T) *harness {
 	t.Helper()
+	return newHarnessOn(t, env)
+}
+
+// newHarnessOn is newHarness on another control plane (one with other
+// CRDs than the package's).
+func newHarnessOn(t *testing.T, cp *testenv.Env) *harness {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	h := &harness{t: t, ctx: ctx, c: env.Client, cfg: harnessConfig(t), host: &recordingHost{}, writes: &writeCounter{}}
+	h := &harness{t: t, ctx: ctx, env: cp, c: cp.Client, cfg: harnessConfig(t), host: &recordingHost{}, writes: &writeCounter{}}
 	t.Cleanup(cancel)
 	for _, ns := range []string{h.cfg.OperatorNamespace, h.cfg.ClusterNamespace} {
-		require.NoError(t, createNamespaceIfMissing(ctx, env.Client, ns))
+		require.NoError(t, createNamespaceIfMissing(ctx, cp.Client, ns))
 	}
-	_, err := ensureCephCluster(ctx, env.Client, h.cfg, discardLog)
+	_, err := ensureCephCluster(ctx, cp.Client, h.cfg, discardLog)
 	require.NoError(t, err)
-	t.Cleanup(func() { cleanupClusterScoped(t) })
+	t.Cleanup(func() { cleanupClusterScoped(t, cp.Client) })
 	return h
 }
 
@@ -92,7 +103,7 @@ func (h *harness) start() {
 // client's transport after the write counter.
 func (h *harness) startWith(host pluginruntime.Host, wrap func(http.RoundTripper) http.RoundTripper) {
 	h.t.Helper()
-	restCfg := configAsPlugin(h.t, env)
+	restCfg := configAsPlugin(h.t, h.env)
 	restCfg.Wrap(h.writes.wrap)
 	if wrap != nil {
 		restCfg.Wrap(wrap)
@@ -116,18 +127,23 @@ func (h *harness) startWith(host pluginruntime.Host, wrap func(http.RoundTripper
 	h.t.Cleanup(h.stop)
 }
 
-func cleanupClusterScoped(t *testing.T) {
+func cleanupClusterScoped(t *testing.T, c client.Client) {
 	ctx := context.Background()
 	for _, obj := range []client.Object{&cephv1alpha1.DiskRetirement{}, &cephv1alpha1.BlockStorage{}, &cephv1alpha1.FileStorage{}, &cephv1alpha1.ObjectStorage{}, &cephv1alpha1.DiskPool{}, &cephv1alpha1.Disk{}} {
-		if err := env.Client.DeleteAllOf(ctx, obj); err != nil {
+		if err := c.DeleteAllOf(ctx, obj); err != nil {
 			t.Logf("cleanup %T: %v", obj, err)
 		}
 	}
 	var classes storagev1.StorageClassList
-	if err := env.Client.List(ctx, &classes); err == nil {
+	if err := c.List(ctx, &classes); err == nil {
 		for i := range classes.Items {
-			_ = env.Client.Delete(ctx, &classes.Items[i])
+			_ = c.Delete(ctx, &classes.Items[i])
 		}
+	}
+	// Foreign classes a test made; ours go with their consumers. Absent
+	// when the control plane has no snapshot CRDs.
+	if err := c.DeleteAllOf(ctx, &snapshotv1.VolumeSnapshotClass{}); err != nil && !meta.IsNoMatchError(err) {
+		t.Logf("cleanup VolumeSnapshotClasses: %v", err)
 	}
 }
 

@@ -9,10 +9,13 @@ import (
 	"os"
 	"time"
 
+	snapshotv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	cephv1 "github.com/rook/rook/pkg/apis/ceph.rook.io/v1"
 	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -221,6 +224,7 @@ func newScheme() (*runtime.Scheme, error) {
 	scheme := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{
 		clientgoscheme.AddToScheme, apiextensionsv1.AddToScheme, cephv1.AddToScheme, cephv1alpha1.AddToScheme,
+		snapshotv1.AddToScheme,
 	} {
 		if err := add(scheme); err != nil {
 			return nil, err
@@ -240,6 +244,9 @@ func newManager(restCfg *rest.Config, scheme *runtime.Scheme, cfg Config, host p
 	scopes := map[client.Object]cache.ByObject{
 		&corev1.ConfigMap{}: {Namespaces: map[string]cache.Config{cfg.OperatorNamespace: {}}, Label: discovery},
 		&appsv1.DaemonSet{}: {Namespaces: map[string]cache.Config{cfg.OperatorNamespace: {}}},
+		// Of all Leases (every node renews one every ten seconds) only the
+		// snapshot controller's, in whatever namespace it runs.
+		&coordinationv1.Lease{}: {Field: fields.OneTermEqualSelector("metadata.name", SnapshotControllerLease)},
 	}
 	for _, kind := range consumerKinds {
 		scopes[kind.NewRookObject()] = cache.ByObject{Namespaces: inCluster}
@@ -298,7 +305,7 @@ func setupReconcilers(mgr manager.Manager, cfg Config, host pluginruntime.Host) 
 	if err := statuses.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("disk pool status controller: %w", err)
 	}
-	deps := consumerDeps{Client: c, Config: cfg, View: view, Recorder: recorder, Events: mgr.GetAPIReader()}
+	deps := consumerDeps{Client: c, Config: cfg, View: view, Recorder: recorder, Live: mgr.GetAPIReader()}
 	for _, kind := range consumerKinds {
 		if err := kind.setupReconciler(mgr, deps); err != nil {
 			return fmt.Errorf("%s controller: %w", kind.Kind(), err)

@@ -134,27 +134,40 @@ func StorageClassDrift(want, have *storagev1.StorageClass) []string {
 	if w, h := bindingMode(want), bindingMode(have); w != h {
 		diffs = append(diffs, fmt.Sprintf("volumeBindingMode is %q, want %q", h, w))
 	}
-	keys := map[string]bool{}
-	for k := range want.Parameters {
-		keys[k] = true
-	}
-	for k := range have.Parameters {
-		keys[k] = true
-	}
-	for _, k := range sortedKeys(keys) {
-		w, wok := want.Parameters[k]
-		h, hok := have.Parameters[k]
-		switch {
-		case !hok:
-			diffs = append(diffs, fmt.Sprintf("parameters.%s is missing, want %q", k, w))
-		case !wok:
-			diffs = append(diffs, fmt.Sprintf("parameters.%s is %q, want it absent", k, h))
-		case w != h:
-			diffs = append(diffs, fmt.Sprintf("parameters.%s is %q, want %q", k, h, w))
-		}
-	}
+	diffs = append(diffs, mapDrift("parameters", want.Parameters, have.Parameters, true)...)
 	sort.Strings(diffs)
 	return diffs
+}
+
+// mapDrift lists the keys of want whose value in have differs, sorted, and
+// with exact also the keys only have has.
+func mapDrift(field string, want, have map[string]string, exact bool) []string {
+	var diffs []string
+	for _, k := range sortedKeys(keysOf(want, have)) {
+		w, wok := want[k]
+		h, hok := have[k]
+		switch {
+		case !hok:
+			diffs = append(diffs, fmt.Sprintf("%s.%s is missing, want %q", field, k, w))
+		case !wok:
+			if exact {
+				diffs = append(diffs, fmt.Sprintf("%s.%s is %q, want it absent", field, k, h))
+			}
+		case w != h:
+			diffs = append(diffs, fmt.Sprintf("%s.%s is %q, want %q", field, k, h, w))
+		}
+	}
+	return diffs
+}
+
+func keysOf(maps ...map[string]string) map[string]bool {
+	keys := map[string]bool{}
+	for _, m := range maps {
+		for k := range m {
+			keys[k] = true
+		}
+	}
+	return keys
 }
 
 // StorageClassDriftMessage explains drift to the operator: which fields

@@ -28,6 +28,13 @@ type StorageStatus struct {
 	// PersistentVolumeClaim (or ObjectBucketClaim) references.
 	// +optional
 	StorageClassName string `json:"storageClassName,omitempty"`
+	// SnapshotClassName is the derived VolumeSnapshotClass (BlockStorage
+	// and FileStorage only), of the StorageClass's name: what a
+	// VolumeSnapshot of one of its volumes references. Empty while the
+	// snapshot API is not installed or a foreign class holds the name; the
+	// SnapshotClass condition says why.
+	// +optional
+	SnapshotClassName string `json:"snapshotClassName,omitempty"`
 	// Replicas is the replica count in effect after sizing against the
 	// number of nodes that contribute disks.
 	// +optional

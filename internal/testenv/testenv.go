@@ -24,6 +24,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -46,6 +47,10 @@ type Options struct {
 	OurCRDs bool
 	// RookCRDs installs Rook's real deploy/examples/crds.yaml.
 	RookCRDs bool
+	// SnapshotCRDs installs the external-snapshotter's VolumeSnapshot,
+	// VolumeSnapshotContent and VolumeSnapshotClass CRDs (SnapshotCRDFiles),
+	// as a cluster whose distribution ships snapshots has them.
+	SnapshotCRDs bool
 	// ExtraCRDPaths are further CRD files or folders to install.
 	ExtraCRDPaths []string
 	// GarbageCollector runs kube-controller-manager with only the garbage
@@ -129,6 +134,32 @@ func CheckPrerequisites(opts Options) error {
 	return errors.Join(missing...)
 }
 
+// snapshotClientModule is the external-snapshotter's API module, a
+// dependency of the plugin: its module zip carries the CRDs generated from
+// the same types, so the versions cannot part.
+const snapshotClientModule = "github.com/kubernetes-csi/external-snapshotter/client/v8"
+
+// SnapshotCRDFiles are the snapshot.storage.k8s.io CRDs of the
+// external-snapshotter version go.mod requires, in the module cache.
+func SnapshotCRDFiles() ([]string, error) {
+	cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", snapshotClientModule)
+	cmd.Dir = RepoRoot()
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("find module %s (go list -m): %w", snapshotClientModule, err)
+	}
+	dir := filepath.Join(strings.TrimSpace(string(out)), "config", "crd")
+	var files []string
+	for _, kind := range []string{"volumesnapshotclasses", "volumesnapshotcontents", "volumesnapshots"} {
+		f := filepath.Join(dir, "snapshot.storage.k8s.io_"+kind+".yaml")
+		if _, err := os.Stat(f); err != nil {
+			return nil, fmt.Errorf("snapshot CRD of module %s: %w", snapshotClientModule, err)
+		}
+		files = append(files, f)
+	}
+	return files, nil
+}
+
 // Start brings up the control plane. Call Stop when done.
 func Start(opts Options) (*Env, error) {
 	if err := CheckPrerequisites(opts); err != nil {
@@ -144,6 +175,13 @@ func Start(opts Options) (*Env, error) {
 	}
 	if opts.RookCRDs {
 		crdPaths = append(crdPaths, cachedir.RookCRDs())
+	}
+	if opts.SnapshotCRDs {
+		files, err := SnapshotCRDFiles()
+		if err != nil {
+			return nil, err
+		}
+		crdPaths = append(crdPaths, files...)
 	}
 	crdPaths = append(crdPaths, opts.ExtraCRDPaths...)
 
