@@ -63,10 +63,13 @@ export const CONSUMER_KINDS = {
     title: 'Block storage',
     summary: 'RBD volumes (ReadWriteOnce) from a derived StorageClass.',
     consume: (sc) => `Reference StorageClass ${sc} in a PersistentVolumeClaim (ReadWriteOnce).`,
+    // Volumes of the kind are claimed with this access mode and can be
+    // snapshotted through the derived VolumeSnapshotClass.
+    accessMode: 'ReadWriteOnce',
     // The CRD's rule and message (api/v1alpha1/blockstorage_types.go).
     name: { max: 248, dots: true, rule: 'metadata.name must be at most 248 characters: the derived CephBlockPool and StorageClass ceph-<name> must stay within 253' },
     deletion: (name) => [
-      `Its CephBlockPool ceph-${name} and StorageClass ceph-${name} go with it (they are owned by it).`,
+      `Its CephBlockPool ceph-${name}, StorageClass ceph-${name} and VolumeSnapshotClass ceph-${name} go with it (they are owned by it).`,
       `The Ceph pool and its data survive while volumes use it: Rook keeps the CephBlockPool as long as the pool holds RBD images (PersistentVolumes), so delete the PersistentVolumeClaims on StorageClass ceph-${name} first. Once the pool is empty, Rook deletes it and what it held.`,
       DISKS_STAY,
     ],
@@ -85,9 +88,10 @@ export const CONSUMER_KINDS = {
     title: 'File storage',
     summary: 'CephFS volumes (ReadWriteMany) from a derived StorageClass.',
     consume: (sc) => `Reference StorageClass ${sc} in a PersistentVolumeClaim (ReadWriteMany).`,
+    accessMode: 'ReadWriteMany',
     name: { max: 53, dots: false, rule: 'metadata.name must be at most 53 characters without dots: Rook puts each MDS daemon id, cephfs-<name>-<one or two letters>, in label values (at most 63)' },
     deletion: (name) => [
-      `Its CephFilesystem cephfs-${name} and StorageClass cephfs-${name} go with it; Rook holds the deletion while subvolumes (PersistentVolumeClaims) or subvolume groups use the filesystem.`,
+      `Its CephFilesystem cephfs-${name}, StorageClass cephfs-${name} and VolumeSnapshotClass cephfs-${name} go with it; Rook holds the deletion while subvolumes (PersistentVolumeClaims) or subvolume groups use the filesystem.`,
       `The filesystem and its pools survive, with their data (preserveFilesystemOnDelete): Rook marks the filesystem failed and keeps it. A FileStorage created again under the name ${name} takes it back.`,
       DISKS_STAY,
     ],
@@ -161,6 +165,7 @@ export function consumerDetailPage(kindName, extraSections = async () => []) {
           ['Phase', badge(s.phase)],
           ['Message', s.message],
           ['StorageClass', s.storageClassName],
+          ...(config.accessMode ? [['VolumeSnapshotClass', snapshotClassSummary(s)]] : []),
           ['Replicas', s.replicas === undefined ? '' : String(s.replicas)],
           ['Failure domain', s.failureDomain],
           ['Usable capacity', capacitySummary(s.capacity, s.replicas)],
@@ -169,6 +174,7 @@ export function consumerDetailPage(kindName, extraSections = async () => []) {
         s.capacity ? hint(SHARED_DISKS) : null,
         staleNote(object),
         s.storageClassName ? text(config.consume(s.storageClassName)) : null),
+      config.accessMode && s.storageClassName ? volumeSnippets(config, s) : null,
       card(
         heading('Spec', 2),
         deflist([
@@ -180,6 +186,69 @@ export function consumerDetailPage(kindName, extraSections = async () => []) {
       capacity,
       deletionNote(`kubectl delete ${config.kind.toLowerCase()} ${object.metadata.name}`, config.deletion(object.metadata.name)));
   }, { follow: followsKind(config.api.follow, { named: true }) });
+}
+
+// snapshotClassSummary names the derived VolumeSnapshotClass, or says why
+// there is none (the SnapshotClass condition's message).
+function snapshotClassSummary(s) {
+  if (s.snapshotClassName) return s.snapshotClassName;
+  const cond = (s.conditions || []).find((c) => c.type === 'SnapshotClass');
+  return cond ? `None: ${cond.message}` : '';
+}
+
+// volumeSnippets shows how a workload claims a volume and, once the
+// VolumeSnapshotClass is there, snapshots it and restores the snapshot
+// into a new claim.
+function volumeSnippets(config, s) {
+  const sc = s.storageClassName;
+  const snippets = [
+    text('A claim:'),
+    snippet('pvc', pvcSnippet('data', sc, config.accessMode)),
+  ];
+  if (s.snapshotClassName) {
+    snippets.push(
+      text(`A snapshot of it (VolumeSnapshotClass ${s.snapshotClassName}; the snapshot is deleted with its VolumeSnapshot):`),
+      snippet('snapshot', volumeSnapshotSnippet('data-snap', s.snapshotClassName, 'data')),
+      text('The snapshot restored into a new claim, at least as large as the snapshot:'),
+      snippet('restore', pvcSnippet('data-restored', sc, config.accessMode, 'data-snap')));
+  }
+  return card(heading('Use it from a workload', 2), ...snippets);
+}
+
+function snippet(name, body) {
+  return h('pre', { class: 'plugin-text', attrs: { 'data-snippet': name }, text: body });
+}
+
+function pvcSnippet(name, storageClass, accessMode, fromSnapshot) {
+  const lines = [
+    'apiVersion: v1',
+    'kind: PersistentVolumeClaim',
+    'metadata:',
+    `  name: ${name}`,
+    'spec:',
+    `  storageClassName: ${storageClass}`,
+    `  accessModes: [${accessMode}]`,
+    '  resources:',
+    '    requests:',
+    '      storage: 10Gi',
+  ];
+  if (fromSnapshot) {
+    lines.push('  dataSource:', '    apiGroup: snapshot.storage.k8s.io', '    kind: VolumeSnapshot', `    name: ${fromSnapshot}`);
+  }
+  return lines.join('\n');
+}
+
+function volumeSnapshotSnippet(name, snapshotClass, claim) {
+  return [
+    'apiVersion: snapshot.storage.k8s.io/v1',
+    'kind: VolumeSnapshot',
+    'metadata:',
+    `  name: ${name}`,
+    'spec:',
+    `  volumeSnapshotClassName: ${snapshotClass}`,
+    '  source:',
+    `    persistentVolumeClaimName: ${claim}`,
+  ].join('\n');
 }
 
 // staleNote says when status describes an older generation than the spec.

@@ -123,6 +123,35 @@ func TestConsoleInBrowser(t *testing.T) {
 		}
 	})
 
+	t.Run("block and file detail pages name the VolumeSnapshotClass and show how to claim, snapshot and restore", func(t *testing.T) {
+		b.T = t
+		b.Open("/view/blockstorages.ceph.fundament.io/" + blockName)
+		b.WaitFor(browser.PageFrame, `pre[data-snippet="restore"]`)
+		body, err := b.FrameText(browser.PageFrame)
+		require.NoError(t, err)
+		assert.Regexp(t, `VolumeSnapshotClass\s+ceph-`+blockName, body)
+		snippets := map[string][]string{
+			"pvc":      {"kind: PersistentVolumeClaim", "storageClassName: ceph-" + blockName, "accessModes: [ReadWriteOnce]"},
+			"snapshot": {"kind: VolumeSnapshot", "volumeSnapshotClassName: ceph-" + blockName, "persistentVolumeClaimName: data"},
+			"restore":  {"storageClassName: ceph-" + blockName, "kind: VolumeSnapshot", "name: data-snap"},
+		}
+		for name, wants := range snippets {
+			text := b.Text(browser.PageFrame, `pre[data-snippet="`+name+`"]`)
+			for _, want := range wants {
+				assert.Contains(t, text, want, "snippet %s", name)
+			}
+		}
+		b.Screenshot("blockstorages-detail-snippets")
+
+		b.Open("/view/filestorages.ceph.fundament.io/" + fileName)
+		b.WaitFor(browser.PageFrame, `pre[data-snippet="pvc"]`)
+		body, err = b.FrameText(browser.PageFrame)
+		require.NoError(t, err)
+		assert.Contains(t, body, "None: "+fileSnapshotRefusal, "why there is no class")
+		assert.Contains(t, body, "accessModes: [ReadWriteMany]")
+		assert.Zero(t, b.Count(browser.PageFrame, `pre[data-snippet="snapshot"]`), "no snapshot snippet without a class")
+	})
+
 	t.Run("a Disk model with markup is shown as text and runs nothing", func(t *testing.T) {
 		b.T = t
 		b.Open("/view/disks.ceph.fundament.io/disk-xss")

@@ -27,6 +27,8 @@ const (
 	blockName    = "bs-fast"
 	waitingName  = "bs-waiting" // a BlockStorage the plugin has not reconciled yet
 	fileName     = "fs-shared"
+	// fileSnapshotRefusal is the FileStorage's SnapshotClass condition.
+	fileSnapshotRefusal = "VolumeSnapshotClass cephfs-fs-shared already exists and is not owned by this resource; it is left untouched: delete or rename it"
 	objectName   = "os-s3"
 	objectClass  = "cephobj-os-s3"
 	appNamespace = "apps"
@@ -101,10 +103,16 @@ func createFixtures(t *testing.T) {
 	}
 	fromCeph := v1alpha1.ConsumerCapacity{Usable: "2.8 TiB", UsableBytes: 3078632557772, RawBytes: cephRawBytes, FullRatioPercent: 80, Source: v1alpha1.CapacityFromCeph}
 	fromDisks := v1alpha1.ConsumerCapacity{Usable: "409.6 GiB", UsableBytes: 439804651110, RawBytes: 1 << 40, FullRatioPercent: 80, Source: v1alpha1.CapacityFromDisks}
+	// The BlockStorage has its VolumeSnapshotClass; the FileStorage's was
+	// refused (a foreign class holds the name), as its condition says.
+	block := ready("ceph-"+blockName, v1alpha1.CephBudgetUse{Pools: 1, CrushRules: 2, PGCopies: 64}, fromCeph)
+	block.SnapshotClassName = "ceph-" + blockName
 	createWithStatus(t, &v1alpha1.BlockStorage{ObjectMeta: metav1.ObjectMeta{Name: blockName}, Spec: v1alpha1.BlockStorageSpec{Replicas: ptr.To[int32](2), Default: true},
-		Status: ready("ceph-"+blockName, v1alpha1.CephBudgetUse{Pools: 1, CrushRules: 2, PGCopies: 64}, fromCeph)})
-	createWithStatus(t, &v1alpha1.FileStorage{ObjectMeta: metav1.ObjectMeta{Name: fileName},
-		Status: ready("cephfs-"+fileName, v1alpha1.CephBudgetUse{Pools: 2, CrushRules: 4, PGCopies: 128}, fromDisks)})
+		Status: block})
+	file := ready("cephfs-"+fileName, v1alpha1.CephBudgetUse{Pools: 2, CrushRules: 4, PGCopies: 128}, fromDisks)
+	file.Conditions = []metav1.Condition{{Type: "SnapshotClass", Status: metav1.ConditionFalse, Reason: "ForeignObject",
+		Message: fileSnapshotRefusal, LastTransitionTime: metav1.Now()}}
+	createWithStatus(t, &v1alpha1.FileStorage{ObjectMeta: metav1.ObjectMeta{Name: fileName}, Status: file})
 	createWithStatus(t, &v1alpha1.ObjectStorage{ObjectMeta: metav1.ObjectMeta{Name: objectName},
 		Status: ready(objectClass, v1alpha1.CephBudgetUse{Pools: 7, CrushRules: 14, PGCopies: 160}, fromCeph)})
 	// No status yet: the sheets count it at the size the plugin gives its

@@ -103,8 +103,10 @@ func Run(ctx context.Context, o Options) (err error) {
 		return err
 	}
 
-	fmt.Fprintln(o.Out, "• starting the local control plane (etcd, kube-apiserver, garbage collector)")
-	env, err := testenv.Start(testenv.Options{GarbageCollector: true, DataDir: o.DataDir})
+	// The snapshot API's CRDs, as a distribution that ships snapshots has
+	// them: BlockStorage and FileStorage get their VolumeSnapshotClass.
+	fmt.Fprintln(o.Out, "• starting the local control plane (etcd, kube-apiserver, garbage collector, the snapshot CRDs)")
+	env, err := testenv.Start(testenv.Options{GarbageCollector: true, SnapshotCRDs: true, DataDir: o.DataDir})
 	if err != nil {
 		return err
 	}
