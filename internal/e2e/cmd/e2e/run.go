@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	snapshotv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
@@ -117,6 +118,14 @@ func (r *run) phases(from, until string) error {
 		}
 	}
 	return nil
+}
+
+// volumesOnly runs the volumes phase on the cluster a -keep run left up.
+func (r *run) volumesOnly() error {
+	if err := r.resume(true); err != nil {
+		return fmt.Errorf("-volumes needs the cluster of an earlier -keep run past the file phase: %w", err)
+	}
+	return r.phase("volumes", r.volumes)
 }
 
 func (r *run) phase(name string, fn func() error) error {
@@ -253,7 +262,11 @@ func (r *run) connect(kubeconfig string) error {
 	if err != nil {
 		return err
 	}
-	r.c, err = client.New(r.restConfig, client.Options{Scheme: testenv.DefaultScheme()})
+	scheme := testenv.DefaultScheme()
+	if err := snapshotv1.AddToScheme(scheme); err != nil {
+		return err
+	}
+	r.c, err = client.New(r.restConfig, client.Options{Scheme: scheme})
 	if err != nil {
 		return err
 	}
