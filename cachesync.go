@@ -10,8 +10,10 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -50,6 +52,8 @@ func watchedKinds(cfg Config) []client.Object {
 		cluster,                        // the union's target, the plugin's health
 		&storagev1.StorageClass{},      // derived by every consumer
 		nodeMetadata(),                 // whose reports the inventory publishes
+		snapshotCRDMetadata(),          // the snapshot API arriving or going
+		&coordinationv1.Lease{},        // the snapshot controller's, by name
 	}
 	for _, kind := range consumerKinds {
 		kinds = append(kinds, kind.NewObject(), kind.NewRookObject())
@@ -58,6 +62,17 @@ func watchedKinds(cfg Config) []client.Object {
 		kinds = append(kinds, &appsv1.DaemonSet{}) // Rook's discovery DaemonSet
 	}
 	return kinds
+}
+
+// The VolumeSnapshotClass informer is not among the watched kinds: it
+// starts only once the snapshot CRD serves v1 (snapshotClassWatch), and a
+// cluster without snapshots must still become ready.
+
+// snapshotCRDMetadata is a CRD as the consumers watch it: metadata only.
+func snapshotCRDMetadata() client.Object {
+	crd := &metav1.PartialObjectMetadata{}
+	crd.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
+	return crd
 }
 
 // nodeMetadata is a Node as the inventory watches it: metadata only.

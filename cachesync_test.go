@@ -77,7 +77,11 @@ func TestWatchedKindsAreTheInformersTheControllersStart(t *testing.T) {
 		return nil
 	})
 
-	assert.Equal(t, resourcesOf(t, watchedKinds(h.cfg)), requests.watched())
+	// And, started once the snapshot CRD serves v1 (this control plane has
+	// it), the VolumeSnapshotClasses.
+	want := append(resourcesOf(t, watchedKinds(h.cfg)), "volumesnapshotclasses.snapshot.storage.k8s.io")
+	slices.Sort(want)
+	assert.Equal(t, want, requests.watched())
 }
 
 // statusOf is a consumer's status, read again.

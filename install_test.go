@@ -35,7 +35,9 @@ func bareControlPlane(t *testing.T) *testenv.Env {
 	t.Helper()
 	scheme, err := newScheme()
 	require.NoError(t, err)
-	cp, err := testenv.Start(testenv.Options{Scheme: scheme})
+	// The snapshot API's CRDs, as on the package's control plane: a
+	// distribution ships them, the plugin does not install them.
+	cp, err := testenv.Start(testenv.Options{Scheme: scheme, SnapshotCRDs: true})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = cp.Stop() })
 	return cp

@@ -29,11 +29,11 @@ const (
 	fileName     = "fs-shared"
 	// fileSnapshotRefusal is the FileStorage's SnapshotClass condition.
 	fileSnapshotRefusal = "VolumeSnapshotClass cephfs-fs-shared already exists and is not owned by this resource; it is left untouched: delete or rename it"
-	objectName   = "os-s3"
-	objectClass  = "cephobj-os-s3"
-	appNamespace = "apps"
-	rookNS       = "rook-ceph"
-	decoyNS      = "other-ceph"
+	objectName          = "os-s3"
+	objectClass         = "cephobj-os-s3"
+	appNamespace        = "apps"
+	rookNS              = "rook-ceph"
+	decoyNS             = "other-ceph"
 
 	// The pool whose disks the retirement scenarios retire, the disk that
 	// can replace one, and a finished retirement of a disk already retired.
