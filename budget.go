@@ -38,7 +38,7 @@ const (
 	// data each holds.
 	CephDefaultTargetPGPerOSD = 100
 	// cephDefaultPoolPGs is osd_pool_default_pg_num's default, which Rook
-	// v1.18.0 leaves Ceph to choose (pkg/daemon/ceph/client/command.go
+	// v1.18 leaves Ceph to choose (pkg/daemon/ceph/client/command.go
 	// DefaultPGCount = "0"; CreatePool in pool.go).
 	cephDefaultPoolPGs = 32
 	// rgwMetadataPoolPGs is what Rook gives every object store metadata pool
@@ -65,7 +65,7 @@ const MetadataFailureDomainsAnnotation = "ceph.fundament.io/metadata-failure-dom
 
 // CephPools is what a set of consumers asks of Ceph.
 type CephPools struct {
-	// Pools and CrushRules: Rook v1.18.0 gives a pool a CRUSH rule named
+	// Pools and CrushRules: Rook v1.18 gives a pool a CRUSH rule named
 	// after it (pkg/daemon/ceph/client/pool.go createReplicatedPoolForApp)
 	// and one <pool>_<domain> for each failure domain it has had
 	// (updatePoolCrushRule; CrushRulesPerPool).
@@ -118,7 +118,7 @@ func (c ConsumerBudget) metadata() (size int, domains []string) {
 
 // CrushRulesPerPool is how many CRUSH rules a pool holds after the failure
 // domains it has had (nil: a pool not made yet, which will have one).
-// Rook v1.18.0 creates the pool on a rule named after it
+// Rook v1.18 creates the pool on a rule named after it
 // (createReplicatedPoolForApp), then, with enableCrushUpdates, moves it at
 // once to <pool>_<domain>: extractPoolDetails reads a class-less rule's
 // device class as its root, "default", which differs from the pool's ""

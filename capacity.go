@@ -7,7 +7,7 @@ import (
 )
 
 // cephDefaultFullRatio is mon_osd_full_ratio's default: Ceph refuses writes
-// once an OSD is this full (Rook v1.18.0 sets the ratio only when the
+// once an OSD is this full (Rook v1.18 sets the ratio only when the
 // CephCluster's spec.storage.fullRatio says so: cluster.go
 // setClusterFullRatio).
 const cephDefaultFullRatio = 0.95

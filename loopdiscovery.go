@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
-// Rook's names around its discovery daemon (Rook v1.18.0,
+// Rook's names around its discovery daemon (Rook v1.18,
 // pkg/operator/discover/discover.go and pkg/operator/ceph/controller).
 const (
 	RookDiscoverDaemonSet    = "rook-discover"
@@ -25,7 +25,7 @@ const (
 )
 
 // DiscoveryMissesLoopDevices says whether Rook's discovery DaemonSet was
-// built without loop devices allowed. Rook v1.18.0 rebuilds the DaemonSet
+// built without loop devices allowed. Rook v1.18 rebuilds the DaemonSet
 // before it reads ROOK_CEPH_ALLOW_LOOP_DEVICES from its config
 // (pkg/operator/ceph/controller.go, ReconcileConfig.reconcile calls
 // reconcileDiscoveryDaemon, then SetAllowLoopDevices), so after an operator

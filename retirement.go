@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
 )
@@ -14,7 +15,7 @@ import (
 // Disk retirement: the pure decisions. The controller
 // (retirement_controller.go) gathers the facts and carries out the step.
 
-// What Rook v1.18.0 publishes about an OSD on its Deployment
+// What Rook v1.18 publishes about an OSD on its Deployment
 // (pkg/operator/ceph/cluster/osd: labels.go OsdIdLabelKey, envs.go,
 // spec.go; osd.go getOSDInfo reads them back the same way).
 const (
@@ -26,6 +27,7 @@ const (
 	envOSDLVPath      = "ROOK_LV_PATH"
 	envOSDPVCBacked   = "ROOK_PVC_BACKED_OSD"
 	rookOSDDeployment = "rook-ceph-osd-" // + id: Rook's name, which its removal deletes
+	rookOSDContainer  = "osd"
 )
 
 // osdDeploymentName is Rook's Deployment of OSD id.
@@ -50,8 +52,9 @@ type OSD struct {
 
 // ParseOSDDeployment reads an OSD Deployment as Rook's getOSDInfo does: the
 // ID from the ceph-osd-id label, the node, UUID and block path from the
-// first container's environment (ROOK_BLOCK_PATH, or ROOK_LV_PATH for an
-// LVM OSD). Rook's own reader fails on a missing UUID or block path, and
+// environment of the container named "osd" (ROOK_BLOCK_PATH, or
+// ROOK_LV_PATH for an LVM OSD). Rook v1.18.10 stopped reading the first
+// container (findOSDContainer), since a sidecar may come first. Rook's own reader fails on a missing UUID or block path, and
 // so does this one; OSDs on PVCs are not the plugin's (it lists host
 // devices only) and are refused.
 func ParseOSDDeployment(d *appsv1.Deployment) (OSD, error) {
@@ -63,14 +66,15 @@ func ParseOSDDeployment(d *appsv1.Deployment) (OSD, error) {
 	if err != nil || id < 0 {
 		return OSD{}, fmt.Errorf("deployment %s: label %s=%q is not an OSD ID", d.Name, rookOSDIDLabel, raw)
 	}
-	if len(d.Spec.Template.Spec.Containers) == 0 {
-		return OSD{}, fmt.Errorf("deployment %s has no containers", d.Name)
+	container := osdContainer(d.Spec.Template.Spec.Containers)
+	if container == nil {
+		return OSD{}, fmt.Errorf("deployment %s has no container named %q", d.Name, rookOSDContainer)
 	}
 	osd := OSD{ID: int32(id), Deployment: d.Name, Running: d.Status.Replicas, Replicas: 1}
 	if d.Spec.Replicas != nil {
 		osd.Replicas = *d.Spec.Replicas
 	}
-	for _, env := range d.Spec.Template.Spec.Containers[0].Env {
+	for _, env := range container.Env {
 		switch env.Name {
 		case envOSDNodeName:
 			osd.Node = env.Value
@@ -86,6 +90,16 @@ func ParseOSDDeployment(d *appsv1.Deployment) (OSD, error) {
 		return OSD{}, fmt.Errorf("deployment %s: osd.%d names no node, UUID or block path (%s, %s, %s)", d.Name, id, envOSDNodeName, envOSDUUID, envOSDBlockPath)
 	}
 	return osd, nil
+}
+
+// osdContainer is the container Rook runs the OSD daemon in, or nil.
+func osdContainer(containers []corev1.Container) *corev1.Container {
+	for i := range containers {
+		if containers[i].Name == rookOSDContainer {
+			return &containers[i]
+		}
+	}
+	return nil
 }
 
 // OSDLookup is what the OSD Deployments say about one disk.

@@ -38,6 +38,14 @@ func TestParseOSDDeployment(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "/dev/ceph-1/osd-block-2", osd.BlockPath, "an LVM OSD's path is ROOK_LV_PATH, as getOSDInfo reads it")
 
+	sidecarFirst := simulate.OSDDeployment("rook-ceph", 9, "node-b", "/dev/sdc")
+	pod := &sidecarFirst.Spec.Template.Spec
+	pod.Containers = append([]corev1.Container{{Name: "log-collector", Env: []corev1.EnvVar{{Name: "ROOK_NODE_NAME", Value: "elsewhere"}}}}, pod.Containers...)
+	osd, err = ParseOSDDeployment(sidecarFirst)
+	require.NoError(t, err)
+	assert.Equal(t, "node-b", osd.Node, "the OSD's facts come from the container named osd, as Rook v1.18.10's findOSDContainer reads them")
+	assert.Equal(t, "/dev/sdc", osd.BlockPath)
+
 	refusals := map[string]func(){
 		"no ceph-osd-id label":  func() { delete(good.Labels, "ceph-osd-id") },
 		"an ID that is not one": func() { good.Labels["ceph-osd-id"] = "seven" },
@@ -49,7 +57,8 @@ func TestParseOSDDeployment(t *testing.T) {
 			c := &good.Spec.Template.Spec.Containers[0]
 			c.Env = append(c.Env, corev1.EnvVar{Name: "ROOK_PVC_BACKED_OSD", Value: "true"})
 		},
-		"no containers": func() { good.Spec.Template.Spec.Containers = nil },
+		"no containers":          func() { good.Spec.Template.Spec.Containers = nil },
+		"no container named osd": func() { good.Spec.Template.Spec.Containers[0].Name = "daemon" },
 	}
 	for name, spoil := range refusals {
 		t.Run(name, func(t *testing.T) {

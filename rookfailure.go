@@ -13,7 +13,7 @@ import (
 // Reasons Rook gives its reconcile Events (pkg/operator/ceph/reporting,
 // ReportReconcileResult): a Warning "ReconcileFailed" with the error after
 // every failed reconcile, a Normal "ReconcileSucceeded" after a good one.
-// They are the only place Rook v1.18.0 says why: a failing CephBlockPool,
+// They are the only place Rook v1.18 says why: a failing CephBlockPool,
 // CephFilesystem or CephObjectStore shows phase "Failure", and
 // "Progressing" while it retries.
 const (

@@ -198,7 +198,7 @@ export function metadataSizedApart(kind) {
 // editedUse is what an existing consumer with Rook pools uses at a new
 // size: the same pools and rules, PG copies at the new size, and one more
 // rule per pool when the failure domain moves to one it has not had (Rook
-// v1.18.0 creates <pool>_<domain> and removes no rule: the rule named
+// v1.18 creates <pool>_<domain> and removes no rule: the rule named
 // after the pool and one per domain had, budget.go CrushRulesPerPool; with
 // two domains a pool holds at most 3, so fewer means the new one is new).
 //

@@ -19,7 +19,7 @@ import (
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
 )
 
-// OSDDeployment is the Deployment Rook v1.18.0 runs a host OSD in, with
+// OSDDeployment is the Deployment Rook v1.18 runs a host OSD in, with
 // what the plugin reads of it as Rook writes it: the name
 // rook-ceph-osd-<id>, the labels app=rook-ceph-osd and ceph-osd-id
 // (pkg/operator/ceph/cluster/osd/labels.go), and in the first container's

@@ -7,7 +7,7 @@
 //	res, err := c.InstallOrUpgrade(ctx, helm.Release{
 //		Name:      "rook-ceph",
 //		Namespace: "rook-ceph",
-//		Chart:     helm.Chart{RepoURL: "https://charts.rook.io/release", Name: "rook-ceph", Version: "v1.18.0"},
+//		Chart:     helm.Chart{RepoURL: "https://charts.rook.io/release", Name: "rook-ceph", Version: "v1.18.11"},
 //		Values:    map[string]any{"csi": map[string]any{"enableRbdDriver": true}},
 //	})
 //

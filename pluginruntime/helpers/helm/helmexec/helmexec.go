@@ -12,7 +12,7 @@
 //	res, err := helmexec.Runner{Binary: bin}.InstallOrUpgrade(ctx, restConfig, helmexec.Request{
 //		Name:      "rook-ceph",
 //		Namespace: "rook-ceph",
-//		Chart:     helmexec.Chart{RepoURL: "https://charts.rook.io/release", Name: "rook-ceph", Version: "v1.18.0"},
+//		Chart:     helmexec.Chart{RepoURL: "https://charts.rook.io/release", Name: "rook-ceph", Version: "v1.18.11"},
 //	})
 //
 // The protocol is one JSON Request on the helper's stdin and one JSON
