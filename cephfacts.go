@@ -164,6 +164,16 @@ func (f CephFacts) SafeToDestroy() bool {
 	return f.OSD.Exists && f.OSD.SafeToDestroy.RC == 0
 }
 
+// OSDCount is how many OSDs the CRUSH hosts hold; a lower bound when the
+// answer was Truncated.
+func (f CephFacts) OSDCount() int {
+	n := 0
+	for _, h := range f.Hosts {
+		n += len(h.OSDs)
+	}
+	return n
+}
+
 // AllPGsActiveClean reports whether every PG is active and clean.
 func (f CephFacts) AllPGsActiveClean() bool {
 	for state, n := range f.PGStates {

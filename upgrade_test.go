@@ -1,0 +1,230 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestNextUpgradeStep(t *testing.T) {
+	tests := []struct {
+		name                             string
+		installed, target, image, wanted string
+		want                             UpgradeStep
+		ok                               bool
+	}{
+		{"nothing to do", "v1.18.11", "v1.18.11", "quay.io/ceph/ceph:v19.2.3", "quay.io/ceph/ceph:v19.2.3", "", false},
+		{"a new chart", "v1.18.0", "v1.18.11", "quay.io/ceph/ceph:v19.2.3", "quay.io/ceph/ceph:v19.2.3", UpgradeRook, true},
+		{"a new image", "v1.18.11", "v1.18.11", "quay.io/ceph/ceph:v19.2.3", "quay.io/ceph/ceph:v19.2.4", UpgradeCeph, true},
+		{"both: Rook first", "v1.18.0", "v1.18.11", "quay.io/ceph/ceph:v18.2.7", "quay.io/ceph/ceph:v19.2.3", UpgradeRook, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			step, ok := NextUpgradeStep(tt.installed, tt.target, tt.image, tt.wanted)
+			assert.Equal(t, tt.ok, ok)
+			assert.Equal(t, tt.want, step)
+		})
+	}
+}
+
+func TestParseVersions(t *testing.T) {
+	ceph := map[string]Version{
+		"18.2.7":   {18, 2, 7},
+		"18.2.7-0": {18, 2, 7},
+		"ceph version 18.2.7 (6b0e988052ec84cf2d4a54ff9bbbc5e720b621ad) reef (stable)": {18, 2, 7},
+		"v19.2.3":          {19, 2, 3},
+		"v18.2.7-20250101": {18, 2, 7},
+	}
+	for in, want := range ceph {
+		got, err := ParseCephVersion(in)
+		require.NoError(t, err, in)
+		assert.Equal(t, want, got, in)
+	}
+	for _, bad := range []string{"", "latest", "reef", "18.2", "v18.2.7.1x"} {
+		_, err := ParseCephVersion(bad)
+		assert.Error(t, err, bad)
+	}
+
+	got, err := ParseRookVersion("v1.18.11")
+	require.NoError(t, err)
+	assert.Equal(t, Version{1, 18, 11}, got)
+	for _, unofficial := range []string{"1.18.11", "v1.18.11-rc.1", "v1.18.11-4-gabc", "master"} {
+		_, err := ParseRookVersion(unofficial)
+		assert.Error(t, err, unofficial)
+	}
+
+	images := map[string]string{
+		"quay.io/ceph/ceph:v19.2.3":                  "19.2.3",
+		"registry.local:5000/ceph/ceph:v18.2.7-e2e":  "18.2.7",
+		"quay.io/ceph/ceph:v19.2.3@sha256:0123abcd":  "19.2.3",
+		"quay.io/ceph/ceph":                          "no tag",
+		"registry.local:5000/ceph/ceph":              "no tag",
+		"quay.io/ceph/ceph:latest":                   "names no Ceph version",
+		"quay.io/ceph/ceph@sha256:0123456789abcdef0": "no tag",
+	}
+	for image, want := range images {
+		v, err := CephImageVersion(image)
+		if err != nil {
+			assert.Contains(t, err.Error(), want, image)
+			continue
+		}
+		assert.Equal(t, want, v.String(), image)
+	}
+}
+
+func TestVersionCompare(t *testing.T) {
+	assert.Negative(t, Version{18, 2, 7}.Compare(Version{19, 2, 0}))
+	assert.Negative(t, Version{19, 2, 0}.Compare(Version{19, 10, 0}), "numeric, not lexical")
+	assert.Positive(t, Version{1, 18, 11}.Compare(Version{1, 18, 9}))
+	assert.Zero(t, Version{18, 2, 7}.Compare(Version{18, 2, 7}))
+}
+
+// healthyUpgrade are the facts of a settled, healthy cluster on Rook
+// v1.18.0 and Ceph 18.2.7 whose plugin brings Rook v1.18.11.
+func healthyUpgrade() UpgradeFacts {
+	f := UpgradeFacts{
+		Step:          UpgradeRook,
+		InstalledRook: "v1.18.0", TargetRook: "v1.18.11",
+		ClusterImage: "quay.io/ceph/ceph:v18.2.7", DetectedImage: "quay.io/ceph/ceph:v18.2.7", TargetImage: "quay.io/ceph/ceph:v18.2.7",
+		RunningCeph:  []string{"ceph version 18.2.7 (6b0e988052ec84cf2d4a54ff9bbbc5e720b621ad) reef (stable)"},
+		Kubernetes:   "v1.34.2",
+		RookVersions: []string{"v1.18.0"}, CephVersions: []string{"18.2.7-0"},
+	}
+	f.Ceph.Health.Status = "HEALTH_OK"
+	f.Ceph.PGStates = map[string]int{"active+clean": 97}
+	f.Ceph.Hosts = []CephHost{{Name: "a", OSDs: []HostOSD{{ID: 0}}}, {Name: "b", OSDs: []HostOSD{{ID: 1}}}, {Name: "c", OSDs: []HostOSD{{ID: 2}}}}
+	return f
+}
+
+func TestUpgradePreflight(t *testing.T) {
+	tests := []struct {
+		name   string
+		change func(*UpgradeFacts)
+		// refused names the failing check and a phrase of its message;
+		// empty: every check passes.
+		refused, says string
+	}{
+		{name: "a settled healthy cluster, a Rook patch", change: func(*UpgradeFacts) {}},
+		{name: "tolerated warnings", change: func(f *UpgradeFacts) {
+			f.Ceph.Health.Status = "HEALTH_WARN"
+			f.Ceph.Health.Checks = map[string]string{"RECENT_CRASH": "1 daemons have recently crashed", "AUTH_INSECURE_GLOBAL_ID_RECLAIM_ALLOWED": "mons are allowing insecure global_id reclaim"}
+		}},
+		{name: "size-1 pools on two OSDs: Ceph is never asked", change: func(f *UpgradeFacts) {
+			f.Ceph.Health.Status = "HEALTH_WARN"
+			f.Ceph.Health.Checks = map[string]string{"POOL_NO_REDUNDANCY": "1 pool(s) have no replicas configured"}
+			f.Ceph.Hosts = f.Ceph.Hosts[:2]
+		}},
+		{name: "the next minor", change: func(f *UpgradeFacts) {
+			f.InstalledRook, f.TargetRook = "v1.18.11", "v1.19.10"
+			f.RunningCeph, f.ClusterImage, f.DetectedImage = []string{"19.2.3-0"}, "quay.io/ceph/ceph:v19.2.3", "quay.io/ceph/ceph:v19.2.3"
+		}},
+		{name: "the same Ceph under a new tag rolls every daemon", change: func(f *UpgradeFacts) {
+			f.Step, f.InstalledRook, f.TargetImage = UpgradeCeph, "v1.18.11", "quay.io/ceph/ceph:v18.2.7-e2e2"
+		}},
+		{name: "Ceph one major up", change: func(f *UpgradeFacts) {
+			f.Step, f.InstalledRook, f.TargetImage = UpgradeCeph, "v1.18.11", "quay.io/ceph/ceph:v19.2.3"
+		}},
+
+		{"HEALTH_ERR", func(f *UpgradeFacts) {
+			f.Ceph.Health.Status, f.Ceph.Health.Checks = "HEALTH_ERR", map[string]string{"MON_DOWN": "2/3 mons down"}
+		}, CheckHealth, "HEALTH_ERR (MON_DOWN)"},
+		{"health unknown", func(f *UpgradeFacts) { f.Ceph.Health.Status = "" }, CheckHealth, "could not read ceph status"},
+		{"a blocking warning", func(f *UpgradeFacts) {
+			f.Ceph.Health.Status, f.Ceph.Health.Checks = "HEALTH_WARN", map[string]string{"MON_DOWN": "1/3 mons down", "RECENT_CRASH": "1 crash"}
+		}, CheckHealth, "MON_DOWN: 1/3 mons down"},
+		{"a warning nobody reviewed", func(f *UpgradeFacts) {
+			f.Ceph.Health.Status, f.Ceph.Health.Checks = "HEALTH_WARN", map[string]string{"SOMETHING_NEW": "new in Ceph 21"}
+		}, CheckHealth, "SOMETHING_NEW"},
+		{"size-1 pools on three OSDs: ok-to-stop would refuse", func(f *UpgradeFacts) {
+			f.Ceph.Health.Status, f.Ceph.Health.Checks = "HEALTH_WARN", map[string]string{"POOL_NO_REDUNDANCY": "1 pool(s) have no replicas configured"}
+		}, CheckHealth, "POOL_NO_REDUNDANCY"},
+		{"PGs not active+clean", func(f *UpgradeFacts) {
+			f.Ceph.PGStates = map[string]int{"active+clean": 90, "active+undersized+degraded": 7}
+		}, CheckHealth, "7 active+undersized+degraded"},
+		{"a retirement in progress", func(f *UpgradeFacts) { f.Retirements = []string{"node-a-sdb"} }, CheckRetirements, "node-a-sdb is in progress"},
+		{"an OSD held down", func(f *UpgradeFacts) { f.HeldOSDs = []string{"rook-ceph-osd-2"} }, CheckRetirements, "rook-ceph-osd-2 held"},
+		{"Rook two minors on", func(f *UpgradeFacts) { f.TargetRook = "v1.20.6" }, CheckVersions, "one minor at a time"},
+		{"Rook from a build that is no release", func(f *UpgradeFacts) { f.InstalledRook = "v1.18.0-12-gabcdef" }, CheckVersions, "official releases"},
+		{"Rook downgraded", func(f *UpgradeFacts) { f.InstalledRook, f.TargetRook = "v1.18.11", "v1.18.0" }, CheckVersions, "no downgrade"},
+		{"Rook v1.20 from below v1.19.5", func(f *UpgradeFacts) {
+			f.InstalledRook, f.TargetRook = "v1.19.2", "v1.20.6"
+			f.RunningCeph, f.ClusterImage, f.DetectedImage = []string{"19.2.3-0"}, "quay.io/ceph/ceph:v19.2.3", "quay.io/ceph/ceph:v19.2.3"
+		}, CheckVersions, "upgrade to v1.19.5 first"},
+		{"Rook v1.19 while Ceph runs 18", func(f *UpgradeFacts) {
+			f.InstalledRook, f.TargetRook = "v1.18.11", "v1.19.10"
+		}, CheckVersions, "runs Ceph 18.2.7 and Rook v1.19.10 needs Ceph 19.2.0 or newer: upgrade Ceph first"},
+		{"Rook v1.19 on an old Kubernetes", func(f *UpgradeFacts) {
+			f.InstalledRook, f.TargetRook, f.Kubernetes = "v1.18.11", "v1.19.10", "v1.29.4"
+			f.RunningCeph, f.ClusterImage, f.DetectedImage = []string{"19.2.3-0"}, "quay.io/ceph/ceph:v19.2.3", "quay.io/ceph/ceph:v19.2.3"
+		}, CheckVersions, "needs Kubernetes 1.30 or newer"},
+		{"a Rook line the plugin does not know", func(f *UpgradeFacts) {
+			f.InstalledRook, f.TargetRook = "v1.20.6", "v1.21.0"
+		}, CheckVersions, "knows nothing of Rook v1.21"},
+		{"Ceph downgraded", func(f *UpgradeFacts) {
+			f.Step, f.InstalledRook, f.TargetImage = UpgradeCeph, "v1.18.11", "quay.io/ceph/ceph:v18.2.4"
+		}, CheckVersions, "never downgraded"},
+		{"Ceph two majors on", func(f *UpgradeFacts) {
+			f.Step, f.InstalledRook, f.TargetImage = UpgradeCeph, "v1.18.11", "quay.io/ceph/ceph:v20.2.1"
+		}, CheckVersions, "upgrade to Ceph 19 first"},
+		{"Tentacle on a Rook before v1.18.8", func(f *UpgradeFacts) {
+			f.Step, f.InstalledRook, f.TargetImage = UpgradeCeph, "v1.18.7", "quay.io/ceph/ceph:v20.2.1"
+			f.RunningCeph = []string{"19.2.3-0"}
+		}, CheckVersions, "Ceph 20 needs Rook v1.18.8 or newer"},
+		{"a Ceph below the running Rook's minimum", func(f *UpgradeFacts) {
+			f.Step, f.InstalledRook, f.TargetImage = UpgradeCeph, "v1.18.11", "quay.io/ceph/ceph:v17.2.8"
+		}, CheckVersions, "needs Ceph 18.2.0 or newer"},
+		{"an image whose tag names no version", func(f *UpgradeFacts) {
+			f.Step, f.InstalledRook, f.TargetImage = UpgradeCeph, "v1.18.11", "quay.io/ceph/ceph:latest"
+		}, CheckVersions, "names no Ceph version"},
+		{"no running versions reported yet", func(f *UpgradeFacts) {
+			f.Step, f.InstalledRook, f.TargetImage, f.RunningCeph = UpgradeCeph, "v1.18.11", "quay.io/ceph/ceph:v19.2.3", nil
+		}, CheckVersions, "no running Ceph versions"},
+		{"daemons on two Ceph versions", func(f *UpgradeFacts) {
+			f.RunningCeph = append(f.RunningCeph, "ceph version 19.2.3 (c92aebb279828e9c3c1f5d24613efca272649e62) squid (stable)")
+		}, CheckSettled, "daemons run"},
+		{"Deployments on two Rook versions", func(f *UpgradeFacts) { f.RookVersions = []string{"v1.18.0", "v1.18.11"} }, CheckSettled, "rook-version v1.18.0 and v1.18.11"},
+		{"Deployments on two Ceph versions", func(f *UpgradeFacts) { f.CephVersions = []string{"18.2.7-0", "19.2.3-0"} }, CheckSettled, "ceph-version"},
+		{"a daemon not available", func(f *UpgradeFacts) { f.Unavailable = []string{"rook-ceph-mon-b"} }, CheckSettled, "rook-ceph-mon-b not available"},
+		{"a new image not yet detected", func(f *UpgradeFacts) { f.ClusterImage = "quay.io/ceph/ceph:v18.2.7-e2e2" }, CheckSettled, "not yet detected"},
+		{"do-not-reconcile on the CephCluster", func(f *UpgradeFacts) { f.DoNotReconcile = true }, CheckRookOverrides, "do-not-reconcile"},
+		{"Rook's checks switched off", func(f *UpgradeFacts) { f.SkipUpgradeChecks = true }, CheckRookOverrides, "spec.skipUpgradeChecks"},
+		{"continue when unhealthy", func(f *UpgradeFacts) { f.ContinueIfNotHealthy = true }, CheckRookOverrides, "continueUpgradeAfterChecksEvenIfNotHealthy"},
+		{"unsupported Ceph allowed", func(f *UpgradeFacts) { f.AllowUnsupported = true }, CheckRookOverrides, "allowUnsupported"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := healthyUpgrade()
+			tt.change(&f)
+			checks := UpgradePreflight(f)
+			var failed []string
+			for _, c := range checks {
+				assert.NotEmpty(t, c.Message, c.Name)
+				if !c.Passed {
+					failed = append(failed, c.Name)
+					if c.Name == tt.refused {
+						assert.Contains(t, c.Message, tt.says)
+					}
+				}
+			}
+			if tt.refused == "" {
+				assert.Empty(t, failed, "%+v", checks)
+				assert.True(t, UpgradeAllowed(checks))
+				return
+			}
+			assert.Equal(t, []string{tt.refused}, failed, "%+v", checks)
+			assert.False(t, UpgradeAllowed(checks))
+		})
+	}
+}
+
+// Every check the preflight makes is reported, so a refusal's status shows
+// what passed beside what did not.
+func TestUpgradePreflightReportsEveryCheck(t *testing.T) {
+	var names []string
+	for _, c := range UpgradePreflight(healthyUpgrade()) {
+		names = append(names, c.Name)
+	}
+	assert.Equal(t, "Versions Settled Health Retirements RookOverrides", strings.Join(names, " "))
+}
