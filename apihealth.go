@@ -26,6 +26,7 @@ import (
 const (
 	healthSourceAPI     = "api"
 	healthSourceCluster = "cluster"
+	healthSourceUpgrade = "upgrade"
 )
 
 // runningStatus is the plugin's status when every source is healthy.
@@ -140,7 +141,7 @@ func (b *healthBoard) flushLocked(force bool) {
 	if !b.active {
 		return
 	}
-	merged := MergeHealth(b.reports[healthSourceAPI], b.reports[healthSourceCluster])
+	merged := MergeHealth(b.reports[healthSourceAPI], b.reports[healthSourceCluster], b.reports[healthSourceUpgrade])
 	if !force && merged == b.sent {
 		return
 	}

@@ -88,11 +88,50 @@ func (e *execInstaller) EnsureRelease(ctx context.Context, r chartRelease) error
 }
 
 // install is what Start does before the manager runs, each step idempotent:
-// the Rook operator chart, our CRDs (applied only when their manifests
+// the upgrade plan (planUpgrade: the next upgrade step, if any, and its
+// preflight), the Rook operator chart (upgraded only when a Rook step
+// passed its preflight), our CRDs (applied only when their manifests
 // changed), the wait for every CRD the manager watches to be Established,
 // and the singleton CephCluster (created when absent; on one the plugin
-// created, the configured image and daemon counts are applied).
-func install(ctx context.Context, c client.Client, charts chartInstaller, cfg Config, log *slog.Logger) error {
+// created, the configured daemon counts are applied, and the configured
+// image when its Ceph step passed). It returns the plan, whose refusal
+// the plugin reports.
+func install(ctx context.Context, c client.Client, charts chartInstaller, cfg Config, kubeVersion string, log *slog.Logger) (UpgradePlan, error) {
+	plan, err := planUpgrade(ctx, c, cfg, kubeVersion)
+	if err != nil {
+		return UpgradePlan{}, err
+	}
+	logUpgradePlan(plan, log)
+	if plan.Step != UpgradeRook || plan.Allowed() {
+		if err := ensureRookRelease(ctx, charts, cfg, log); err != nil {
+			return plan, err
+		}
+	}
+	ours, err := applyOwnCRDs(ctx, c)
+	if err != nil {
+		return plan, err
+	}
+	if err := waitEstablished(ctx, c, append(ours, rookCRDs...)); err != nil {
+		return plan, err
+	}
+	if err := applyFinalizerGuard(ctx, c); err != nil {
+		return plan, err
+	}
+	clusterCfg := cfg
+	clusterCfg.CephImage = plan.CephImageToApply(cfg.CephImage)
+	created, err := ensureCephCluster(ctx, c, clusterCfg, log)
+	if err != nil {
+		return plan, err
+	}
+	if created {
+		log.Info("created the CephCluster", "namespace", cfg.ClusterNamespace, "name", CephClusterName)
+	}
+	return plan, nil
+}
+
+// ensureRookRelease installs the Rook operator chart, or upgrades the
+// release to the plugin's chart with the same values.
+func ensureRookRelease(ctx context.Context, charts chartInstaller, cfg Config, log *slog.Logger) error {
 	release := chartRelease{
 		Name:      RookReleaseName,
 		Namespace: cfg.OperatorNamespace,
@@ -111,24 +150,22 @@ func install(ctx context.Context, c client.Client, charts chartInstaller, cfg Co
 	if err := charts.EnsureRelease(ctx, release); err != nil {
 		return fmt.Errorf("install the %s chart %s from %s: %w", RookChartName, RookChartVersion, cfg.ChartRepository, err)
 	}
-	ours, err := applyOwnCRDs(ctx, c)
-	if err != nil {
-		return err
-	}
-	if err := waitEstablished(ctx, c, append(ours, rookCRDs...)); err != nil {
-		return err
-	}
-	if err := applyFinalizerGuard(ctx, c); err != nil {
-		return err
-	}
-	created, err := ensureCephCluster(ctx, c, cfg, log)
-	if err != nil {
-		return err
-	}
-	if created {
-		log.Info("created the CephCluster", "namespace", cfg.ClusterNamespace, "name", CephClusterName)
-	}
 	return nil
+}
+
+// logUpgradePlan says which upgrade step this start takes, or why not.
+func logUpgradePlan(plan UpgradePlan, log *slog.Logger) {
+	if plan.Step == "" {
+		return
+	}
+	for _, c := range plan.Checks {
+		log.Info("upgrade preflight", "step", plan.Step, "check", c.Name, "passed", c.Passed, "message", c.Message)
+	}
+	if plan.Allowed() {
+		log.Info("upgrade step starts", "step", plan.Step, "from", plan.From, "to", plan.To)
+		return
+	}
+	log.Error("upgrade step refused; nothing changed", "step", plan.Step, "from", plan.From, "to", plan.To, "status", plan.Status().Message)
 }
 
 // ensureCephCluster creates the singleton CephCluster when there is none

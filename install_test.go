@@ -206,7 +206,7 @@ func TestInstallRefusesAChartThatIsNotThePinnedOne(t *testing.T) {
 	cfg.ChartRepository = repo.URL
 	cfg.ChartDigest = "sha256:" + strings.Repeat("0", 64)
 
-	err = install(context.Background(), env.Client, charts, cfg, discardLog)
+	_, err = install(context.Background(), env.Client, charts, cfg, testKubernetesVersion, discardLog)
 
 	require.Error(t, err)
 	assert.True(t, pluginerrors.IsPermanent(err), "permanent: %v", err)

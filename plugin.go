@@ -126,8 +126,14 @@ func (p *Plugin) Start(ctx context.Context, host pluginruntime.Host) error {
 	}
 	// One instance installs at a time, so an install a crash interrupted
 	// is recovered at once by the next (withInstallLock).
+	kubeVersion, err := serverVersion(restCfg)
+	if err != nil {
+		return pluginerrors.NewTransient(err)
+	}
+	var plan UpgradePlan
 	err = withInstallLock(ctx, c, restCfg, cfg, func(ctx context.Context) error {
-		return install(ctx, c, installer, cfg, host.Logger())
+		plan, err = install(ctx, c, installer, cfg, kubeVersion, host.Logger())
+		return err
 	})
 	if err != nil {
 		return pluginerrors.NewTransient(err)
@@ -139,6 +145,7 @@ func (p *Plugin) Start(ctx context.Context, host pluginruntime.Host) error {
 	// The storage cluster's health and the API server's reachability both
 	// decide the phase; the board reports the worse of the two.
 	health := newHealthBoard(host)
+	health.report(healthSourceUpgrade, plan.Status())
 	if err := setupReconcilers(mgr, cfg, sourceHost{Host: host, board: health, source: healthSourceCluster}); err != nil {
 		return pluginerrors.NewPermanent(err)
 	}

@@ -278,6 +278,9 @@ func rookStep(f UpgradeFacts) (string, error) {
 	}
 	images := append(slices.Clone(f.RunningCeph), f.ClusterImage)
 	for _, running := range images {
+		if running == "" { // no CephCluster yet
+			continue
+		}
 		v, err := runningCephVersion(running)
 		if err != nil {
 			return "", err

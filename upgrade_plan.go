@@ -1,0 +1,227 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	cephv1 "github.com/rook/rook/pkg/apis/ceph.rook.io/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
+	"github.com/fundament-oss/ceph-rook/pluginruntime"
+)
+
+// What Rook's chart and operator put on the objects an upgrade is read
+// from (Rook v1.18: the chart's library "labels" template,
+// pkg/operator/k8sutil AddRookVersionLabelToDeployment,
+// pkg/operator/ceph/controller label.go).
+const (
+	// helmChartLabel is "rook-ceph-v1.18.11" on the operator Deployment:
+	// the chart release that made it.
+	helmChartLabel = "helm.sh/chart"
+	// rookClusterLabel names the cluster's namespace on every daemon
+	// Deployment Rook makes for it.
+	rookClusterLabel = "rook_cluster"
+	rookVersionLabel = "rook-version"
+	cephVersionLabel = "ceph-version"
+	// doNotReconcileLabel on a CephCluster or a daemon Deployment makes
+	// Rook leave it alone.
+	doNotReconcileLabel = "ceph.rook.io/do-not-reconcile"
+)
+
+// InstalledRookChart is the Rook chart version that made the operator
+// Deployment ("v1.18.0"), "" when the Deployment carries no label of
+// Rook's chart: not made by the chart, and not the plugin's to upgrade.
+func InstalledRookChart(operator *appsv1.Deployment) string {
+	version, ok := strings.CutPrefix(operator.Labels[helmChartLabel], RookChartName+"-")
+	if !ok {
+		return ""
+	}
+	return version
+}
+
+// UpgradeFactsFrom reads an upgrade's facts from the CephCluster, the
+// Deployments Rook made for it and the disk retirements. Ceph's health and
+// checks are the ones Rook copies into the CephCluster's status each
+// minute; PG states are not among them, so Ceph's own PG health checks
+// (PG_DEGRADED, PG_AVAILABILITY, ...) stand for them.
+func UpgradeFactsFrom(cluster *cephv1.CephCluster, daemons []appsv1.Deployment, retirements []cephv1alpha1.DiskRetirement) UpgradeFacts {
+	f := UpgradeFacts{
+		ClusterImage:         cluster.Spec.CephVersion.Image,
+		DoNotReconcile:       cluster.Labels[doNotReconcileLabel] != "",
+		SkipUpgradeChecks:    cluster.Spec.SkipUpgradeChecks,
+		ContinueIfNotHealthy: cluster.Spec.ContinueUpgradeAfterChecksEvenIfNotHealthy,
+		AllowUnsupported:     cluster.Spec.CephVersion.AllowUnsupported,
+	}
+	if v := cluster.Status.CephVersion; v != nil {
+		f.DetectedImage = v.Image
+	}
+	if s := cluster.Status.CephStatus; s != nil {
+		f.Ceph.Health.Status = s.Health
+		if len(s.Details) > 0 {
+			f.Ceph.Health.Checks = map[string]string{}
+			for name, check := range s.Details {
+				f.Ceph.Health.Checks[name] = check.Message
+			}
+		}
+		if s.Versions != nil {
+			f.RunningCeph = sortedKeys(s.Versions.Overall)
+		}
+	}
+	rookVersions, cephVersions := map[string]bool{}, map[string]bool{}
+	for i := range daemons {
+		d := &daemons[i]
+		if v := d.Labels[rookVersionLabel]; v != "" {
+			rookVersions[v] = true
+		}
+		if v := d.Labels[cephVersionLabel]; v != "" {
+			cephVersions[v] = true
+		}
+		replicas := int32(1)
+		if d.Spec.Replicas != nil {
+			replicas = *d.Spec.Replicas
+		}
+		isOSD := d.Labels["app"] == rookOSDAppLabel
+		switch {
+		case isOSD && (replicas == 0 || d.Labels[doNotReconcileLabel] != ""):
+			f.HeldOSDs = append(f.HeldOSDs, d.Name)
+		case replicas > 0 && (d.Status.UpdatedReplicas < replicas || d.Status.AvailableReplicas < replicas):
+			f.Unavailable = append(f.Unavailable, d.Name)
+		}
+	}
+	f.RookVersions, f.CephVersions = sortedKeys(rookVersions), sortedKeys(cephVersions)
+	slices.Sort(f.HeldOSDs)
+	slices.Sort(f.Unavailable)
+	for _, r := range retirements {
+		if !retirementFinished(r.Status.Phase) {
+			f.Retirements = append(f.Retirements, r.Name)
+		}
+	}
+	slices.Sort(f.Retirements)
+	return f
+}
+
+// UpgradePlan is the upgrade step a start of the plugin takes, if any,
+// with its preflight.
+type UpgradePlan struct {
+	Step     UpgradeStep // "": nothing to upgrade
+	From, To string
+	Checks   []cephv1alpha1.PreflightCheck
+	// ClusterImage is the image the CephCluster has, "" when there is none.
+	ClusterImage string
+}
+
+// Allowed says whether the step may start.
+func (p UpgradePlan) Allowed() bool { return p.Step != "" && UpgradeAllowed(p.Checks) }
+
+// Status is what the plugin reports about the plan: nothing when there is
+// no step or it started; degraded, naming each failed check, when the
+// preflight refused it, since the plugin then runs on versions it was not
+// built for until someone fixes what the checks say and restarts it.
+func (p UpgradePlan) Status() pluginruntime.PluginStatus {
+	if p.Step == "" || p.Allowed() {
+		return pluginruntime.PluginStatus{}
+	}
+	var failed []string
+	for _, c := range p.Checks {
+		if !c.Passed {
+			failed = append(failed, c.Name+": "+c.Message)
+		}
+	}
+	return pluginruntime.PluginStatus{Phase: pluginruntime.PhaseDegraded, Message: BoundMessage(fmt.Sprintf(
+		"upgrade of %s from %s to %s refused, nothing changed: %s; the plugin checks again at its next start",
+		p.Step, p.From, p.To, strings.Join(failed, "; ")))}
+}
+
+// planUpgrade finds the next upgrade step and judges it. A Rook step is
+// taken when the operator Deployment was made by another version of Rook's
+// chart; a Ceph step when the plugin's CephCluster runs another image than
+// the configured one. On a fresh install there is none.
+func planUpgrade(ctx context.Context, c client.Reader, cfg Config, kubeVersion string) (UpgradePlan, error) {
+	installed := ""
+	var operator appsv1.Deployment
+	err := c.Get(ctx, client.ObjectKey{Namespace: cfg.OperatorNamespace, Name: rookOperatorDeployment}, &operator)
+	switch {
+	case err == nil:
+		installed = InstalledRookChart(&operator)
+	case !apierrors.IsNotFound(err):
+		return UpgradePlan{}, fmt.Errorf("read the Rook operator's Deployment: %w", err)
+	}
+	var cluster cephv1.CephCluster
+	err = c.Get(ctx, client.ObjectKey{Namespace: cfg.ClusterNamespace, Name: CephClusterName}, &cluster)
+	switch {
+	case apierrors.IsNotFound(err):
+		cluster = cephv1.CephCluster{}
+	case err != nil:
+		return UpgradePlan{}, fmt.Errorf("read CephCluster %s/%s: %w", cfg.ClusterNamespace, CephClusterName, err)
+	}
+	managed := cluster.Labels[ManagedByLabel] == ManagedByValue
+	plan := UpgradePlan{ClusterImage: cluster.Spec.CephVersion.Image}
+	switch {
+	case installed != "" && installed != RookChartVersion:
+		plan.Step, plan.From, plan.To = UpgradeRook, installed, RookChartVersion
+	case managed && cluster.Spec.CephVersion.Image != cfg.CephImage:
+		plan.Step, plan.From, plan.To = UpgradeCeph, cluster.Spec.CephVersion.Image, cfg.CephImage
+	default:
+		return plan, nil
+	}
+	if cluster.Name == "" { // a Rook step with no Ceph on it yet
+		plan.Checks = []cephv1alpha1.PreflightCheck{upgradeVersionsCheck(UpgradeFacts{
+			Step: plan.Step, InstalledRook: installed, TargetRook: RookChartVersion, Kubernetes: kubeVersion})}
+		return plan, nil
+	}
+	facts, err := gatherUpgradeFacts(ctx, c, cfg, &cluster)
+	if err != nil {
+		return UpgradePlan{}, err
+	}
+	facts.Step, facts.InstalledRook, facts.TargetRook = plan.Step, installed, RookChartVersion
+	facts.TargetImage, facts.Kubernetes = cfg.CephImage, kubeVersion
+	plan.Checks = UpgradePreflight(facts)
+	return plan, nil
+}
+
+// CephImageToApply is the image the CephCluster gets at this start: the
+// configured one when it is new or its Ceph step passed its preflight, and
+// the one it runs otherwise. The image only changes as a checked step of
+// its own, never beside a Rook step.
+func (p UpgradePlan) CephImageToApply(configured string) string {
+	if p.ClusterImage == "" || (p.Step == UpgradeCeph && p.Allowed()) {
+		return configured
+	}
+	return p.ClusterImage
+}
+
+// gatherUpgradeFacts lists what UpgradeFactsFrom reads beside the
+// CephCluster.
+func gatherUpgradeFacts(ctx context.Context, c client.Reader, cfg Config, cluster *cephv1.CephCluster) (UpgradeFacts, error) {
+	var daemons appsv1.DeploymentList
+	if err := c.List(ctx, &daemons, client.InNamespace(cfg.ClusterNamespace), client.MatchingLabels{rookClusterLabel: cfg.ClusterNamespace}); err != nil {
+		return UpgradeFacts{}, fmt.Errorf("list the Ceph daemons' Deployments: %w", err)
+	}
+	var retirements cephv1alpha1.DiskRetirementList
+	if err := c.List(ctx, &retirements); err != nil && !apimeta.IsNoMatchError(err) {
+		return UpgradeFacts{}, fmt.Errorf("list DiskRetirements: %w", err)
+	}
+	return UpgradeFactsFrom(cluster, daemons.Items, retirements.Items), nil
+}
+
+// serverVersion is the API server's Kubernetes version ("v1.34.2"), which a
+// Rook step is checked against.
+func serverVersion(restCfg *rest.Config) (string, error) {
+	dc, err := discovery.NewDiscoveryClientForConfig(restCfg)
+	if err != nil {
+		return "", fmt.Errorf("the API server's version: %w", err)
+	}
+	info, err := dc.ServerVersion()
+	if err != nil {
+		return "", fmt.Errorf("the API server's version: %w", err)
+	}
+	return info.GitVersion, nil
+}

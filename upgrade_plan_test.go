@@ -1,0 +1,84 @@
+package main
+
+import (
+	"testing"
+
+	cephv1 "github.com/rook/rook/pkg/apis/ceph.rook.io/v1"
+	"github.com/stretchr/testify/assert"
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
+)
+
+func TestInstalledRookChart(t *testing.T) {
+	for label, want := range map[string]string{
+		"rook-ceph-v1.18.0":         "v1.18.0",
+		"rook-ceph-v1.18.11":        "v1.18.11",
+		"":                          "",
+		"rook-ceph-cluster-v1.18.0": "cluster-v1.18.0", // not an official tag: the Rook step refuses it
+		"other-v1.0.0":              "",
+	} {
+		d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{helmChartLabel: label}}}
+		assert.Equal(t, want, InstalledRookChart(d), label)
+	}
+}
+
+func TestUpgradeFactsFrom(t *testing.T) {
+	cluster := &cephv1.CephCluster{}
+	cluster.Labels = map[string]string{doNotReconcileLabel: "true"}
+	cluster.Spec.CephVersion = cephv1.CephVersionSpec{Image: "quay.io/ceph/ceph:v19.2.4", AllowUnsupported: true}
+	cluster.Spec.SkipUpgradeChecks = true
+	cluster.Status.CephVersion = &cephv1.ClusterVersion{Image: "quay.io/ceph/ceph:v19.2.3"}
+	cluster.Status.CephStatus = &cephv1.CephStatus{
+		Health:   "HEALTH_WARN",
+		Details:  map[string]cephv1.CephHealthMessage{"OSD_DOWN": {Severity: "HEALTH_WARN", Message: "1 osds down"}},
+		Versions: &cephv1.CephDaemonsVersions{Overall: map[string]int{"ceph version 19.2.4 (b) squid (stable)": 2, "ceph version 19.2.3 (a) squid (stable)": 4}},
+	}
+	daemon := func(name, app, rook, ceph string, replicas, available int32, extra ...string) appsv1.Deployment {
+		d := appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app": app, rookVersionLabel: rook, cephVersionLabel: ceph}}}
+		for i := 0; i+1 < len(extra); i += 2 {
+			d.Labels[extra[i]] = extra[i+1]
+		}
+		d.Spec.Replicas = &replicas
+		d.Status.UpdatedReplicas, d.Status.AvailableReplicas = available, available
+		return d
+	}
+	daemons := []appsv1.Deployment{
+		daemon("rook-ceph-mon-a", "rook-ceph-mon", "v1.18.11", "19.2.4-0", 1, 1),
+		daemon("rook-ceph-mon-b", "rook-ceph-mon", "v1.18.11", "19.2.3-0", 1, 0),
+		daemon("rook-ceph-osd-1", rookOSDAppLabel, "v1.18.0", "19.2.3-0", 0, 0),
+		daemon("rook-ceph-osd-2", rookOSDAppLabel, "v1.18.11", "19.2.3-0", 1, 1, doNotReconcileLabel, "retiring"),
+		daemon("rook-ceph-crashcollector-a", "rook-ceph-crashcollector", "v1.18.11", "19.2.3-0", 0, 0),
+	}
+	retirement := func(name string, phase cephv1alpha1.DiskRetirementPhase) cephv1alpha1.DiskRetirement {
+		r := cephv1alpha1.DiskRetirement{ObjectMeta: metav1.ObjectMeta{Name: name}}
+		r.Status.Phase = phase
+		return r
+	}
+	retirements := []cephv1alpha1.DiskRetirement{
+		retirement("done", cephv1alpha1.RetirementRetired), retirement("refused", cephv1alpha1.RetirementRefused),
+		retirement("draining", cephv1alpha1.RetirementDraining), retirement("new", ""),
+	}
+
+	f := UpgradeFactsFrom(cluster, daemons, retirements)
+
+	assert.Equal(t, "quay.io/ceph/ceph:v19.2.4", f.ClusterImage)
+	assert.Equal(t, "quay.io/ceph/ceph:v19.2.3", f.DetectedImage)
+	assert.Equal(t, []string{"ceph version 19.2.3 (a) squid (stable)", "ceph version 19.2.4 (b) squid (stable)"}, f.RunningCeph)
+	assert.Equal(t, "HEALTH_WARN", f.Ceph.Health.Status)
+	assert.Equal(t, map[string]string{"OSD_DOWN": "1 osds down"}, f.Ceph.Health.Checks)
+	assert.Equal(t, []string{"v1.18.0", "v1.18.11"}, f.RookVersions)
+	assert.Equal(t, []string{"19.2.3-0", "19.2.4-0"}, f.CephVersions)
+	assert.Equal(t, []string{"rook-ceph-mon-b"}, f.Unavailable, "a scaled-down daemon that is no OSD is not waited for")
+	assert.Equal(t, []string{"rook-ceph-osd-1", "rook-ceph-osd-2"}, f.HeldOSDs)
+	assert.Equal(t, []string{"draining", "new"}, f.Retirements, "every retirement not in a terminal phase")
+	assert.True(t, f.DoNotReconcile)
+	assert.True(t, f.SkipUpgradeChecks)
+	assert.True(t, f.AllowUnsupported)
+	assert.False(t, f.ContinueIfNotHealthy)
+
+	empty := UpgradeFactsFrom(&cephv1.CephCluster{}, nil, nil)
+	assert.Empty(t, empty.Ceph.Health.Status, "no status yet: the health check refuses, as health is unknown")
+	assert.Nil(t, empty.RunningCeph)
+}
