@@ -127,11 +127,18 @@ func (r *run) abortOnFailure(ret *unstructured.Unstructured) error {
 	if len(failed) == 0 {
 		return fmt.Errorf("CRUSH places no OSD on %s", r.nodes[0])
 	}
+	// Stopped as the plugin stops an OSD, with Rook's do-not-reconcile
+	// label: Rook's OSD pass (after the previous retirement's CephCluster
+	// edit) re-applies every unlabelled OSD Deployment with one replica,
+	// which would start the failed disk again mid-scenario.
 	victim := "rook-ceph-osd-" + strconv.Itoa(failed[0])
+	if _, err := r.kubectlOut("-n", "rook-ceph", "label", "--overwrite", "deployment", victim, "ceph.rook.io/do-not-reconcile=e2e-failed"); err != nil {
+		return err
+	}
 	if _, err := r.kubectlOut("-n", "rook-ceph", "scale", "deployment", victim, "--replicas=0"); err != nil {
 		return err
 	}
-	r.step("DiskRetirement %s is Draining osd.%d: osd.%d of %s stopped (its Deployment scaled to 0)", ret.GetName(), id, failed[0], r.nodes[0])
+	r.step("DiskRetirement %s is Draining osd.%d: osd.%d of %s stopped (its Deployment scaled to 0, do-not-reconcile)", ret.GetName(), id, failed[0], r.nodes[0])
 	if err := r.waitPhaseSaying(ret, "Draining", fmt.Sprintf("waiting for osd.%d on host %s, down but still in", failed[0], r.nodes[0]), 5*time.Minute); err != nil {
 		return err
 	}
@@ -174,6 +181,9 @@ func (r *run) abortOnFailure(ret *unstructured.Unstructured) error {
 	}
 	r.step("Ceph: the aborted retirement's osd.%d is in and up again, its Deployment at 1 replica", id)
 	if _, err := r.kubectlOut("-n", "rook-ceph", "scale", "deployment", victim, "--replicas=1"); err != nil {
+		return err
+	}
+	if _, err := r.kubectlOut("-n", "rook-ceph", "label", "deployment", victim, "ceph.rook.io/do-not-reconcile-"); err != nil {
 		return err
 	}
 	// Marked out by hand, it stays out when it comes back up (the monitors
