@@ -132,8 +132,9 @@ func (p *Plugin) Start(ctx context.Context, host pluginruntime.Host) error {
 	}
 	var plan UpgradePlan
 	err = withInstallLock(ctx, c, restCfg, cfg, func(ctx context.Context) error {
-		plan, err = install(ctx, c, installer, cfg, kubeVersion, host.Logger())
-		return err
+		var installErr error
+		plan, installErr = install(ctx, c, installer, cfg, kubeVersion, host.Logger())
+		return installErr
 	})
 	if err != nil {
 		return pluginerrors.NewTransient(err)

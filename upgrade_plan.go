@@ -157,7 +157,7 @@ func planUpgrade(ctx context.Context, c client.Reader, cfg Config, kubeVersion s
 	var cluster cephv1.CephCluster
 	err = c.Get(ctx, client.ObjectKey{Namespace: cfg.ClusterNamespace, Name: CephClusterName}, &cluster)
 	switch {
-	case apierrors.IsNotFound(err):
+	case apierrors.IsNotFound(err) || apimeta.IsNoMatchError(err): // none, or Rook's CRDs not yet installed
 		cluster = cephv1.CephCluster{}
 	case err != nil:
 		return UpgradePlan{}, fmt.Errorf("read CephCluster %s/%s: %w", cfg.ClusterNamespace, CephClusterName, err)
