@@ -150,6 +150,22 @@ func (p *Plugin) Start(ctx context.Context, host pluginruntime.Host) error {
 	if err := setupReconcilers(mgr, cfg, sourceHost{Host: host, board: health, source: healthSourceCluster}); err != nil {
 		return pluginerrors.NewPermanent(err)
 	}
+	upgrades := &UpgradeReconciler{
+		Client:            mgr.GetClient(),
+		Live:              mgr.GetAPIReader(),
+		Config:            cfg,
+		Recorder:          crhelper.BoundedRecorder(mgr.GetEventRecorder("ceph-rook")),
+		Host:              sourceHost{Host: host, board: health, source: healthSourceUpgrade},
+		KubernetesVersion: kubeVersion,
+		TakeRookStep: func(ctx context.Context) error {
+			return withInstallLock(ctx, c, restCfg, cfg, func(ctx context.Context) error {
+				return ensureRookRelease(ctx, installer, cfg, host.Logger())
+			})
+		},
+	}
+	if err := upgrades.SetupWithManager(mgr); err != nil {
+		return pluginerrors.NewPermanent(fmt.Errorf("upgrade controller: %w", err))
+	}
 	probe, err := readyzProbe(restCfg)
 	if err != nil {
 		return pluginerrors.NewTransient(err)

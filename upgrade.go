@@ -346,14 +346,20 @@ func cephStep(f UpgradeFacts) (string, error) {
 
 // upgradeSettledCheck: no step is still under way. Mixed versions mean Rook
 // is still rolling daemons (its guide's test for a finished upgrade is one
-// rook-version and one ceph-version, every Deployment available).
+// rook-version and one ceph-version, every Deployment available); so does
+// one rook-version that is not the running operator's.
 func upgradeSettledCheck(f UpgradeFacts) cephv1alpha1.PreflightCheck {
 	var busy []string
 	if len(f.RunningCeph) > 1 {
 		busy = append(busy, "daemons run "+strings.Join(f.RunningCeph, " and "))
 	}
-	if len(f.RookVersions) > 1 {
+	switch {
+	case len(f.RookVersions) > 1:
 		busy = append(busy, "Deployments carry rook-version "+strings.Join(f.RookVersions, " and "))
+	case len(f.RookVersions) == 1 && f.InstalledRook != "" && f.RookVersions[0] != f.InstalledRook:
+		// Just after a Rook step, before the new operator's first pass:
+		// one version everywhere, and not the operator's.
+		busy = append(busy, fmt.Sprintf("Deployments carry rook-version %s, not yet the running operator's %s", f.RookVersions[0], f.InstalledRook))
 	}
 	if len(f.CephVersions) > 1 {
 		busy = append(busy, "Deployments carry ceph-version "+strings.Join(f.CephVersions, " and "))

@@ -10,6 +10,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
@@ -62,8 +63,6 @@ func installedRook(t *testing.T, cfg Config, version string) {
 func cephReports(t *testing.T, cfg Config, health string, checks map[string]string, versions ...string) {
 	t.Helper()
 	ctx := context.Background()
-	var cluster cephv1.CephCluster
-	require.NoError(t, env.Client.Get(ctx, client.ObjectKey{Namespace: cfg.ClusterNamespace, Name: CephClusterName}, &cluster))
 	status := &cephv1.CephStatus{Health: health, Versions: &cephv1.CephDaemonsVersions{Overall: map[string]int{}}}
 	for name, message := range checks {
 		if status.Details == nil {
@@ -74,9 +73,16 @@ func cephReports(t *testing.T, cfg Config, health string, checks map[string]stri
 	for _, v := range versions {
 		status.Versions.Overall[v] = 5
 	}
-	cluster.Status.CephStatus = status
-	cluster.Status.CephVersion = &cephv1.ClusterVersion{Image: cluster.Spec.CephVersion.Image}
-	require.NoError(t, env.Client.Status().Update(ctx, &cluster))
+	// The plugin may write the CephCluster meanwhile, as it may Rook's.
+	require.NoError(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		var cluster cephv1.CephCluster
+		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: cfg.ClusterNamespace, Name: CephClusterName}, &cluster); err != nil {
+			return err
+		}
+		cluster.Status.CephStatus = status
+		cluster.Status.CephVersion = &cephv1.ClusterVersion{Image: cluster.Spec.CephVersion.Image}
+		return env.Client.Status().Update(ctx, &cluster)
+	}))
 }
 
 func clusterImage(t *testing.T, cfg Config) string {
@@ -217,6 +223,7 @@ func rookDaemon(t *testing.T, cfg Config, name, rookVersion string) *appsv1.Depl
 		},
 	}
 	require.NoError(t, env.Client.Create(ctx, d))
+	d.Status.ObservedGeneration = d.Generation
 	d.Status.Replicas, d.Status.UpdatedReplicas, d.Status.ReadyReplicas, d.Status.AvailableReplicas = 1, 1, 1, 1
 	require.NoError(t, env.Client.Status().Update(ctx, d))
 	return d

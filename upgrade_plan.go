@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -84,15 +85,12 @@ func UpgradeFactsFrom(cluster *cephv1.CephCluster, daemons []appsv1.Deployment, 
 		if v := d.Labels[cephVersionLabel]; v != "" {
 			cephVersions[v] = true
 		}
-		replicas := int32(1)
-		if d.Spec.Replicas != nil {
-			replicas = *d.Spec.Replicas
-		}
+		replicas := desiredReplicas(d)
 		isOSD := d.Labels["app"] == rookOSDAppLabel
 		switch {
 		case isOSD && (replicas == 0 || d.Labels[doNotReconcileLabel] != ""):
 			f.HeldOSDs = append(f.HeldOSDs, d.Name)
-		case replicas > 0 && (d.Status.UpdatedReplicas < replicas || d.Status.AvailableReplicas < replicas):
+		case replicas > 0 && !rolledOut(d):
 			f.Unavailable = append(f.Unavailable, d.Name)
 		}
 	}
@@ -121,23 +119,14 @@ type UpgradePlan struct {
 // Allowed says whether the step may start.
 func (p UpgradePlan) Allowed() bool { return p.Step != "" && UpgradeAllowed(p.Checks) }
 
-// Status is what the plugin reports about the plan: nothing when there is
-// no step or it started; degraded, naming each failed check, when the
-// preflight refused it, since the plugin then runs on versions it was not
-// built for until someone fixes what the checks say and restarts it.
+// Status is what the plugin reports about the plan before the upgrade
+// reconciler's first look: a refusal or a wait, each saying why; nothing
+// when there is no step or it was taken.
 func (p UpgradePlan) Status() pluginruntime.PluginStatus {
 	if p.Step == "" || p.Allowed() {
 		return pluginruntime.PluginStatus{}
 	}
-	var failed []string
-	for _, c := range p.Checks {
-		if !c.Passed {
-			failed = append(failed, c.Name+": "+c.Message)
-		}
-	}
-	return pluginruntime.PluginStatus{Phase: pluginruntime.PhaseDegraded, Message: BoundMessage(fmt.Sprintf(
-		"upgrade of %s from %s to %s refused, nothing changed: %s; the plugin checks again at its next start",
-		p.Step, p.From, p.To, strings.Join(failed, "; ")))}
+	return DecideUpgradeState(p, UpgradeProgress{}, UpgradeProgress{}, RookChartVersion, p.ClusterImage, nil).PluginStatus()
 }
 
 // planUpgrade finds the next upgrade step and judges it. A Rook step is
@@ -164,13 +153,20 @@ func planUpgrade(ctx context.Context, c client.Reader, cfg Config, kubeVersion s
 	}
 	managed := cluster.Labels[ManagedByLabel] == ManagedByValue
 	plan := UpgradePlan{ClusterImage: cluster.Spec.CephVersion.Image}
+	// An operator not made by Rook's chart, and a CephCluster not made by
+	// the plugin, are not the plugin's to upgrade: they count as current.
+	chart, image := cmp.Or(installed, RookChartVersion), cfg.CephImage
+	if managed {
+		image = cluster.Spec.CephVersion.Image
+	}
+	step, ok := NextUpgradeStep(chart, RookChartVersion, image, cfg.CephImage)
 	switch {
-	case installed != "" && installed != RookChartVersion:
-		plan.Step, plan.From, plan.To = UpgradeRook, installed, RookChartVersion
-	case managed && cluster.Spec.CephVersion.Image != cfg.CephImage:
-		plan.Step, plan.From, plan.To = UpgradeCeph, cluster.Spec.CephVersion.Image, cfg.CephImage
-	default:
+	case !ok:
 		return plan, nil
+	case step == UpgradeRook:
+		plan.Step, plan.From, plan.To = UpgradeRook, installed, RookChartVersion
+	default:
+		plan.Step, plan.From, plan.To = UpgradeCeph, image, cfg.CephImage
 	}
 	if cluster.Name == "" { // a Rook step with no Ceph on it yet
 		plan.Checks = []cephv1alpha1.PreflightCheck{upgradeVersionsCheck(UpgradeFacts{

@@ -118,13 +118,16 @@ func TestUpgradePreflight(t *testing.T) {
 		}},
 		{name: "the next minor", change: func(f *UpgradeFacts) {
 			f.InstalledRook, f.TargetRook = "v1.18.11", "v1.19.10"
+			f.RookVersions = []string{f.InstalledRook}
 			f.RunningCeph, f.ClusterImage, f.DetectedImage = []string{"19.2.3-0"}, "quay.io/ceph/ceph:v19.2.3", "quay.io/ceph/ceph:v19.2.3"
 		}},
 		{name: "the same Ceph under a new tag rolls every daemon", change: func(f *UpgradeFacts) {
 			f.Step, f.InstalledRook, f.TargetImage = UpgradeCeph, "v1.18.11", "quay.io/ceph/ceph:v18.2.7-e2e2"
+			f.RookVersions = []string{f.InstalledRook}
 		}},
 		{name: "Ceph one major up", change: func(f *UpgradeFacts) {
 			f.Step, f.InstalledRook, f.TargetImage = UpgradeCeph, "v1.18.11", "quay.io/ceph/ceph:v19.2.3"
+			f.RookVersions = []string{f.InstalledRook}
 		}},
 
 		{"HEALTH_ERR", func(f *UpgradeFacts) {
@@ -146,45 +149,59 @@ func TestUpgradePreflight(t *testing.T) {
 		{"a retirement in progress", func(f *UpgradeFacts) { f.Retirements = []string{"node-a-sdb"} }, CheckRetirements, "node-a-sdb is in progress"},
 		{"an OSD held down", func(f *UpgradeFacts) { f.HeldOSDs = []string{"rook-ceph-osd-2"} }, CheckRetirements, "rook-ceph-osd-2 held"},
 		{"Rook two minors on", func(f *UpgradeFacts) { f.TargetRook = "v1.20.6" }, CheckVersions, "one minor at a time"},
-		{"Rook from a build that is no release", func(f *UpgradeFacts) { f.InstalledRook = "v1.18.0-12-gabcdef" }, CheckVersions, "official releases"},
-		{"Rook downgraded", func(f *UpgradeFacts) { f.InstalledRook, f.TargetRook = "v1.18.11", "v1.18.0" }, CheckVersions, "no downgrade"},
+		{"Rook from a build that is no release", func(f *UpgradeFacts) { f.InstalledRook, f.RookVersions = "v1.18.0-12-gabcdef", []string{"v1.18.0-12-gabcdef"} }, CheckVersions, "official releases"},
+		{"Rook downgraded", func(f *UpgradeFacts) { f.InstalledRook, f.TargetRook, f.RookVersions = "v1.18.11", "v1.18.0", []string{"v1.18.11"} }, CheckVersions, "no downgrade"},
 		{"Rook v1.20 from below v1.19.5", func(f *UpgradeFacts) {
 			f.InstalledRook, f.TargetRook = "v1.19.2", "v1.20.6"
+			f.RookVersions = []string{f.InstalledRook}
 			f.RunningCeph, f.ClusterImage, f.DetectedImage = []string{"19.2.3-0"}, "quay.io/ceph/ceph:v19.2.3", "quay.io/ceph/ceph:v19.2.3"
 		}, CheckVersions, "upgrade to v1.19.5 first"},
 		{"Rook v1.19 while Ceph runs 18", func(f *UpgradeFacts) {
 			f.InstalledRook, f.TargetRook = "v1.18.11", "v1.19.10"
+			f.RookVersions = []string{f.InstalledRook}
 		}, CheckVersions, "runs Ceph 18.2.7 and Rook v1.19.10 needs Ceph 19.2.0 or newer: upgrade Ceph first"},
 		{"Rook v1.19 on an old Kubernetes", func(f *UpgradeFacts) {
 			f.InstalledRook, f.TargetRook, f.Kubernetes = "v1.18.11", "v1.19.10", "v1.29.4"
+			f.RookVersions = []string{f.InstalledRook}
 			f.RunningCeph, f.ClusterImage, f.DetectedImage = []string{"19.2.3-0"}, "quay.io/ceph/ceph:v19.2.3", "quay.io/ceph/ceph:v19.2.3"
 		}, CheckVersions, "needs Kubernetes 1.30 or newer"},
 		{"a Rook line the plugin does not know", func(f *UpgradeFacts) {
 			f.InstalledRook, f.TargetRook = "v1.20.6", "v1.21.0"
+			f.RookVersions = []string{f.InstalledRook}
 		}, CheckVersions, "knows nothing of Rook v1.21"},
 		{"Ceph downgraded", func(f *UpgradeFacts) {
 			f.Step, f.InstalledRook, f.TargetImage = UpgradeCeph, "v1.18.11", "quay.io/ceph/ceph:v18.2.4"
+			f.RookVersions = []string{f.InstalledRook}
 		}, CheckVersions, "never downgraded"},
 		{"Ceph two majors on", func(f *UpgradeFacts) {
 			f.Step, f.InstalledRook, f.TargetImage = UpgradeCeph, "v1.18.11", "quay.io/ceph/ceph:v20.2.1"
+			f.RookVersions = []string{f.InstalledRook}
 		}, CheckVersions, "upgrade to Ceph 19 first"},
 		{"Tentacle on a Rook before v1.18.8", func(f *UpgradeFacts) {
 			f.Step, f.InstalledRook, f.TargetImage = UpgradeCeph, "v1.18.7", "quay.io/ceph/ceph:v20.2.1"
+			f.RookVersions = []string{f.InstalledRook}
 			f.RunningCeph = []string{"19.2.3-0"}
 		}, CheckVersions, "Ceph 20 needs Rook v1.18.8 or newer"},
 		{"a Ceph below the running Rook's minimum", func(f *UpgradeFacts) {
 			f.Step, f.InstalledRook, f.TargetImage = UpgradeCeph, "v1.18.11", "quay.io/ceph/ceph:v17.2.8"
+			f.RookVersions = []string{f.InstalledRook}
 		}, CheckVersions, "needs Ceph 18.2.0 or newer"},
 		{"an image whose tag names no version", func(f *UpgradeFacts) {
 			f.Step, f.InstalledRook, f.TargetImage = UpgradeCeph, "v1.18.11", "quay.io/ceph/ceph:latest"
+			f.RookVersions = []string{f.InstalledRook}
 		}, CheckVersions, "names no Ceph version"},
 		{"no running versions reported yet", func(f *UpgradeFacts) {
 			f.Step, f.InstalledRook, f.TargetImage, f.RunningCeph = UpgradeCeph, "v1.18.11", "quay.io/ceph/ceph:v19.2.3", nil
+			f.RookVersions = []string{f.InstalledRook}
 		}, CheckVersions, "no running Ceph versions"},
 		{"daemons on two Ceph versions", func(f *UpgradeFacts) {
 			f.RunningCeph = append(f.RunningCeph, "ceph version 19.2.3 (c92aebb279828e9c3c1f5d24613efca272649e62) squid (stable)")
 		}, CheckSettled, "daemons run"},
 		{"Deployments on two Rook versions", func(f *UpgradeFacts) { f.RookVersions = []string{"v1.18.0", "v1.18.11"} }, CheckSettled, "rook-version v1.18.0 and v1.18.11"},
+		{"the new operator has not yet rewritten the daemons", func(f *UpgradeFacts) {
+			f.Step, f.InstalledRook = UpgradeCeph, "v1.18.11"
+			f.TargetImage = "quay.io/ceph/ceph:v18.2.8"
+		}, CheckSettled, "rook-version v1.18.0, not yet the running operator's v1.18.11"},
 		{"Deployments on two Ceph versions", func(f *UpgradeFacts) { f.CephVersions = []string{"18.2.7-0", "19.2.3-0"} }, CheckSettled, "ceph-version"},
 		{"a daemon not available", func(f *UpgradeFacts) { f.Unavailable = []string{"rook-ceph-mon-b"} }, CheckSettled, "rook-ceph-mon-b not available"},
 		{"a new image not yet detected", func(f *UpgradeFacts) { f.ClusterImage = "quay.io/ceph/ceph:v18.2.7-e2e2" }, CheckSettled, "not yet detected"},

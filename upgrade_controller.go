@@ -1,0 +1,220 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	cephv1 "github.com/rook/rook/pkg/apis/ceph.rook.io/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/fundament-oss/ceph-rook/pluginruntime"
+)
+
+// upgradeAnnotation on the plugin's CephCluster records the upgrade's
+// state (UpgradeState as JSON) for the console, which reads the CephCluster
+// already and nothing that would need more of the user's permissions. Rook
+// reconciles a CephCluster on a change of its spec, generation or
+// deletion, never of its annotations (Rook v1.18
+// pkg/operator/ceph/cluster/predicate.go watchControllerPredicate).
+const upgradeAnnotation = "ceph.fundament.io/upgrade"
+
+// How often the upgrade is looked at again while something moves (a roll,
+// a wait for the cluster to settle) and while a refusal stands. Rook
+// copies Ceph's health into the CephCluster each minute, which wakes the
+// reconciler too; daemon Deployments are read live, not watched.
+const (
+	upgradeRollInterval    = 15 * time.Second
+	upgradeRefusedInterval = time.Minute
+)
+
+// UpgradeReconciler carries an upgrade through while the plugin runs:
+// the step Start could not take (refused then, or the Ceph step that waits
+// for Rook's roll) is taken as soon as its preflight passes, with no
+// restart; the roll's progress is reported in the plugin's status,
+// recorded on the CephCluster for the console, and announced in Events.
+// Every decision is read from the cluster, so a crash at any point decides
+// the same again and no step is taken twice.
+type UpgradeReconciler struct {
+	// Client writes the CephCluster; Live reads what the plan is made of.
+	Client   client.Client
+	Live     client.Reader
+	Config   Config
+	Recorder events.EventRecorder
+	Host     pluginruntime.Host
+	// KubernetesVersion is the API server's, which a Rook step is checked
+	// against.
+	KubernetesVersion string
+	// TakeRookStep helm-upgrades the Rook release (under the install lock).
+	TakeRookStep func(context.Context) error
+}
+
+func (r *UpgradeReconciler) cluster() types.NamespacedName {
+	return types.NamespacedName{Namespace: r.Config.ClusterNamespace, Name: CephClusterName}
+}
+
+func (r *UpgradeReconciler) SetupWithManager(mgr manager.Manager) error {
+	cluster := &unstructured.Unstructured{}
+	cluster.SetGroupVersionKind(cephClusterGVK)
+	key := r.cluster()
+	return builder.ControllerManagedBy(mgr).
+		Named("upgrade").
+		For(cluster, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
+			return o.GetNamespace() == key.Namespace && o.GetName() == key.Name
+		}))).
+		Complete(r)
+}
+
+func (r *UpgradeReconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
+	plan, err := planUpgrade(ctx, r.Live, r.Config, r.KubernetesVersion)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if plan.Allowed() {
+		if err := r.takeStep(ctx, plan); err != nil {
+			return reconcile.Result{}, err
+		}
+		// Judge again from what the step changed.
+		if plan, err = planUpgrade(ctx, r.Live, r.Config, r.KubernetesVersion); err != nil {
+			return reconcile.Result{}, err
+		}
+	}
+	var cluster cephv1.CephCluster
+	if err := r.Live.Get(ctx, r.cluster(), &cluster); err != nil {
+		// No CephCluster: nothing to roll (clusterHealthReconciler says why).
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	rook, ceph, err := r.progress(ctx, &cluster)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	recorded := recordedUpgrade(&cluster)
+	state := DecideUpgradeState(plan, rook, ceph, RookChartVersion, cluster.Spec.CephVersion.Image, recorded)
+	r.Host.ReportStatus(state.PluginStatus())
+	if err := r.record(ctx, &cluster, recorded, state); err != nil {
+		return reconcile.Result{}, err
+	}
+	switch state.Stage {
+	case UpgradeRolling, UpgradeWaiting:
+		return reconcile.Result{RequeueAfter: upgradeRollInterval}, nil
+	case UpgradeRefused:
+		return reconcile.Result{RequeueAfter: upgradeRefusedInterval}, nil
+	}
+	return reconcile.Result{}, nil
+}
+
+// takeStep takes the step the preflight allowed.
+func (r *UpgradeReconciler) takeStep(ctx context.Context, plan UpgradePlan) error {
+	log.FromContext(ctx).Info("upgrade step allowed, taking it", "step", plan.Step, "from", plan.From, "to", plan.To)
+	switch plan.Step {
+	case UpgradeRook:
+		return r.TakeRookStep(ctx)
+	case UpgradeCeph:
+		return r.applyCephImage(ctx, plan)
+	}
+	return nil
+}
+
+// applyCephImage sets the CephCluster's image, with the resourceVersion it
+// was judged on: a CephCluster changed since is judged again.
+func (r *UpgradeReconciler) applyCephImage(ctx context.Context, plan UpgradePlan) error {
+	var cluster cephv1.CephCluster
+	if err := r.Live.Get(ctx, r.cluster(), &cluster); err != nil {
+		return fmt.Errorf("read CephCluster %s: %w", r.cluster(), err)
+	}
+	if cluster.Spec.CephVersion.Image != plan.From {
+		return fmt.Errorf("CephCluster %s changed its image to %s since the preflight; judging again", r.cluster(), cluster.Spec.CephVersion.Image)
+	}
+	patch, err := json.Marshal(map[string]any{
+		"metadata": map[string]any{"resourceVersion": cluster.ResourceVersion},
+		"spec":     map[string]any{"cephVersion": map[string]any{"image": plan.To}},
+	})
+	if err != nil {
+		return err
+	}
+	if err := r.Client.Patch(ctx, &cluster, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		return fmt.Errorf("set CephCluster %s's image to %s: %w", r.cluster(), plan.To, err)
+	}
+	return nil
+}
+
+// progress reads how far the daemons are on the Rook the operator runs and
+// the image the CephCluster names.
+func (r *UpgradeReconciler) progress(ctx context.Context, cluster *cephv1.CephCluster) (rook, ceph UpgradeProgress, err error) {
+	var operator appsv1.Deployment
+	rookImage := ""
+	err = r.Live.Get(ctx, client.ObjectKey{Namespace: r.Config.OperatorNamespace, Name: rookOperatorDeployment}, &operator)
+	switch {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return rook, ceph, fmt.Errorf("read the Rook operator's Deployment: %w", err)
+	case len(operator.Spec.Template.Spec.Containers) > 0:
+		rookImage = operator.Spec.Template.Spec.Containers[0].Image
+	}
+	var daemons appsv1.DeploymentList
+	if err := r.Live.List(ctx, &daemons, client.InNamespace(r.Config.ClusterNamespace),
+		client.MatchingLabels{rookClusterLabel: r.Config.ClusterNamespace}); err != nil {
+		return rook, ceph, fmt.Errorf("list the Ceph daemons' Deployments: %w", err)
+	}
+	rolls := make([]DaemonRoll, 0, len(daemons.Items))
+	for i := range daemons.Items {
+		rolls = append(rolls, DaemonRollOf(&daemons.Items[i]))
+	}
+	if InstalledRookChart(&operator) == RookChartVersion {
+		rook = RookRoll(RookChartVersion, rolls)
+	}
+	return rook, CephRoll(cluster.Spec.CephVersion.Image, rookImage, rolls), nil
+}
+
+// record writes the state on the CephCluster when it changed, and
+// announces a new stage in an Event on it.
+func (r *UpgradeReconciler) record(ctx context.Context, cluster *cephv1.CephCluster, recorded *UpgradeState, state UpgradeState) error {
+	next, changed := NextUpgradeRecord(recorded, state)
+	if !changed {
+		return nil
+	}
+	value := any(nil) // null removes the annotation in a merge patch
+	if next != nil {
+		raw, err := json.Marshal(next)
+		if err != nil {
+			return err
+		}
+		value = string(raw)
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{upgradeAnnotation: value}}})
+	if err != nil {
+		return err
+	}
+	if err := r.Client.Patch(ctx, cluster, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		return fmt.Errorf("record the upgrade on CephCluster %s: %w", r.cluster(), err)
+	}
+	if eventType, reason, message, ok := UpgradeEvent(recorded, next); ok {
+		r.Recorder.Eventf(cluster, nil, eventType, reason, "Upgrade", "%s", message)
+	}
+	return nil
+}
+
+// recordedUpgrade is the state the CephCluster records, nil when none or
+// unreadable (then it is written anew).
+func recordedUpgrade(cluster *cephv1.CephCluster) *UpgradeState {
+	raw, ok := cluster.Annotations[upgradeAnnotation]
+	if !ok {
+		return nil
+	}
+	var s UpgradeState
+	if json.Unmarshal([]byte(raw), &s) != nil {
+		return nil
+	}
+	return &s
+}

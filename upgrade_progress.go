@@ -1,0 +1,312 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+
+	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
+	"github.com/fundament-oss/ceph-rook/pluginruntime"
+)
+
+// Where an upgrade stands: the pure decisions. The plan (planUpgrade) says
+// which step is due and whether its preflight passed; the progress says how
+// far Rook has rolled the daemons onto a step already taken. Together they
+// make the UpgradeState the plugin reports, records on the CephCluster for
+// the console, and announces in Events.
+
+// UpgradeStage is where an upgrade stands.
+type UpgradeStage string
+
+const (
+	// UpgradeIdle: nothing to do, every daemon runs the plugin's Rook and
+	// Ceph.
+	UpgradeIdle UpgradeStage = ""
+	// UpgradeRefused: a step is due and its preflight refused it; nothing
+	// changed.
+	UpgradeRefused UpgradeStage = "Refused"
+	// UpgradeWaiting: a step is due and waits only for the cluster to
+	// settle (the Settled check), which it does without anyone's help.
+	UpgradeWaiting UpgradeStage = "Waiting"
+	// UpgradeRolling: a step was taken and Rook rolls the daemons onto it.
+	UpgradeRolling UpgradeStage = "Rolling"
+	// UpgradeDone: the last step's roll finished. Only recorded, never
+	// decided: the record keeps the last upgrade for the console.
+	UpgradeDone UpgradeStage = "Done"
+)
+
+// DaemonRoll is one of the cluster's daemon Deployments as far as a roll
+// goes.
+type DaemonRoll struct {
+	Name string
+	// RookVersion is the rook-version label: the Rook that last wrote it.
+	RookVersion string
+	// Images are its pod template's images, init containers included.
+	Images []string
+	// RolledOut: the Deployment controller saw the last spec, and every
+	// desired replica is updated and available.
+	RolledOut bool
+}
+
+// DaemonRollOf reads a DaemonRoll from a Deployment.
+func DaemonRollOf(d *appsv1.Deployment) DaemonRoll {
+	var images []string
+	for _, c := range slices.Concat(d.Spec.Template.Spec.InitContainers, d.Spec.Template.Spec.Containers) {
+		images = append(images, c.Image)
+	}
+	return DaemonRoll{
+		Name:        d.Name,
+		RookVersion: d.Labels[rookVersionLabel],
+		Images:      images,
+		RolledOut:   rolledOut(d),
+	}
+}
+
+// rolledOut says whether the Deployment controller saw d's last spec, and
+// every desired replica is updated and available.
+func rolledOut(d *appsv1.Deployment) bool {
+	replicas := desiredReplicas(d)
+	return d.Status.ObservedGeneration >= d.Generation &&
+		d.Status.UpdatedReplicas >= replicas && d.Status.AvailableReplicas >= replicas
+}
+
+// desiredReplicas is d's replicas, 1 when unset (the API server's default).
+func desiredReplicas(d *appsv1.Deployment) int32 {
+	if d.Spec.Replicas == nil {
+		return 1
+	}
+	return *d.Spec.Replicas
+}
+
+// UpgradeProgress is how many of the daemons run a step's target, which
+// ones do not yet, and what those run instead.
+type UpgradeProgress struct {
+	// Done of Total daemons are on the target and rolled out; Behind are
+	// not yet on it even in their spec.
+	Done, Total, Behind int
+	// Pending are the daemons not done, sorted.
+	Pending []string
+	// From are the versions or images the daemons behind run, sorted.
+	From []string
+}
+
+// rollingFor says whether a step's roll is under way: some daemon's spec is
+// not yet on the target, or the roll was under way at the last look and
+// some daemon has not yet rolled out. The second keeps a roll's last
+// restarts in it; without the first, a new cluster's daemons starting for
+// the first time would look like an upgrade.
+func (p UpgradeProgress) rollingFor(step UpgradeStep, to string, recorded *UpgradeState) bool {
+	wasRolling := recorded != nil && recorded.Stage == UpgradeRolling && recorded.Step == step && recorded.To == to
+	return p.Behind > 0 || (wasRolling && p.Done < p.Total)
+}
+
+// RookRoll is how far the daemons are on the target Rook: a daemon is done
+// when the new operator relabelled it (rook-version) and it rolled out.
+// Rook v1.18's operator writes every daemon Deployment of the cluster at
+// its first reconcile, with its own version label, changed pod spec or not.
+func RookRoll(target string, daemons []DaemonRoll) UpgradeProgress {
+	return rollProgress(daemons, func(d DaemonRoll) (bool, []string) {
+		return d.RookVersion == target, []string{d.RookVersion}
+	})
+}
+
+// CephRoll is how far the daemons are on the target Ceph image: a daemon is
+// done when every container that does not run Rook's own image (Rook runs
+// some sidecars from its operator image) runs the target, and it rolled
+// out. Images, not the ceph-version labels, decide: a new tag of the same
+// Ceph rolls every daemon and leaves their labels as they were.
+func CephRoll(targetImage, rookImage string, daemons []DaemonRoll) UpgradeProgress {
+	return rollProgress(daemons, func(d DaemonRoll) (bool, []string) {
+		var others []string
+		for _, image := range d.Images {
+			if image != targetImage && image != rookImage {
+				others = append(others, image)
+			}
+		}
+		return len(others) == 0, others
+	})
+}
+
+// rollProgress counts the daemons onTarget says are on it and rolled out.
+func rollProgress(daemons []DaemonRoll, onTarget func(DaemonRoll) (bool, []string)) UpgradeProgress {
+	p := UpgradeProgress{Total: len(daemons)}
+	from := map[string]bool{}
+	for _, d := range daemons {
+		ok, runs := onTarget(d)
+		if ok && d.RolledOut {
+			p.Done++
+			continue
+		}
+		p.Pending = append(p.Pending, d.Name)
+		if ok {
+			continue
+		}
+		p.Behind++
+		for _, r := range runs {
+			if r != "" {
+				from[r] = true
+			}
+		}
+	}
+	slices.Sort(p.Pending)
+	p.From = sortedKeys(from)
+	return p
+}
+
+// UpgradeState is where the upgrade stands: what the plugin reports, what
+// it records on the CephCluster for the console (upgradeAnnotation), and
+// what its Events announce.
+type UpgradeState struct {
+	Stage UpgradeStage `json:"stage"`
+	Step  UpgradeStep  `json:"step"`
+	// From and To: versions for a Rook step, images for a Ceph step.
+	From string `json:"from,omitempty"`
+	To   string `json:"to"`
+	// Done of Total daemons run To; Pending are (the first of) the others.
+	Done    int      `json:"done"`
+	Total   int      `json:"total"`
+	Pending []string `json:"pending,omitempty"`
+	// Checks are the preflight's failed checks, for Refused and Waiting.
+	Checks []cephv1alpha1.PreflightCheck `json:"checks,omitempty"`
+}
+
+// pendingShown bounds the daemons a state names: the console and the
+// status say how many there are, and the first few.
+const pendingShown = 5
+
+// DecideUpgradeState puts the plan, the two rolls and the state recorded
+// at the last look together. A Rook step due comes first (no daemon rolls
+// onto a Rook whose chart was not upgraded); then a Rook roll under way,
+// which holds the Ceph step back (its Settled check); then a Ceph step due;
+// then a Ceph roll under way.
+func DecideUpgradeState(plan UpgradePlan, rook, ceph UpgradeProgress, targetRook, targetImage string, recorded *UpgradeState) UpgradeState {
+	due := func() UpgradeState {
+		s := UpgradeState{Step: plan.Step, From: plan.From, To: plan.To, Stage: UpgradeRolling}
+		for _, c := range plan.Checks {
+			if !c.Passed {
+				s.Checks = append(s.Checks, c)
+			}
+		}
+		if len(s.Checks) > 0 {
+			s.Stage = UpgradeRefused
+			if !slices.ContainsFunc(s.Checks, func(c cephv1alpha1.PreflightCheck) bool { return c.Name != CheckSettled }) {
+				s.Stage = UpgradeWaiting
+			}
+		}
+		return s
+	}
+	rolling := func(step UpgradeStep, to string, p UpgradeProgress) UpgradeState {
+		from := strings.Join(p.From, ", ")
+		if from == "" && recorded != nil && recorded.Step == step && recorded.To == to {
+			from = recorded.From // the last daemons restart on specs already new
+		}
+		return UpgradeState{Stage: UpgradeRolling, Step: step, From: from, To: to,
+			Done: p.Done, Total: p.Total, Pending: p.Pending[:min(len(p.Pending), pendingShown)]}
+	}
+	switch {
+	case plan.Step == UpgradeRook:
+		return due()
+	case rook.rollingFor(UpgradeRook, targetRook, recorded):
+		return rolling(UpgradeRook, targetRook, rook)
+	case plan.Step == UpgradeCeph:
+		return due()
+	case ceph.rollingFor(UpgradeCeph, targetImage, recorded):
+		return rolling(UpgradeCeph, targetImage, ceph)
+	}
+	return UpgradeState{}
+}
+
+// PluginStatus is what the state adds to the plugin's status: degraded when
+// refused (the plugin runs versions it was not built for until someone
+// fixes what the checks say); running, saying what happens, while it waits
+// or rolls; nothing when idle.
+func (s UpgradeState) PluginStatus() pluginruntime.PluginStatus {
+	switch s.Stage {
+	case UpgradeRefused:
+		return pluginruntime.PluginStatus{Phase: pluginruntime.PhaseDegraded, Message: BoundMessage(fmt.Sprintf(
+			"upgrade of %s from %s to %s refused, nothing changed: %s; checked again each minute",
+			s.Step, s.From, s.To, failedChecks(s.Checks)))}
+	case UpgradeWaiting:
+		return pluginruntime.PluginStatus{Phase: pluginruntime.PhaseRunning, Message: BoundMessage(fmt.Sprintf(
+			"upgrade of %s from %s to %s waits: %s", s.Step, s.From, s.To, failedChecks(s.Checks)))}
+	case UpgradeRolling:
+		return pluginruntime.PluginStatus{Phase: pluginruntime.PhaseRunning, Message: BoundMessage(s.Progress())}
+	}
+	return pluginruntime.PluginStatus{}
+}
+
+// Progress says how far a rolling step is.
+func (s UpgradeState) Progress() string {
+	msg := fmt.Sprintf("upgrading %s to %s: %d of %d daemons on it", s.Step, s.To, s.Done, s.Total)
+	if s.From != "" {
+		msg = fmt.Sprintf("upgrading %s from %s to %s: %d of %d daemons on it", s.Step, s.From, s.To, s.Done, s.Total)
+	}
+	if len(s.Pending) > 0 {
+		msg += "; waiting for " + strings.Join(s.Pending, ", ")
+		if more := s.Total - s.Done - len(s.Pending); more > 0 {
+			msg += fmt.Sprintf(" and %d more", more)
+		}
+	}
+	return msg
+}
+
+func failedChecks(checks []cephv1alpha1.PreflightCheck) string {
+	var failed []string
+	for _, c := range checks {
+		if !c.Passed {
+			failed = append(failed, c.Name+": "+c.Message)
+		}
+	}
+	return strings.Join(failed, "; ")
+}
+
+// NextUpgradeRecord is the record the CephCluster carries after this
+// state, given the one it carries (nil: none), and whether it changed. A
+// finished roll is kept as Done, so the console says what the last upgrade
+// was; a step that is no longer due without having rolled (its target was
+// configured back) leaves no record.
+func NextUpgradeRecord(recorded *UpgradeState, now UpgradeState) (*UpgradeState, bool) {
+	if now.Stage != UpgradeIdle {
+		return &now, recorded == nil || !sameState(*recorded, now)
+	}
+	switch {
+	case recorded == nil:
+		return nil, false
+	case recorded.Stage == UpgradeDone:
+		return recorded, false
+	case recorded.Stage == UpgradeRolling:
+		done := UpgradeState{Stage: UpgradeDone, Step: recorded.Step, From: recorded.From, To: recorded.To,
+			Done: recorded.Total, Total: recorded.Total}
+		return &done, true
+	}
+	return nil, true
+}
+
+func sameState(a, b UpgradeState) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return string(x) == string(y)
+}
+
+// UpgradeEvent is the Event a change of record announces: its type,
+// reason and message; ok false when the change is not news (progress
+// within a roll, or the same refusal again).
+func UpgradeEvent(recorded, next *UpgradeState) (eventType, reason, message string, ok bool) {
+	if next == nil || (recorded != nil && recorded.Stage == next.Stage && recorded.Step == next.Step && recorded.To == next.To) {
+		return "", "", "", false
+	}
+	switch next.Stage {
+	case UpgradeRefused:
+		return "Warning", "UpgradeRefused", next.PluginStatus().Message, true
+	case UpgradeWaiting:
+		return "Normal", "UpgradeWaiting", next.PluginStatus().Message, true
+	case UpgradeRolling:
+		return "Normal", "Upgrading", next.Progress(), true
+	case UpgradeDone:
+		return "Normal", "Upgraded", fmt.Sprintf("%s upgraded from %s to %s: every daemon (%d) runs it", next.Step, next.From, next.To, next.Total), true
+	}
+	return "", "", "", false
+}

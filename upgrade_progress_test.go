@@ -1,0 +1,173 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
+	"github.com/fundament-oss/ceph-rook/pluginruntime"
+)
+
+const (
+	oldCephImage = "quay.io/ceph/ceph:v19.2.3"
+	newCephImage = "quay.io/ceph/ceph:v19.2.4"
+	rookImage    = "docker.io/rook/ceph:v1.18.11"
+)
+
+func TestDaemonRollOf(t *testing.T) {
+	d := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "rook-ceph-mgr-a", Generation: 3, Labels: map[string]string{rookVersionLabel: "v1.18.11"}},
+		Spec: appsv1.DeploymentSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+			InitContainers: []corev1.Container{{Image: oldCephImage}},
+			Containers:     []corev1.Container{{Image: oldCephImage}, {Image: rookImage}},
+		}}},
+		Status: appsv1.DeploymentStatus{ObservedGeneration: 3, UpdatedReplicas: 1, AvailableReplicas: 1},
+	}
+	assert.Equal(t, DaemonRoll{Name: "rook-ceph-mgr-a", RookVersion: "v1.18.11", Images: []string{oldCephImage, oldCephImage, rookImage}, RolledOut: true}, DaemonRollOf(d))
+
+	d.Generation = 4 // a new spec the Deployment controller has not seen
+	assert.False(t, DaemonRollOf(d).RolledOut)
+	d.Status.ObservedGeneration, d.Status.AvailableReplicas = 4, 0
+	assert.False(t, DaemonRollOf(d).RolledOut, "a replica not available")
+	zero := int32(0)
+	d.Spec.Replicas = &zero
+	assert.True(t, DaemonRollOf(d).RolledOut, "an OSD scaled to zero has nothing to roll")
+}
+
+func TestRolls(t *testing.T) {
+	daemons := []DaemonRoll{
+		{Name: "rook-ceph-mon-a", RookVersion: "v1.18.11", Images: []string{newCephImage}, RolledOut: true},
+		{Name: "rook-ceph-mgr-a", RookVersion: "v1.18.11", Images: []string{newCephImage, rookImage}, RolledOut: true},
+		{Name: "rook-ceph-osd-0", RookVersion: "v1.18.11", Images: []string{newCephImage}, RolledOut: false},
+		{Name: "rook-ceph-osd-1", RookVersion: "v1.18.0", Images: []string{oldCephImage, oldCephImage}, RolledOut: true},
+	}
+	assert.Equal(t, UpgradeProgress{Done: 2, Total: 4, Behind: 1, Pending: []string{"rook-ceph-osd-0", "rook-ceph-osd-1"}, From: []string{oldCephImage}},
+		CephRoll(newCephImage, rookImage, daemons), "Rook's own image in a sidecar is not a Ceph image left behind")
+	assert.Equal(t, UpgradeProgress{Done: 2, Total: 4, Behind: 1, Pending: []string{"rook-ceph-osd-0", "rook-ceph-osd-1"}, From: []string{"v1.18.0"}},
+		RookRoll("v1.18.11", daemons))
+	none := CephRoll(newCephImage, rookImage, nil)
+	assert.Zero(t, none.Total+none.Behind+none.Done, "no daemons yet: nothing rolls")
+}
+
+func TestDecideUpgradeState(t *testing.T) {
+	failed := func(names ...string) []cephv1alpha1.PreflightCheck {
+		var checks []cephv1alpha1.PreflightCheck
+		for _, n := range names {
+			checks = append(checks, cephv1alpha1.PreflightCheck{Name: n, Message: n + " says no"})
+		}
+		return append(checks, cephv1alpha1.PreflightCheck{Name: CheckVersions, Passed: true, Message: "fine"})
+	}
+	rookPlan := UpgradePlan{Step: UpgradeRook, From: "v1.18.0", To: "v1.18.11"}
+	cephPlan := UpgradePlan{Step: UpgradeCeph, From: oldCephImage, To: newCephImage}
+	settled := UpgradeProgress{Done: 3, Total: 3}
+	rookBehind := UpgradeProgress{Done: 1, Total: 3, Behind: 2, Pending: []string{"rook-ceph-mon-a", "rook-ceph-osd-0"}, From: []string{"v1.18.0"}}
+	restarting := UpgradeProgress{Done: 2, Total: 3, Pending: []string{"rook-ceph-osd-0"}} // specs all on it, one not yet available
+	cephBehind := UpgradeProgress{Done: 0, Total: 3, Behind: 3, Pending: []string{"a", "b", "c"}, From: []string{oldCephImage}}
+	rollingCeph := &UpgradeState{Stage: UpgradeRolling, Step: UpgradeCeph, From: oldCephImage, To: newCephImage}
+
+	tests := []struct {
+		name       string
+		plan       UpgradePlan
+		rook, ceph UpgradeProgress
+		recorded   *UpgradeState
+		want       UpgradeState
+	}{
+		{name: "nothing due, nothing rolling", rook: settled, ceph: settled, want: UpgradeState{}},
+		{name: "a new cluster's daemons starting are no upgrade", rook: restarting, ceph: restarting, want: UpgradeState{}},
+		{name: "Rook step refused by health", plan: withChecks(rookPlan, failed(CheckHealth)), rook: settled, ceph: settled,
+			want: UpgradeState{Stage: UpgradeRefused, Step: UpgradeRook, From: "v1.18.0", To: "v1.18.11", Checks: failed(CheckHealth)[:1]}},
+		{name: "Ceph step held only by the roll settling waits", plan: withChecks(cephPlan, failed(CheckSettled)), rook: settled, ceph: settled,
+			want: UpgradeState{Stage: UpgradeWaiting, Step: UpgradeCeph, From: oldCephImage, To: newCephImage, Checks: failed(CheckSettled)[:1]}},
+		{name: "Settled and Health failing is a refusal", plan: withChecks(cephPlan, failed(CheckSettled, CheckHealth)), rook: settled, ceph: settled,
+			want: UpgradeState{Stage: UpgradeRefused, Step: UpgradeCeph, From: oldCephImage, To: newCephImage, Checks: failed(CheckSettled, CheckHealth)[:2]}},
+		{name: "Rook rolling comes before the Ceph step due", plan: withChecks(cephPlan, failed(CheckSettled)), rook: rookBehind, ceph: settled,
+			want: UpgradeState{Stage: UpgradeRolling, Step: UpgradeRook, From: "v1.18.0", To: "v1.18.11", Done: 1, Total: 3, Pending: rookBehind.Pending}},
+		{name: "Ceph rolling", ceph: cephBehind, rook: settled,
+			want: UpgradeState{Stage: UpgradeRolling, Step: UpgradeCeph, From: oldCephImage, To: newCephImage, Total: 3, Pending: []string{"a", "b", "c"}}},
+		{name: "the roll's last restart is still the roll", ceph: restarting, rook: settled, recorded: rollingCeph,
+			want: UpgradeState{Stage: UpgradeRolling, Step: UpgradeCeph, From: oldCephImage, To: newCephImage, Done: 2, Total: 3, Pending: []string{"rook-ceph-osd-0"}}},
+		{name: "a roll to another image is not that roll", ceph: restarting, rook: settled, recorded: &UpgradeState{Stage: UpgradeRolling, Step: UpgradeCeph, To: "other"},
+			want: UpgradeState{}},
+		{name: "an allowed step not yet visible is rolling", plan: withChecks(cephPlan, failed()), rook: settled, ceph: settled,
+			want: UpgradeState{Stage: UpgradeRolling, Step: UpgradeCeph, From: oldCephImage, To: newCephImage}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, DecideUpgradeState(tt.plan, tt.rook, tt.ceph, "v1.18.11", newCephImage, tt.recorded))
+		})
+	}
+}
+
+func withChecks(p UpgradePlan, checks []cephv1alpha1.PreflightCheck) UpgradePlan {
+	p.Checks = checks
+	return p
+}
+
+func TestUpgradeStatePluginStatus(t *testing.T) {
+	refused := UpgradeState{Stage: UpgradeRefused, Step: UpgradeRook, From: "v1.18.0", To: "v1.18.11",
+		Checks: []cephv1alpha1.PreflightCheck{{Name: CheckHealth, Message: "Ceph reports HEALTH_ERR (MON_DOWN)"}}}
+	assert.Equal(t, pluginruntime.PluginStatus{Phase: pluginruntime.PhaseDegraded,
+		Message: "upgrade of Rook from v1.18.0 to v1.18.11 refused, nothing changed: Health: Ceph reports HEALTH_ERR (MON_DOWN); checked again each minute"},
+		refused.PluginStatus())
+
+	waiting := UpgradeState{Stage: UpgradeWaiting, Step: UpgradeCeph, From: "a", To: "b",
+		Checks: []cephv1alpha1.PreflightCheck{{Name: CheckSettled, Message: "rook-ceph-osd-0 is not available"}}}
+	assert.Equal(t, pluginruntime.PluginStatus{Phase: pluginruntime.PhaseRunning,
+		Message: "upgrade of Ceph from a to b waits: Settled: rook-ceph-osd-0 is not available"}, waiting.PluginStatus())
+
+	rolling := UpgradeState{Stage: UpgradeRolling, Step: UpgradeCeph, From: "a", To: "b", Done: 2, Total: 9,
+		Pending: []string{"p1", "p2", "p3", "p4", "p5"}}
+	assert.Equal(t, pluginruntime.PluginStatus{Phase: pluginruntime.PhaseRunning,
+		Message: "upgrading Ceph from a to b: 2 of 9 daemons on it; waiting for p1, p2, p3, p4, p5 and 2 more"}, rolling.PluginStatus())
+
+	assert.Equal(t, pluginruntime.PluginStatus{}, UpgradeState{}.PluginStatus(), "idle adds nothing")
+}
+
+func TestPendingShownIsBounded(t *testing.T) {
+	p := UpgradeProgress{Total: 8, Behind: 8, Pending: []string{"1", "2", "3", "4", "5", "6", "7", "8"}}
+	s := DecideUpgradeState(UpgradePlan{}, UpgradeProgress{}, p, "v1.18.11", newCephImage, nil)
+	assert.Len(t, s.Pending, pendingShown)
+}
+
+func TestNextUpgradeRecordAndEvent(t *testing.T) {
+	rolling := UpgradeState{Stage: UpgradeRolling, Step: UpgradeCeph, From: "a", To: "b", Done: 1, Total: 3}
+	further := rolling
+	further.Done = 2
+	done := UpgradeState{Stage: UpgradeDone, Step: UpgradeCeph, From: "a", To: "b", Done: 3, Total: 3}
+	refused := UpgradeState{Stage: UpgradeRefused, Step: UpgradeCeph, From: "a", To: "b"}
+
+	tests := []struct {
+		name             string
+		recorded         *UpgradeState
+		now              UpgradeState
+		want             *UpgradeState
+		changed          bool
+		reason, evtype   string
+		messageFragments string
+	}{
+		{name: "idle, nothing recorded", now: UpgradeState{}},
+		{name: "a roll starts", now: rolling, want: &rolling, changed: true, reason: "Upgrading", evtype: "Normal", messageFragments: "upgrading Ceph from a to b: 1 of 3"},
+		{name: "progress is written, not announced", recorded: &rolling, now: further, want: &further, changed: true},
+		{name: "the same state is not written again", recorded: &further, now: further, want: &further},
+		{name: "a finished roll is kept as Done", recorded: &further, now: UpgradeState{}, want: &done, changed: true, reason: "Upgraded", evtype: "Normal", messageFragments: "every daemon (3) runs it"},
+		{name: "Done stays", recorded: &done, now: UpgradeState{}, want: &done},
+		{name: "a refusal is a warning", recorded: &done, now: refused, want: &refused, changed: true, reason: "UpgradeRefused", evtype: "Warning", messageFragments: "refused, nothing changed"},
+		{name: "a refusal no longer due leaves no record", recorded: &refused, now: UpgradeState{}, want: nil, changed: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			next, changed := NextUpgradeRecord(tt.recorded, tt.now)
+			assert.Equal(t, tt.want, next)
+			assert.Equal(t, tt.changed, changed)
+			evtype, reason, message, ok := UpgradeEvent(tt.recorded, next)
+			assert.Equal(t, tt.reason != "", ok)
+			assert.Equal(t, tt.reason, reason)
+			assert.Equal(t, tt.evtype, evtype)
+			assert.Contains(t, message, tt.messageFragments)
+		})
+	}
+}
