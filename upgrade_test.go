@@ -149,8 +149,12 @@ func TestUpgradePreflight(t *testing.T) {
 		{"a retirement in progress", func(f *UpgradeFacts) { f.Retirements = []string{"node-a-sdb"} }, CheckRetirements, "node-a-sdb is in progress"},
 		{"an OSD held down", func(f *UpgradeFacts) { f.HeldOSDs = []string{"rook-ceph-osd-2"} }, CheckRetirements, "rook-ceph-osd-2 held"},
 		{"Rook two minors on", func(f *UpgradeFacts) { f.TargetRook = "v1.20.6" }, CheckVersions, "one minor at a time"},
-		{"Rook from a build that is no release", func(f *UpgradeFacts) { f.InstalledRook, f.RookVersions = "v1.18.0-12-gabcdef", []string{"v1.18.0-12-gabcdef"} }, CheckVersions, "official releases"},
-		{"Rook downgraded", func(f *UpgradeFacts) { f.InstalledRook, f.TargetRook, f.RookVersions = "v1.18.11", "v1.18.0", []string{"v1.18.11"} }, CheckVersions, "no downgrade"},
+		{"Rook from a build that is no release", func(f *UpgradeFacts) {
+			f.InstalledRook, f.RookVersions = "v1.18.0-12-gabcdef", []string{"v1.18.0-12-gabcdef"}
+		}, CheckVersions, "official releases"},
+		{"Rook downgraded", func(f *UpgradeFacts) {
+			f.InstalledRook, f.TargetRook, f.RookVersions = "v1.18.11", "v1.18.0", []string{"v1.18.11"}
+		}, CheckVersions, "no downgrade"},
 		{"Rook v1.20 from below v1.19.5", func(f *UpgradeFacts) {
 			f.InstalledRook, f.TargetRook = "v1.19.2", "v1.20.6"
 			f.RookVersions = []string{f.InstalledRook}
