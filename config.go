@@ -14,7 +14,7 @@ import (
 // RookChartVersion is the Rook operator chart the plugin installs. It is a
 // build constant, not configuration: the renderers and the Go types are
 // written and tested against this version's CRDs.
-const RookChartVersion = "v1.18.0"
+const RookChartVersion = "v1.18.11"
 
 // Environment keys read by LoadConfig. Every key carries the FUNP_ prefix
 // the plugin runtime reserves for plugin configuration.

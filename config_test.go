@@ -148,5 +148,5 @@ func TestLoadConfigReportsEveryInvalidKeyAtOnce(t *testing.T) {
 }
 
 func TestRookChartVersionIsPinned(t *testing.T) {
-	assert.Equal(t, "v1.18.0", RookChartVersion)
+	assert.Equal(t, "v1.18.11", RookChartVersion)
 }

@@ -92,10 +92,6 @@ func clusterImage(t *testing.T, cfg Config) string {
 	return cluster.Spec.CephVersion.Image
 }
 
-// oldRook is a release before the plugin's: an official one its line
-// upgrades from.
-const oldRook = "v1.17.9"
-
 const squid193 = "ceph version 19.2.3 (c92aebb279828e9c3c1f5d24613efca272649e62) squid (stable)"
 
 // TestInstallUpgradesStepByStep: a plugin with a newer Rook chart and a new
@@ -108,7 +104,7 @@ func TestInstallUpgradesStepByStep(t *testing.T) {
 	ctx := context.Background()
 	old := testConfigFor(t, "upgrade-steps")
 	old.CephImage = "quay.io/ceph/ceph:v19.2.3"
-	installedRook(t, old, oldRook)
+	installedRook(t, old, "v1.18.0")
 	_, err := ensureCephCluster(ctx, env.Client, old, discardLog)
 	require.NoError(t, err)
 	t.Cleanup(func() {
@@ -129,13 +125,13 @@ func TestInstallUpgradesStepByStep(t *testing.T) {
 		cephReports(t, cfg, "HEALTH_ERR", map[string]string{"MON_DOWN": "2/3 mons down"}, squid193)
 		plan := start()
 		assert.Equal(t, UpgradeRook, plan.Step)
-		assert.Equal(t, oldRook, plan.From)
+		assert.Equal(t, "v1.18.0", plan.From)
 		assert.False(t, plan.Allowed())
 		assert.Empty(t, charts.releases, "no helm upgrade")
 		assert.Equal(t, "quay.io/ceph/ceph:v19.2.3", clusterImage(t, cfg), "the image is not touched")
 		status := plan.Status()
 		assert.Equal(t, pluginruntime.PhaseDegraded, status.Phase)
-		assert.Contains(t, status.Message, "upgrade of Rook from "+oldRook+" to "+RookChartVersion+" refused, nothing changed")
+		assert.Contains(t, status.Message, "upgrade of Rook from v1.18.0 to "+RookChartVersion+" refused, nothing changed")
 		assert.Contains(t, status.Message, "Health: Ceph reports HEALTH_ERR (MON_DOWN)")
 	})
 
@@ -169,13 +165,13 @@ func TestInstallUpgradesStepByStep(t *testing.T) {
 	installedRook(t, cfg, RookChartVersion)
 
 	t.Run("Rook still rolling its daemons: the Ceph step waits", func(t *testing.T) {
-		mon := rookDaemon(t, cfg, "rook-ceph-mon-a", oldRook)
+		mon := rookDaemon(t, cfg, "rook-ceph-mon-a", "v1.18.0")
 		osd := rookDaemon(t, cfg, "rook-ceph-osd-0", RookChartVersion)
 		t.Cleanup(func() { _ = env.Client.Delete(ctx, mon); _ = env.Client.Delete(ctx, osd) })
 		plan := start()
 		assert.Equal(t, UpgradeCeph, plan.Step)
 		assert.False(t, plan.Allowed())
-		assert.Contains(t, plan.Status().Message, "Settled: Deployments carry rook-version "+oldRook+" and "+RookChartVersion)
+		assert.Contains(t, plan.Status().Message, "Settled: Deployments carry rook-version v1.18.0 and "+RookChartVersion)
 		assert.Equal(t, "quay.io/ceph/ceph:v19.2.3", clusterImage(t, cfg))
 		assert.Len(t, charts.releases, 1, "the release is ensured as on every start (an identical one is left as it is)")
 	})

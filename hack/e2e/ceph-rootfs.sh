@@ -9,7 +9,7 @@
 # cached path and does nothing else. Needs root (mmdebstrap's root mode) and
 # the Debian mirror; installs mmdebstrap with apt-get if it is missing.
 #
-# What is in it, and why (read in Rook v1.18.0's source):
+# What is in it, and why (read in Rook v1.18's source):
 #   ceph-mon ceph-osd ceph-mgr ceph-mds radosgw  the daemons Rook starts
 #   ceph-common ceph-base                        ceph, rados, rbd, ceph-authtool,
 #                                                crushtool, radosgw-admin, ceph-crash

@@ -80,10 +80,10 @@ out=$(run quay.io/ceph/ceph:v18.2.7 e2e-ceph sh -c 'ceph --version; id ceph; id 
 echo "$out"
 grep -q 'ceph version 18\.2\.7 .* reef (stable)' <<<"$out" || { log "FAIL: ceph --version"; exit 1; }
 grep -q 'uid=167(ceph) gid=167(ceph)' <<<"$out" || { log "FAIL: id ceph"; exit 1; }
-out=$(run docker.io/rook/ceph:v1.18.0 e2e-rook sh -c 'id; /usr/local/bin/rook version; ls /usr/local/bin; touch /var/lib/rook/x /etc/ceph/x && echo writable')
+out=$(run docker.io/rook/ceph:v1.18.11 e2e-rook sh -c 'id; /usr/local/bin/rook version; ls /usr/local/bin; touch /var/lib/rook/x /etc/ceph/x && echo writable')
 echo "$out"
 grep -q 'uid=2016(rook) gid=2016(rook)' <<<"$out" || { log "FAIL: rook user"; exit 1; }
-grep -q 'rook: v1.18.0' <<<"$out" || { log "FAIL: rook version"; exit 1; }
+grep -q 'rook: v1.18.11' <<<"$out" || { log "FAIL: rook version"; exit 1; }
 grep -q '^writable$' <<<"$out" || { log "FAIL: /var/lib/rook, /etc/ceph not writable by 2016"; exit 1; }
 # pause: must keep running until signalled, then exit 0.
 ctr --address "$SOCK" -n k8s.io run -d registry.k8s.io/pause:3.10 e2e-pause >/dev/null

@@ -36,8 +36,8 @@ import (
 	"github.com/fundament-oss/ceph-rook/internal/cachedir"
 )
 
-// rookModuleSum is the go.sum hash of github.com/rook/rook@v1.18.0.
-const rookModuleSum = "h1:vkI3HeSoC1h595WHzC/4NuFjB/x6Westw8iEozfrbVE="
+// rookModuleSum is the go.sum hash of github.com/rook/rook@v1.18.11.
+const rookModuleSum = "h1:Uv4iqTA0ukpZkREN/1CVBkFpRI/O3ChmuhnBq6YPIU0="
 
 func main() {
 	force := flag.Bool("force", false, "fetch and package again even when cached")

@@ -15,7 +15,7 @@ const (
 	// EtcdVersion is the etcd the control plane stores into.
 	EtcdVersion = "v3.7.3"
 	// RookVersion is the Rook release whose chart and CRDs the plugin installs.
-	RookVersion = "v1.18.0"
+	RookVersion = "v1.18.11"
 	// AxeCoreVersion is the axe-core release the console's browser tests
 	// check every page and sheet with (hack/axe fetches it).
 	AxeCoreVersion = "4.10.3"

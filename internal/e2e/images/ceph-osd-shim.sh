@@ -2,7 +2,7 @@
 # e2e stand-in that makes Debian's ceph-osd find its object classes under
 # Rook. Debian builds Ceph with a relative osd_class_dir
 # ("lib/x86_64-linux-gnu/rados-classes", `ceph-osd --show-config`), which
-# resolves against the daemon's working directory; Rook v1.18.0 runs every
+# resolves against the daemon's working directory; Rook v1.18 runs every
 # daemon in /var/log/ceph (its pods' workingDir), where the path names
 # nothing. The OSDs then load no class ("_load_class could not stat class
 # lib/x86_64-linux-gnu/rados-classes/libcls_version.so") and every call

@@ -3,7 +3,7 @@
 //
 //   - the Ceph image (CephImage): Debian 13's Ceph 18.2.7 root filesystem
 //     made by hack/e2e/ceph-rootfs.sh;
-//   - the Rook image (RookImage): that root filesystem plus Rook v1.18.0's
+//   - the Rook image (RookImage): that root filesystem plus Rook v1.18.11's
 //     `rook` binary at /usr/local/bin/rook, built from the Go module proxy,
 //     running as uid 2016 like Rook's images/ceph/Dockerfile;
 //   - the pause image (PauseImages): a tiny static Go program that waits for
@@ -40,7 +40,7 @@ const (
 	// CephImage is the name the Ceph image is imported under (the
 	// CephCluster's spec.cephVersion.image).
 	CephImage = "quay.io/ceph/ceph:v18.2.7"
-	// RookImage is the operator image Rook's v1.18.0 chart names.
+	// RookImage is the operator image Rook's v1.18.11 chart names.
 	RookImage = "docker.io/rook/ceph:" + cachedir.RookVersion
 	// RookUID is the operator's user and group (images/ceph/Dockerfile).
 	RookUID = 2016
@@ -79,7 +79,7 @@ var shims = []ociimage.File{
 // from the version Rook's go.mod requires to the tree of Rook's release tag
 // (see its header).
 //
-//go:embed rook-apis-v1.18.0.patch
+//go:embed rook-apis-v1.18.11.patch
 var rookAPIsPatch []byte
 
 // Options says where things are and where progress goes.

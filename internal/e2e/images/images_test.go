@@ -16,7 +16,7 @@ import (
 	"github.com/fundament-oss/ceph-rook/internal/e2e/ociimage"
 )
 
-// A trimmed copy of Rook v1.18.0's go.mod, with every directive form it uses.
+// A trimmed copy of Rook v1.18.11's go.mod, with every directive form it uses.
 const rookGoMod = `module github.com/rook/rook
 
 go 1.24.3
@@ -46,7 +46,7 @@ exclude (
 `
 
 func TestRookBuildGoMod(t *testing.T) {
-	got, err := RookBuildGoMod([]byte(rookGoMod), "v1.18.0", "/cache/apis")
+	got, err := RookBuildGoMod([]byte(rookGoMod), "v1.18.11", "/cache/apis")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func TestRookBuildGoMod(t *testing.T) {
 	for _, want := range []string{
 		"module rookbuild\n",
 		"go 1.24.3\n",
-		"require github.com/rook/rook v1.18.0\n",
+		"require github.com/rook/rook v1.18.11\n",
 		"replace github.com/googleapis/gnostic => github.com/googleapis/gnostic v0.4.1\n",
 		"replace github.com/kubernetes-incubator/external-storage => github.com/libopenstorage/external-storage v0.20.4-openstorage-rc3\n",
 		"replace github.com/libopenstorage/secrets => github.com/rook/secrets v0.0.0-20240315053144-3195f6906937\n",
@@ -82,7 +82,7 @@ func TestRookBuildGoModErrors(t *testing.T) {
 	}
 	for name, gomod := range tests {
 		t.Run(name, func(t *testing.T) {
-			if _, err := RookBuildGoMod([]byte(gomod), "v1.18.0", "/cache/apis"); err == nil {
+			if _, err := RookBuildGoMod([]byte(gomod), "v1.18.11", "/cache/apis"); err == nil {
 				t.Errorf("want an error")
 			}
 		})
@@ -111,7 +111,7 @@ func TestImageSpecs(t *testing.T) {
 		base       bool
 	}{
 		{"ceph", ceph, "quay.io/ceph/ceph:v18.2.7", "", "", 2, true},
-		{"rook", rook, "docker.io/rook/ceph:v1.18.0", "2016", "/usr/local/bin/rook", 3, true},
+		{"rook", rook, "docker.io/rook/ceph:v1.18.11", "2016", "/usr/local/bin/rook", 3, true},
 		{"pause", pause, "registry.k8s.io/pause:3.10 registry.k8s.io/pause:3.6", "65535:65535", "/pause", 1, false},
 	}
 	for _, tt := range tests {
@@ -250,7 +250,7 @@ func TestAPIsRequire(t *testing.T) {
 }
 
 // TestRookAPIsPatch applies the embedded patch to the pkg/apis version Rook
-// v1.18.0 requires (from the module cache or the proxy).
+// v1.18.11 requires (from the module cache or the proxy).
 func TestRookAPIsPatch(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "apis")
 	got, err := rookAPIs(context.Background(), Options{CacheDir: t.TempDir(), Log: testWriter{t}}, []byte(rookGoMod), dir)
@@ -261,7 +261,7 @@ func TestRookAPIsPatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Used by Rook v1.18.0's pkg/util/dependents, absent before the patch.
+	// Used by Rook v1.18.11's pkg/util/dependents, absent before the patch.
 	for _, want := range []string{"PoolEmptyReason", "ConditionRadosNSDeletionIsBlocked"} {
 		if !strings.Contains(string(types), want) {
 			t.Errorf("patched types.go lacks %s", want)
