@@ -92,6 +92,10 @@ func clusterImage(t *testing.T, cfg Config) string {
 	return cluster.Spec.CephVersion.Image
 }
 
+// oldRook is a release before the plugin's: an official one its line
+// upgrades from.
+const oldRook = "v1.18.0"
+
 const squid193 = "ceph version 19.2.3 (c92aebb279828e9c3c1f5d24613efca272649e62) squid (stable)"
 
 // TestInstallUpgradesStepByStep: a plugin with a newer Rook chart and a new
@@ -104,7 +108,7 @@ func TestInstallUpgradesStepByStep(t *testing.T) {
 	ctx := context.Background()
 	old := testConfigFor(t, "upgrade-steps")
 	old.CephImage = "quay.io/ceph/ceph:v19.2.3"
-	installedRook(t, old, "v1.18.0")
+	installedRook(t, old, oldRook)
 	_, err := ensureCephCluster(ctx, env.Client, old, discardLog)
 	require.NoError(t, err)
 	t.Cleanup(func() {
@@ -125,7 +129,7 @@ func TestInstallUpgradesStepByStep(t *testing.T) {
 		cephReports(t, cfg, "HEALTH_ERR", map[string]string{"MON_DOWN": "2/3 mons down"}, squid193)
 		plan := start()
 		assert.Equal(t, UpgradeRook, plan.Step)
-		assert.Equal(t, "v1.18.0", plan.From)
+		assert.Equal(t, oldRook, plan.From)
 		assert.False(t, plan.Allowed())
 		assert.Empty(t, charts.releases, "no helm upgrade")
 		assert.Equal(t, "quay.io/ceph/ceph:v19.2.3", clusterImage(t, cfg), "the image is not touched")
@@ -165,7 +169,7 @@ func TestInstallUpgradesStepByStep(t *testing.T) {
 	installedRook(t, cfg, RookChartVersion)
 
 	t.Run("Rook still rolling its daemons: the Ceph step waits", func(t *testing.T) {
-		mon := rookDaemon(t, cfg, "rook-ceph-mon-a", "v1.18.0")
+		mon := rookDaemon(t, cfg, "rook-ceph-mon-a", oldRook)
 		osd := rookDaemon(t, cfg, "rook-ceph-osd-0", RookChartVersion)
 		t.Cleanup(func() { _ = env.Client.Delete(ctx, mon); _ = env.Client.Delete(ctx, osd) })
 		plan := start()

@@ -172,6 +172,10 @@ const BADGES = {
   HEALTH_WARN: 'warning',
   HEALTH_ERR: 'danger',
   Contested: 'warning',
+  // Where an upgrade stands (the overview's Upgrade section).
+  Waiting: 'info',
+  Rolling: 'info',
+  Done: 'success',
 };
 const BADGE_SYMBOLS = { success: '●', info: '◌', neutral: '○', warning: '▲', danger: '✖' };
 

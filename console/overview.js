@@ -89,14 +89,17 @@ export function overviewModel({ disks, clusters, byKind }) {
   const pools = (byKind.DiskPool || []).filter((p) => !p.metadata.deletionTimestamp);
   const disksByName = new Map(disks.map((d) => [d.metadata.name, d]));
   const cluster = chooseCluster(clusters, pools);
+  const upgrade = upgradeFacts(cluster.object);
   const attention = [
     ...clusterProblems(cluster),
+    ...upgradeProblems(upgrade),
     ...degradedObjects(byKind),
     ...diskProblems(pools, disksByName),
   ];
   return {
     attention: capByProblem(attention),
     cluster: clusterFacts(cluster),
+    upgrade,
     devices: devicesByNode(cluster.object, disks),
     inventory: inventoryCounts(disks),
     kinds: KINDS.map((k) => kindSummary(k, byKind[k.kind] || [])),
@@ -160,6 +163,40 @@ function clusterProblems({ ref, object, how, count }) {
     });
   }
   return problems;
+}
+
+// UPGRADE_ANNOTATION is where the plugin records on its CephCluster how an
+// upgrade of Rook or Ceph stands (upgrade_controller.go): JSON with stage,
+// step, from, to, done, total, pending and the failed checks.
+const UPGRADE_ANNOTATION = 'ceph.fundament.io/upgrade';
+
+// upgradeFacts reads the upgrade record: null when there is none.
+export function upgradeFacts(object) {
+  const raw = object && object.metadata.annotations && object.metadata.annotations[UPGRADE_ANNOTATION];
+  if (!raw) return null;
+  let s;
+  try {
+    s = JSON.parse(raw);
+  } catch (e) {
+    return { unreadable: e.message };
+  }
+  return {
+    stage: s.stage || '', step: s.step || '', from: s.from || '', to: s.to || '',
+    done: s.done || 0, total: s.total || 0, pending: s.pending || [],
+    checks: (s.checks || []).filter((c) => !c.passed),
+  };
+}
+
+function upgradeProblems(u) {
+  if (!u || u.unreadable || u.stage !== 'Refused') return [];
+  return [{
+    problem: 'Upgrade refused', badge: 'Refused', subject: null,
+    reason: `The upgrade of ${u.step} from ${u.from} to ${u.to} was refused and nothing changed: ${checkSentence(u.checks)} The plugin checks again each minute.`,
+  }];
+}
+
+function checkSentence(checks) {
+  return checks.map((c) => `${c.name}: ${c.message}`).join('; ') + '.';
 }
 
 // degradedObjects are the pools and consumers that cannot do their job, and
@@ -305,6 +342,7 @@ function renderOverview(model) {
     heading('Ceph storage overview', 1),
     attentionSection(model.attention),
     clusterSection(model.cluster, model.devices, model.inventory),
+    upgradeSection(model.upgrade),
     h('section', { class: 'plugin-card', attrs: { 'data-kinds': 'true', 'aria-labelledby': 'kinds-heading' } },
       h('h2', { class: 'plugin-heading', id: 'kinds-heading', text: 'Pools, storage and retirements by phase' }),
       model.kinds.map(kindSection)),
@@ -373,6 +411,39 @@ function clusterStatus(cluster) {
       ? [capacityMeter(cluster.capacity), hint('Raw capacity across every OSD, before replication; shared by every pool and storage kind.')]
       : hint('Ceph reports no capacity yet.'),
   ];
+}
+
+// STAGE_SENTENCES say what each stage of an upgrade means for the operator.
+const STAGE_SENTENCES = {
+  Refused: 'The preflight refused this step and nothing changed. Fix what the checks say; the plugin checks again each minute.',
+  Waiting: 'The step waits for the cluster to settle after the last change; it starts on its own.',
+  Rolling: 'Rook restarts the daemons one at a time, asking Ceph before each OSD.',
+  Done: 'The last upgrade is complete.',
+};
+
+// upgradeSection shows the upgrade record: shown only when there is one.
+function upgradeSection(u) {
+  if (!u) return null;
+  const section = (...children) => h('section', { class: 'plugin-card', attrs: { 'data-upgrade': u.stage || 'unreadable', 'aria-labelledby': 'upgrade-heading' } },
+    h('h2', { class: 'plugin-heading', id: 'upgrade-heading', text: 'Upgrade' }), ...children);
+  if (u.unreadable) return section(hint(`The upgrade record on the CephCluster cannot be read: ${u.unreadable}.`));
+  const counted = u.stage === 'Rolling' || u.stage === 'Done';
+  const more = u.total - u.done - u.pending.length;
+  return section(
+    deflist([
+      ['Step', `${u.step}: ${u.from || 'the running version'} → ${u.to}`],
+      ['Stage', badge(u.stage)],
+      counted ? ['Daemons', `${u.done} of ${u.total} on ${u.to}`] : null,
+      u.pending.length > 0 ? ['Waiting for', `${u.pending.join(', ')}${more > 0 ? ` and ${more} more` : ''}`] : null,
+    ]),
+    counted && u.total > 0
+      ? h('meter', { attrs: { min: 0, max: u.total, value: u.done, 'aria-label': `${u.done} of ${u.total} daemons upgraded`, 'data-upgrade-progress': 'true' } })
+      : null,
+    u.checks.length > 0
+      ? h('ul', { class: 'plugin-text', attrs: { 'data-upgrade-checks': 'true' } },
+        u.checks.map((c) => h('li', { attrs: { 'data-check': c.name } }, h('strong', { text: c.name }), `: ${c.message}`)))
+      : null,
+    hint(STAGE_SENTENCES[u.stage] || ''));
 }
 
 function inventorySentence(c) {

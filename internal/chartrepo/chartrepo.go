@@ -19,40 +19,53 @@ import (
 // Server is a running chart repository.
 type Server struct {
 	URL string
-	// Digest is the served archive's digest, for the plugin to pin
+	// Digest is the first served archive's digest, for the plugin to pin
 	// (FUNP_CHART_DIGEST), so every local install checks it as production
 	// checks the published one.
-	Digest   string
+	Digest string
+	// Digests are every served archive's, by the archive's file name
+	// (rook-ceph-v1.18.0.tgz).
+	Digests  map[string]string
 	dir      string
 	listener net.Listener
 	server   *http.Server
 }
 
-// Serve copies the archive into a fresh folder, indexes it and serves it
-// on addr ("127.0.0.1:0" for any free port).
-func Serve(addr, archive string) (*Server, error) {
+// Serve copies the archives into a fresh folder, indexes them and serves
+// them on addr ("127.0.0.1:0" for any free port).
+func Serve(addr string, archives ...string) (*Server, error) {
 	dir, err := os.MkdirTemp("", "chartrepo-")
 	if err != nil {
 		return nil, err
 	}
-	data, err := os.ReadFile(archive)
-	if err != nil {
-		os.RemoveAll(dir)
-		return nil, fmt.Errorf("chart archive: %w", err)
-	}
-	served := filepath.Join(dir, filepath.Base(archive))
-	if err := os.WriteFile(served, data, 0o644); err != nil {
-		os.RemoveAll(dir)
-		return nil, err
-	}
-	digest, err := helmexec.ArchiveDigest(served)
+	s, err := serve(dir, addr, archives)
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, err
+	}
+	return s, nil
+}
+
+func serve(dir, addr string, archives []string) (*Server, error) {
+	if len(archives) == 0 {
+		return nil, fmt.Errorf("chart repository: no archive to serve")
+	}
+	digests := map[string]string{}
+	for _, archive := range archives {
+		data, err := os.ReadFile(archive)
+		if err != nil {
+			return nil, fmt.Errorf("chart archive: %w", err)
+		}
+		served := filepath.Join(dir, filepath.Base(archive))
+		if err := os.WriteFile(served, data, 0o644); err != nil {
+			return nil, err
+		}
+		if digests[filepath.Base(archive)], err = helmexec.ArchiveDigest(served); err != nil {
+			return nil, err
+		}
 	}
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
-		os.RemoveAll(dir)
 		return nil, fmt.Errorf("chart repository on %s: %w", addr, err)
 	}
 	url := "http://" + l.Addr().String()
@@ -62,10 +75,10 @@ func Serve(addr, archive string) (*Server, error) {
 	}
 	if err != nil {
 		l.Close()
-		os.RemoveAll(dir)
 		return nil, fmt.Errorf("index charts: %w", err)
 	}
-	s := &Server{URL: url, Digest: digest, dir: dir, listener: l, server: &http.Server{Handler: http.FileServer(http.Dir(dir))}}
+	s := &Server{URL: url, Digest: digests[filepath.Base(archives[0])], Digests: digests, dir: dir, listener: l,
+		server: &http.Server{Handler: http.FileServer(http.Dir(dir))}}
 	go func() { _ = s.server.Serve(l) }()
 	return s, nil
 }

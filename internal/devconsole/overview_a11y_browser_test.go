@@ -425,6 +425,37 @@ func TestOverviewAndAccessibilityInBrowser(t *testing.T) {
 		}
 	})
 
+	t.Run("the overview shows where an upgrade stands, and a refused one as needing attention", func(t *testing.T) {
+		b.T = t
+		recordUpgrade(t, `{"stage":"Refused","step":"Rook","from":"v1.18.0","to":"v1.18.11","done":0,"total":0,`+
+			`"checks":[{"name":"Health","passed":false,"message":"Ceph reports HEALTH_WARN (OSD_DOWN)"},{"name":"Versions","passed":true,"message":"fine"}]}`)
+		b.Open("/view/cephclusters.ceph.rook.io")
+		b.WaitFor(browser.PageFrame, `[data-upgrade="Refused"]`)
+		assert.Equal(t, "The upgrade of Rook from v1.18.0 to v1.18.11 was refused and nothing changed: Health: Ceph reports HEALTH_WARN (OSD_DOWN). The plugin checks again each minute.",
+			attentionItems(t, b)["Upgrade refused"])
+		b.WaitFor(browser.PageFrame, "body", deflistValue("Step", "Rook: v1.18.0 → v1.18.11"))
+		b.WaitFor(browser.PageFrame, "body", deflistValue("Stage", "✖ Refused"))
+		assert.Equal(t, "Health: Ceph reports HEALTH_WARN (OSD_DOWN)", b.Text(browser.PageFrame, `[data-upgrade-checks]`), "only the failed checks")
+		assert.Zero(t, b.Count(browser.PageFrame, `[data-upgrade-progress]`), "a refused step has no progress")
+
+		recordUpgrade(t, `{"stage":"Rolling","step":"Ceph","from":"quay.io/ceph/ceph:v19.2.3","to":"quay.io/ceph/ceph:v19.2.4","done":2,"total":9,`+
+			`"pending":["rook-ceph-osd-0","rook-ceph-osd-1","rook-ceph-osd-2","rook-ceph-osd-3","rook-ceph-osd-4"]}`)
+		b.Open("/view/cephclusters.ceph.rook.io")
+		b.WaitFor(browser.PageFrame, `[data-upgrade="Rolling"]`)
+		b.WaitFor(browser.PageFrame, "body", deflistValue("Daemons", "2 of 9 on quay.io/ceph/ceph:v19.2.4"))
+		b.WaitFor(browser.PageFrame, "body", deflistValue("Waiting for", "rook-ceph-osd-0, rook-ceph-osd-1, rook-ceph-osd-2, rook-ceph-osd-3, rook-ceph-osd-4 and 2 more"))
+		b.WaitFor(browser.PageFrame, `meter[data-upgrade-progress][value="2"][max="9"][aria-label="2 of 9 daemons upgraded"]`)
+		_, found := attentionItems(t, b)["Upgrade refused"]
+		assert.False(t, found, "a rolling upgrade needs no attention")
+
+		recordUpgrade(t, `{"stage":`)
+		b.Open("/view/cephclusters.ceph.rook.io")
+		b.WaitText(browser.PageFrame, `[data-upgrade="unreadable"]`, "The upgrade record on the CephCluster cannot be read")
+
+		// The axe-core pass below sees the section as a roll shows it.
+		recordUpgrade(t, `{"stage":"Rolling","step":"Ceph","from":"a","to":"b","done":1,"total":3,"pending":["rook-ceph-mon-a"]}`)
+	})
+
 	t.Run("axe-core finds no serious or critical violation on any page or sheet", func(t *testing.T) {
 		b.T = t
 		type target struct{ name, route, frame, ready, open string }
@@ -786,6 +817,19 @@ func createOverviewFixtures(t *testing.T) {
 		"spec":     map[string]any{"storageClassName": ovObjectSC, "generateBucketName": "photos"},
 		"status":   map[string]any{"phase": "Pending"},
 	}})
+}
+
+// recordUpgrade writes the upgrade record on the fed CephCluster, as the
+// plugin's upgrade reconciler does.
+func recordUpgrade(t *testing.T, record string) {
+	t.Helper()
+	cluster := &unstructured.Unstructured{}
+	cluster.SetGroupVersionKind(schema.GroupVersionKind{Group: "ceph.rook.io", Version: "v1", Kind: "CephCluster"})
+	cluster.SetNamespace(rookNS)
+	cluster.SetName("rook-ceph")
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{"ceph.fundament.io/upgrade": record}}})
+	require.NoError(t, err)
+	require.NoError(t, env.Client.Patch(context.Background(), cluster, client.RawPatch(types.MergePatchType, patch)))
 }
 
 // createManyDisks publishes n Disks with status, spread over nodes nodes,

@@ -25,8 +25,12 @@ const HelmBinary = "ceph-rook-helm"
 // stripped (BuildPackage). The flags matter for what is measured: with cgo,
 // the plugin package kustomize imports turns off the linker's dead-code
 // elimination, and the binary, resident in memory, grows by megabytes.
-func Build(ctx context.Context, repoRoot, out string) error {
-	if err := BuildPackage(ctx, repoRoot, ".", out); err != nil {
+//
+// Each of set is a link-time assignment of a string variable
+// ("main.RookChartVersion=v1.18.0"): the e2e builds the plugin of the
+// release before with it, to upgrade from.
+func Build(ctx context.Context, repoRoot, out string, set ...string) error {
+	if err := BuildPackage(ctx, repoRoot, ".", out, set...); err != nil {
 		return err
 	}
 	return BuildHelm(ctx, repoRoot, filepath.Join(filepath.Dir(out), HelmBinary))
@@ -45,9 +49,14 @@ func BuildHelm(ctx context.Context, repoRoot, out string) error {
 // and go vet compiled. With -trimpath, or cgo, every dependency (Helm,
 // client-go, controller-runtime) was compiled a second time on a fresh
 // machine, in the middle of the tests. The binaries differ from an
-// image's only in the source paths they name.
-func BuildPackage(ctx context.Context, repoRoot, pkg, out string) error {
-	cmd := exec.CommandContext(ctx, "go", "build", "-ldflags=-s -w", "-o", out, pkg)
+// image's only in the source paths they name. set are link-time
+// assignments of string variables (Build).
+func BuildPackage(ctx context.Context, repoRoot, pkg, out string, set ...string) error {
+	ldflags := "-s -w"
+	for _, assignment := range set {
+		ldflags += " -X " + assignment
+	}
+	cmd := exec.CommandContext(ctx, "go", "build", "-ldflags="+ldflags, "-o", out, pkg)
 	cmd.Dir = repoRoot
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if output, err := cmd.CombinedOutput(); err != nil {
