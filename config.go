@@ -13,8 +13,11 @@ import (
 
 // RookChartVersion is the Rook operator chart the plugin installs. It is a
 // build constant, not configuration: the renderers and the Go types are
-// written and tested against this version's CRDs.
-const RookChartVersion = "v1.18.11"
+// written and tested against this version's CRDs. It is a variable only so
+// that the end-to-end test can link the plugin of the release before
+// (-X main.RookChartVersion=v1.18.0) and upgrade from it; nothing assigns
+// it at run time.
+var RookChartVersion = "v1.18.11"
 
 // Environment keys read by LoadConfig. Every key carries the FUNP_ prefix
 // the plugin runtime reserves for plugin configuration.

@@ -10,7 +10,9 @@
 //     installed by the plugin's real install path from a local chart
 //     repository;
 //   - osd-purge.yaml: Rook's OSD removal Job (deploy/examples), the shape
-//     the plugin's retirement Job is tested against.
+//     the plugin's retirement Job is tested against;
+//   - the chart of cachedir.PreviousRookVersion, which the e2e installs
+//     first and upgrades from.
 //
 // The module github.com/rook/rook is on the proxy but not in the checksum
 // database, so its known h1: sum is checked here instead. Nothing happens
@@ -36,8 +38,12 @@ import (
 	"github.com/fundament-oss/ceph-rook/internal/cachedir"
 )
 
-// rookModuleSum is the go.sum hash of github.com/rook/rook@v1.18.11.
-const rookModuleSum = "h1:Uv4iqTA0ukpZkREN/1CVBkFpRI/O3ChmuhnBq6YPIU0="
+// rookModuleSums are the go.sum hashes of github.com/rook/rook at the
+// release the plugin installs and the one the e2e upgrades from.
+var rookModuleSums = map[string]string{
+	"v1.18.11": "h1:Uv4iqTA0ukpZkREN/1CVBkFpRI/O3ChmuhnBq6YPIU0=",
+	"v1.18.0":  "h1:vkI3HeSoC1h595WHzC/4NuFjB/x6Westw8iEozfrbVE=",
+}
 
 func main() {
 	force := flag.Bool("force", false, "fetch and package again even when cached")
@@ -50,16 +56,26 @@ func main() {
 }
 
 func run(force bool) error {
-	examples := []string{cachedir.RookCRDs(), cachedir.RookOSDPurgeJob()}
-	chartCached := !force && exists(cachedir.RookChartArchive())
+	if err := cacheRelease(cachedir.RookVersion, force, cachedir.RookCRDs(), cachedir.RookOSDPurgeJob()); err != nil {
+		return err
+	}
+	// The e2e's upgrade phase installs the release before first: its
+	// chart only.
+	return cacheRelease(cachedir.PreviousRookVersion, force)
+}
+
+// cacheRelease caches a release's chart, and the deploy/examples files
+// named by examples.
+func cacheRelease(version string, force bool, examples ...string) error {
+	chartCached := !force && exists(cachedir.RookChartArchiveOf(version))
 	if chartCached && exists(examples...) {
 		return nil
 	}
-	moduleDir, err := downloadRook()
+	moduleDir, err := downloadRook(version)
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(cachedir.RookDir(), 0o755); err != nil {
+	if err := os.MkdirAll(cachedir.RookDirOf(version), 0o755); err != nil {
 		return err
 	}
 	for _, cached := range examples {
@@ -70,24 +86,28 @@ func run(force bool) error {
 	if chartCached {
 		return nil
 	}
-	return packageChart(moduleDir)
+	return packageChart(moduleDir, version)
 }
 
 // downloadRook fetches the module and checks its hash against the known sum.
-func downloadRook() (string, error) {
+func downloadRook(version string) (string, error) {
+	want, known := rookModuleSums[version]
+	if !known {
+		return "", fmt.Errorf("no known sum for github.com/rook/rook@%s", version)
+	}
 	tmp, err := os.MkdirTemp("", "rook-download-")
 	if err != nil {
 		return "", err
 	}
 	defer os.RemoveAll(tmp)
-	cmd := exec.Command("go", "mod", "download", "-json", "github.com/rook/rook@"+cachedir.RookVersion)
+	cmd := exec.Command("go", "mod", "download", "-json", "github.com/rook/rook@"+version)
 	cmd.Dir = tmp // outside any module
 	cmd.Env = append(os.Environ(), "GONOSUMDB=github.com/rook/rook", "GOFLAGS=-mod=mod")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return "", fmt.Errorf("go mod download github.com/rook/rook@%s: %w\n%s%s", cachedir.RookVersion, err, out, stderr.Bytes())
+		return "", fmt.Errorf("go mod download github.com/rook/rook@%s: %w\n%s%s", version, err, out, stderr.Bytes())
 	}
 	var info struct{ Dir, Sum, Error string }
 	if err := json.Unmarshal(out, &info); err != nil {
@@ -96,15 +116,15 @@ func downloadRook() (string, error) {
 	if info.Error != "" {
 		return "", errors.New(info.Error)
 	}
-	if info.Sum != rookModuleSum {
-		return "", fmt.Errorf("github.com/rook/rook@%s has sum %s, want %s: refusing to use it", cachedir.RookVersion, info.Sum, rookModuleSum)
+	if info.Sum != want {
+		return "", fmt.Errorf("github.com/rook/rook@%s has sum %s, want %s: refusing to use it", version, info.Sum, want)
 	}
 	return info.Dir, nil
 }
 
 // packageChart turns deploy/charts/rook-ceph into an archive that installs
 // without network access.
-func packageChart(moduleDir string) error {
+func packageChart(moduleDir, version string) error {
 	charts := filepath.Join(moduleDir, "deploy", "charts")
 	rookCeph, err := loader.LoadDir(filepath.Join(charts, "rook-ceph"))
 	if err != nil {
@@ -126,8 +146,8 @@ func packageChart(moduleDir string) error {
 		}
 	}
 	rookCeph.Metadata.Dependencies = deps
-	rookCeph.Metadata.Version = cachedir.RookVersion
-	rookCeph.Metadata.AppVersion = cachedir.RookVersion
+	rookCeph.Metadata.Version = version
+	rookCeph.Metadata.AppVersion = version
 	if err := disableCSIOperator(rookCeph); err != nil {
 		return err
 	}
@@ -143,7 +163,7 @@ func packageChart(moduleDir string) error {
 	if _, err := loader.Load(archive); err != nil {
 		return fmt.Errorf("packaged chart does not load: %w", err)
 	}
-	return copyFile(archive, cachedir.RookChartArchive())
+	return copyFile(archive, cachedir.RookChartArchiveOf(version))
 }
 
 // disableCSIOperator sets csi.rookUseCsiOperator to false in the chart's

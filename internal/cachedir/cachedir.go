@@ -16,6 +16,10 @@ const (
 	EtcdVersion = "v3.7.3"
 	// RookVersion is the Rook release whose chart and CRDs the plugin installs.
 	RookVersion = "v1.18.11"
+	// PreviousRookVersion is the release the end-to-end test installs
+	// first and upgrades from (its upgrade phase): its chart and its
+	// operator image are built here as RookVersion's are.
+	PreviousRookVersion = "v1.18.0"
 	// AxeCoreVersion is the axe-core release the console's browser tests
 	// check every page and sheet with (hack/axe fetches it).
 	AxeCoreVersion = "4.10.3"
@@ -44,13 +48,19 @@ func EnvtestAssets() string {
 }
 
 // RookDir holds Rook's offline-installable chart archive and its CRDs.
-func RookDir() string {
-	return filepath.Join(Root(), "rook", RookVersion)
+func RookDir() string { return RookDirOf(RookVersion) }
+
+// RookDirOf is RookDir for a Rook release.
+func RookDirOf(version string) string {
+	return filepath.Join(Root(), "rook", version)
 }
 
 // RookChartArchive is the packaged rook-ceph chart (rook-ceph-<version>.tgz).
-func RookChartArchive() string {
-	return filepath.Join(RookDir(), "rook-ceph-"+RookVersion+".tgz")
+func RookChartArchive() string { return RookChartArchiveOf(RookVersion) }
+
+// RookChartArchiveOf is RookChartArchive for a Rook release.
+func RookChartArchiveOf(version string) string {
+	return filepath.Join(RookDirOf(version), "rook-ceph-"+version+".tgz")
 }
 
 // RookOSDPurgeJob is Rook's deploy/examples/osd-purge.yaml, the OSD

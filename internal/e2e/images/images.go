@@ -3,9 +3,11 @@
 //
 //   - the Ceph image (CephImage): Debian 13's Ceph 18.2.7 root filesystem
 //     made by hack/e2e/ceph-rootfs.sh;
-//   - the Rook image (RookImage): that root filesystem plus Rook v1.18.11's
-//     `rook` binary at /usr/local/bin/rook, built from the Go module proxy,
-//     running as uid 2016 like Rook's images/ceph/Dockerfile;
+//   - the Rook images (RookImage): that root filesystem plus the `rook`
+//     binary of Rook's release (RookVersions: the one the plugin installs,
+//     and the one the e2e upgrades from) at /usr/local/bin/rook, built from
+//     the Go module proxy, running as uid 2016 like Rook's
+//     images/ceph/Dockerfile;
 //   - the pause image (PauseImages): a tiny static Go program that waits for
 //     a signal and reaps children.
 //
@@ -17,7 +19,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	_ "embed"
+	"embed"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -40,8 +42,6 @@ const (
 	// CephImage is the name the Ceph image is imported under (the
 	// CephCluster's spec.cephVersion.image).
 	CephImage = "quay.io/ceph/ceph:v18.2.7"
-	// RookImage is the operator image Rook's v1.18.11 chart names.
-	RookImage = "docker.io/rook/ceph:" + cachedir.RookVersion
 	// RookUID is the operator's user and group (images/ceph/Dockerfile).
 	RookUID = 2016
 
@@ -75,12 +75,20 @@ var shims = []ociimage.File{
 	{Path: "/usr/local/sbin/ceph-osd", Mode: 0o755, Content: cephOSDShim},
 }
 
-// rookAPIsPatch takes Rook's nested module github.com/rook/rook/pkg/apis
-// from the version Rook's go.mod requires to the tree of Rook's release tag
-// (see its header).
+// RookVersions are the Rook releases whose operator images are built: the
+// one the plugin installs, and the one the e2e installs first and upgrades
+// from.
+var RookVersions = []string{cachedir.PreviousRookVersion, cachedir.RookVersion}
+
+// RookImage is the operator image a Rook release's chart names.
+func RookImage(version string) string { return "docker.io/rook/ceph:" + version }
+
+// rookAPIsPatches take Rook's nested module github.com/rook/rook/pkg/apis
+// from the version Rook's go.mod requires to the tree of each release tag
+// (rook-apis-<version>.patch; see its header).
 //
-//go:embed rook-apis-v1.18.11.patch
-var rookAPIsPatch []byte
+//go:embed rook-apis-*.patch
+var rookAPIsPatches embed.FS
 
 // Options says where things are and where progress goes.
 type Options struct {
@@ -121,14 +129,10 @@ type Archive struct {
 	Built bool
 }
 
-// Build makes (or finds in the cache) the Ceph, Rook and pause archives, in
-// that order.
+// Build makes (or finds in the cache) the Ceph, Rook (each of
+// RookVersions) and pause archives, in that order.
 func Build(ctx context.Context, o Options) ([]Archive, error) {
 	rootfs, err := CephRootfs(ctx, o)
-	if err != nil {
-		return nil, err
-	}
-	rook, err := RookBinary(ctx, o)
 	if err != nil {
 		return nil, err
 	}
@@ -136,19 +140,23 @@ func Build(ctx context.Context, o Options) ([]Archive, error) {
 	if err != nil {
 		return nil, err
 	}
-	rookDir, err := RookSource(ctx, o)
-	if err != nil {
-		return nil, err
+	specs := []ociimage.Image{CephImageSpec(rootfs)}
+	for _, version := range RookVersions {
+		rook, err := RookBinary(ctx, o, version)
+		if err != nil {
+			return nil, err
+		}
+		rookDir, err := RookSource(ctx, o, version)
+		if err != nil {
+			return nil, err
+		}
+		rookFiles, err := rookExtraFiles(rookDir)
+		if err != nil {
+			return nil, err
+		}
+		specs = append(specs, RookImageSpec(version, rootfs, rook, rookFiles))
 	}
-	rookFiles, err := rookExtraFiles(rookDir)
-	if err != nil {
-		return nil, err
-	}
-	specs := []ociimage.Image{
-		CephImageSpec(rootfs),
-		RookImageSpec(rootfs, rook, rookFiles),
-		PauseImageSpec(pause),
-	}
+	specs = append(specs, PauseImageSpec(pause))
 	var out []Archive
 	for _, spec := range specs {
 		start := time.Now()
@@ -193,11 +201,11 @@ func CephImageSpec(rootfs string) ociimage.Image {
 // RookImageSpec is the operator image: rootfs, the rook binary at
 // /usr/local/bin/rook and extra (Rook's toolbox scripts and monitoring
 // files), running as 2016 with rook as entrypoint (images/ceph/Dockerfile).
-func RookImageSpec(rootfs, rookBinary string, extra []ociimage.File) ociimage.Image {
+func RookImageSpec(version, rootfs, rookBinary string, extra []ociimage.File) ociimage.Image {
 	files := append([]ociimage.File{{Path: "/usr/local/bin/rook", Mode: 0o755, Source: rookBinary}}, shims...)
 	files = append(files, extra...)
 	return ociimage.Image{
-		Names: []string{RookImage},
+		Names: []string{RookImage(version)},
 		Base:  rootfs,
 		Files: files,
 		Config: ociimage.Config{
@@ -298,13 +306,13 @@ func tail(s string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
-// RookBinary builds Rook's operator binary (CGO_ENABLED=0, version stamped)
-// once, in a throwaway module under the cache that requires
-// github.com/rook/rook at cachedir.RookVersion with the replace and exclude
+// RookBinary builds Rook's operator binary of a release (CGO_ENABLED=0,
+// version stamped) once, in a throwaway module under the cache that requires
+// github.com/rook/rook at that version with the replace and exclude
 // directives of Rook's own go.mod, github.com/rook/rook/pkg/apis replaced by
 // the release's tree (rookAPIs), and returns its path.
-func RookBinary(ctx context.Context, o Options) (string, error) {
-	dir := filepath.Join(o.cacheDir(), "rook", cachedir.RookVersion+"-"+rookRecipe)
+func RookBinary(ctx context.Context, o Options, version string) (string, error) {
+	dir := filepath.Join(o.cacheDir(), "rook", version+"-"+rookRecipe)
 	bin := filepath.Join(dir, "rook")
 	if _, err := os.Stat(bin); err == nil {
 		return bin, nil
@@ -313,7 +321,7 @@ func RookBinary(ctx context.Context, o Options) (string, error) {
 	if err := os.MkdirAll(mod, 0o755); err != nil {
 		return "", err
 	}
-	rookDir, err := RookSource(ctx, o)
+	rookDir, err := RookSource(ctx, o, version)
 	if err != nil {
 		return "", err
 	}
@@ -321,13 +329,13 @@ func RookBinary(ctx context.Context, o Options) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	apis, err := rookAPIs(ctx, o, rookGoMod, filepath.Join(dir, "apis"))
+	apis, err := rookAPIs(ctx, o, version, rookGoMod, filepath.Join(dir, "apis"))
 	if err != nil {
 		return "", err
 	}
 	if _, err := os.Stat(filepath.Join(mod, "go.sum")); err != nil {
-		o.logf("preparing a module for github.com/rook/rook %s", cachedir.RookVersion)
-		gomod, err := RookBuildGoMod(rookGoMod, cachedir.RookVersion, apis)
+		o.logf("preparing a module for github.com/rook/rook %s", version)
+		gomod, err := RookBuildGoMod(rookGoMod, version, apis)
 		if err != nil {
 			return "", err
 		}
@@ -343,18 +351,18 @@ func RookBinary(ctx context.Context, o Options) (string, error) {
 			return "", err
 		}
 	}
-	o.logf("building rook %s (cold: ~10 min on 2 busy cores)", cachedir.RookVersion)
-	ldflags := "-s -w -X github.com/rook/rook/pkg/version.Version=" + cachedir.RookVersion
+	o.logf("building rook %s (cold: ~10 min on 2 busy cores)", version)
+	ldflags := "-s -w -X github.com/rook/rook/pkg/version.Version=" + version
 	if _, err := run(ctx, o, mod, "nice", "-n", "10", "go", "build", "-trimpath", "-ldflags", ldflags, "-o", bin+".tmp", "github.com/rook/rook/cmd/rook"); err != nil {
 		return "", err
 	}
 	return bin, os.Rename(bin+".tmp", bin)
 }
 
-// RookSource downloads github.com/rook/rook at cachedir.RookVersion into the
-// module cache (a no-op when it is there) and returns its folder.
-func RookSource(ctx context.Context, o Options) (string, error) {
-	return download(ctx, o, "github.com/rook/rook@"+cachedir.RookVersion)
+// RookSource downloads github.com/rook/rook at a release into the module
+// cache (a no-op when it is there) and returns its folder.
+func RookSource(ctx context.Context, o Options, version string) (string, error) {
+	return download(ctx, o, "github.com/rook/rook@"+version)
 }
 
 // download puts module@version into the module cache and returns its folder.
@@ -384,10 +392,15 @@ var apisRequireRE = regexp.MustCompile(`(?m)^\s*(?:require\s+)?github\.com/rook/
 // of Rook's release. Rook builds against ./pkg/apis, which its module zip
 // omits (a nested module), and the proxy serves pkg/apis only at the
 // version Rook's go.mod requires (December 2024, which lacks types v1.18's
-// operator uses). So: that version from the proxy, plus rookAPIsPatch.
-func rookAPIs(ctx context.Context, o Options, rookGoMod []byte, dir string) (string, error) {
+// operator uses). So: that version from the proxy, plus the release's
+// patch (rookAPIsPatches).
+func rookAPIs(ctx context.Context, o Options, version string, rookGoMod []byte, dir string) (string, error) {
 	if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
 		return dir, nil
+	}
+	rookAPIsPatch, err := rookAPIsPatches.ReadFile("rook-apis-" + version + ".patch")
+	if err != nil {
+		return "", fmt.Errorf("images: no pkg/apis patch for Rook %s: %w", version, err)
 	}
 	m := apisRequireRE.FindSubmatch(rookGoMod)
 	if m == nil {
@@ -405,7 +418,7 @@ func rookAPIs(ctx context.Context, o Options, rookGoMod []byte, dir string) (str
 	patch := exec.CommandContext(ctx, "patch", "-p3", "--batch", "--forward", "--quiet", "-d", tmp)
 	patch.Stdin = bytes.NewReader(rookAPIsPatch)
 	if out, err := patch.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("images: patching github.com/rook/rook/pkg/apis to %s: %w\n%s", cachedir.RookVersion, err, out)
+		return "", fmt.Errorf("images: patching github.com/rook/rook/pkg/apis to %s: %w\n%s", version, err, out)
 	}
 	os.RemoveAll(dir)
 	return dir, os.Rename(tmp, dir)

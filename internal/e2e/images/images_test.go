@@ -99,7 +99,8 @@ func TestImageSpecs(t *testing.T) {
 		}
 	}
 	ceph := CephImageSpec(rootfs)
-	rook := RookImageSpec(rootfs, bin, nil)
+	rook := RookImageSpec("v1.18.11", rootfs, bin, nil)
+	previous := RookImageSpec("v1.18.0", rootfs, bin, nil)
 	pause := PauseImageSpec(bin)
 	tests := []struct {
 		name       string
@@ -112,6 +113,7 @@ func TestImageSpecs(t *testing.T) {
 	}{
 		{"ceph", ceph, "quay.io/ceph/ceph:v18.2.7", "", "", 2, true},
 		{"rook", rook, "docker.io/rook/ceph:v1.18.11", "2016", "/usr/local/bin/rook", 3, true},
+		{"the Rook the e2e upgrades from", previous, "docker.io/rook/ceph:v1.18.0", "2016", "/usr/local/bin/rook", 3, true},
 		{"pause", pause, "registry.k8s.io/pause:3.10 registry.k8s.io/pause:3.6", "65535:65535", "/pause", 1, false},
 	}
 	for _, tt := range tests {
@@ -249,11 +251,17 @@ func TestAPIsRequire(t *testing.T) {
 	}
 }
 
-// TestRookAPIsPatch applies the embedded patch to the pkg/apis version Rook
-// v1.18.11 requires (from the module cache or the proxy).
+// TestRookAPIsPatch applies each release's embedded patch to the pkg/apis
+// version both releases require (from the module cache or the proxy).
 func TestRookAPIsPatch(t *testing.T) {
+	for _, version := range RookVersions {
+		t.Run(version, func(t *testing.T) { testRookAPIsPatch(t, version) })
+	}
+}
+
+func testRookAPIsPatch(t *testing.T, version string) {
 	dir := filepath.Join(t.TempDir(), "apis")
-	got, err := rookAPIs(context.Background(), Options{CacheDir: t.TempDir(), Log: testWriter{t}}, []byte(rookGoMod), dir)
+	got, err := rookAPIs(context.Background(), Options{CacheDir: t.TempDir(), Log: testWriter{t}}, version, []byte(rookGoMod), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,7 +269,7 @@ func TestRookAPIsPatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Used by Rook v1.18.11's pkg/util/dependents, absent before the patch.
+	// Used by Rook v1.18's pkg/util/dependents, absent before the patch.
 	for _, want := range []string{"PoolEmptyReason", "ConditionRadosNSDeletionIsBlocked"} {
 		if !strings.Contains(string(types), want) {
 			t.Errorf("patched types.go lacks %s", want)
@@ -273,7 +281,7 @@ func TestRookAPIsPatch(t *testing.T) {
 	if tests, _ := filepath.Glob(filepath.Join(got, "ceph.rook.io", "v1", "*_test.go")); len(tests) != 0 {
 		t.Errorf("tests copied: %v", tests)
 	}
-	if again, err := rookAPIs(context.Background(), Options{CacheDir: t.TempDir()}, []byte(rookGoMod), dir); err != nil || again != got {
+	if again, err := rookAPIs(context.Background(), Options{CacheDir: t.TempDir()}, version, []byte(rookGoMod), dir); err != nil || again != got {
 		t.Errorf("second rookAPIs = %s, %v", again, err)
 	}
 }

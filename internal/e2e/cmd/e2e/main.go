@@ -5,7 +5,9 @@
 //  1. cluster: hack/e2e/cluster.sh up (kubelet, containerd, CoreDNS, ...)
 //  2. platform: the plugin controller as a pod, a PluginInstallation of
 //     ceph-rook pinned by its definition hash, the plugin's pod running
-//     under Pod Security "restricted" and reporting running
+//     under Pod Security "restricted" and reporting running; on three
+//     nodes the plugin of the release before, with Rook v1.18.0, so that
+//     the upgrade phase upgrades it
 //  3. rook: the real Rook operator running, its discovery daemon probing
 //     loop devices, the plugin turning them into Disks
 //  4. ceph: a DiskPool of the first node's Disks making real OSDs, a
@@ -24,19 +26,26 @@
 //     join one node at a time, and after each every pool's size and CRUSH
 //     rule and every PG's acting set, read from Ceph, follow the
 //     replication rules; the payload reads back; HEALTH_OK at the end
-//  9. outage: a node stopped for real; Ceph, the CephCluster, the plugin's
+//  9. upgrade: the current plugin deployed over it: the Rook step (helm
+//     upgrade to v1.18.11) once its preflight passes, every daemon rewritten
+//     by the new operator; then a new CEPH_IMAGE (the same Ceph under a
+//     second tag): the Ceph step, every daemon's pod restarted by Rook one
+//     at a time; after each, HEALTH_OK, the payload intact, and the
+//     plugin's record on the CephCluster (the console's Upgrade section)
+//     and its Events say Done
+//  10. outage: a node stopped for real; Ceph, the CephCluster, the plugin's
 //     status and the console's overview say HEALTH_WARN; the payload reads
 //     back; the node returns and Ceph is HEALTH_OK
-//  10. drain: two retirements asked together (the second waits); the
+//  11. drain: two retirements asked together (the second waits); the
 //     first retires a disk for real in Ceph's order (out while up, drained,
 //     stopped, purged, wiped); the purged OSD stays gone after Rook
 //     prepares the node again; the second aborts by itself when another
 //     OSD fails under its drain, its OSD back in and up
-//  11. replace: a disk plugged in while the cluster runs replaces one, its
+//  12. replace: a disk plugged in while the cluster runs replaces one, its
 //     OSD up and in before the old one goes out
-//  12. swap: two disks trade kernel names under running OSDs; retiring
+//  13. swap: two disks trade kernel names under running OSDs; retiring
 //     the Disk at one name retires the OSD that device holds
-//  13. leave: the last node's disks leave the pool and replication follows
+//  14. leave: the last node's disks leave the pool and replication follows
 //     the rules back down (NodesLeft)
 //
 // Every consumer's CSI StorageClass names a registered CSIDriver and

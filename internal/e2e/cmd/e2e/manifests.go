@@ -8,7 +8,6 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/fundament-oss/ceph-rook/internal/chartrepo"
 	"github.com/fundament-oss/ceph-rook/internal/testenv"
 )
 
@@ -28,14 +27,15 @@ func publishedDefinition(path, imageRef string) ([]byte, error) {
 }
 
 // pluginConfig is the installation's configuration for this machine: loop
-// devices, Debian's Ceph 18.2.7 image (the only one built here), and on one
-// node a single mon and mgr (on three, the product's defaults: three mons
-// and two mgrs, each on its own node). Metrics are off because Debian
-// packages no ceph-exporter: with them on, Rook's exporter pod cannot start
+// devices, a Ceph image built here (Debian's Ceph 18.2.7, under its name
+// or, from the upgrade phase on, a second tag), and on one node a single
+// mon and mgr (on three, the product's defaults: three mons and two mgrs,
+// each on its own node). Metrics are off because Debian packages no
+// ceph-exporter: with them on, Rook's exporter pod cannot start
 // ("ceph-exporter": executable file not found).
-func pluginConfig(nodes int) map[string]string {
+func pluginConfig(nodes int, cephImage string) map[string]string {
 	config := map[string]string{
-		"CEPH_IMAGE":       "quay.io/ceph/ceph:v18.2.7",
+		"CEPH_IMAGE":       cephImage,
 		"DEV_LOOP_DEVICES": "true",
 		"METRICS":          "false",
 	}
@@ -45,16 +45,20 @@ func pluginConfig(nodes int) map[string]string {
 	return config
 }
 
+// chartSource is where the plugin finds the Rook chart it installs, and
+// the digest it pins.
+type chartSource struct{ URL, Digest string }
+
 // platformManifests are the platform's side: the PluginInstallation CRD,
 // the plugin controller (definitions from a ConfigMap laid out as the
-// registry) and the installation of ceph-rook.
-func platformManifests(definition []byte, version, hash string, chartRepo *chartrepo.Server, nodes int) (string, error) {
+// registry) and the installation of ceph-rook with pluginConfig.
+func platformManifests(definition []byte, version, hash string, chart chartSource, pluginConfig map[string]string) (string, error) {
 	crd, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "internal", "plugincontroller", "crds", "plugins.fundament.io_plugininstallations.yaml"))
 	if err != nil {
 		return "", err
 	}
-	config := map[string]string{"CHART_REPOSITORY": chartRepo.URL, "DEV_INSECURE_CHART_REPOSITORY": "true", "CHART_DIGEST": chartRepo.Digest}
-	for k, v := range pluginConfig(nodes) {
+	config := map[string]string{"CHART_REPOSITORY": chart.URL, "DEV_INSECURE_CHART_REPOSITORY": "true", "CHART_DIGEST": chart.Digest}
+	for k, v := range pluginConfig {
 		config[k] = v
 	}
 	objects := []any{

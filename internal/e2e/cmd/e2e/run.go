@@ -25,6 +25,7 @@ import (
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
 	"github.com/fundament-oss/ceph-rook/internal/cachedir"
 	"github.com/fundament-oss/ceph-rook/internal/chartrepo"
+	"github.com/fundament-oss/ceph-rook/internal/e2e/images"
 	"github.com/fundament-oss/ceph-rook/internal/pluginproc"
 	"github.com/fundament-oss/ceph-rook/internal/testenv"
 	"github.com/fundament-oss/ceph-rook/pluginruntime/definition"
@@ -78,6 +79,9 @@ type run struct {
 	// phaseStart is when the running phase began: each step prints its
 	// offset, so a slow phase shows which of its steps took the time.
 	phaseStart time.Time
+	// upgrades: the run installs the plugin of the release before and
+	// upgrades it (its phases include platform and upgrade).
+	upgrades bool
 }
 
 func newRun(ctx context.Context) (*run, error) {
@@ -96,17 +100,19 @@ func newRun(ctx context.Context) (*run, error) {
 		loops: map[string][]string{}, disks: map[string][]string{}}, nil
 }
 
-var order = []string{"cluster", "platform", "rook", "ceph", "file", "object", "retire", "join", "outage", "drain", "replace", "swap", "leave"}
+var order = []string{"cluster", "platform", "rook", "ceph", "file", "object", "retire", "join", "upgrade", "outage", "drain", "replace", "swap", "leave"}
 
 // phases runs the phases from from to until, both included. Starting past
 // the cluster phase continues on the cluster an earlier -keep run left up.
 func (r *run) phases(from, until string) error {
 	steps := map[string]func() error{"cluster": r.cluster, "platform": r.platform, "rook": r.rook, "ceph": r.ceph, "file": r.file,
-		"object": r.object, "retire": r.retire, "join": r.join, "outage": r.outage, "drain": r.drain, "replace": r.replace, "swap": r.swap, "leave": r.leave}
+		"object": r.object, "retire": r.retire, "join": r.join, "upgrade": r.upgrade, "outage": r.outage, "drain": r.drain, "replace": r.replace, "swap": r.swap, "leave": r.leave}
 	first, last := slices.Index(order, from), slices.Index(order, until)
 	if first < 0 || last < first {
 		return fmt.Errorf("-from %q -until %q: want two of %v, in that order", from, until, order)
 	}
+	between := func(phase string) bool { i := slices.Index(order, phase); return first <= i && i <= last }
+	r.upgrades = between("platform") && between("upgrade") && r.nodeCount >= 3
 	if first > 0 {
 		if err := r.resume(first > slices.Index(order, "rook")); err != nil {
 			return fmt.Errorf("-from %s needs the cluster of an earlier -keep run: %w", from, err)
@@ -400,7 +406,9 @@ func (r *run) findLoopDevices() error {
 	return nil
 }
 
-// platform installs ceph-rook the way Fundament does.
+// platform installs ceph-rook the way Fundament does: the plugin of the
+// release before (Rook cachedir.PreviousRookVersion) when the run goes on
+// to upgrade it, else the current one.
 func (r *run) platform() error {
 	// The node's disks exist before Rook's discovery first looks.
 	if err := r.attachLoopDevices(); err != nil {
@@ -410,23 +418,49 @@ func (r *run) platform() error {
 	if err := os.MkdirAll(bin, 0o755); err != nil {
 		return err
 	}
-	if err := pluginproc.Build(r.ctx, r.repo, filepath.Join(bin, "ceph-rook")); err != nil {
-		return err
-	}
 	if err := pluginproc.BuildPackage(r.ctx, r.repo, "./cmd/plugin-controller", filepath.Join(bin, "plugin-controller")); err != nil {
-		return err
-	}
-	r.step("built ceph-rook, ceph-rook-helm and plugin-controller static and stripped, as the Dockerfiles do")
-	pluginRef, err := r.image(pluginImage, "/app/ceph-rook",
-		bin+"/ceph-rook:/app/ceph-rook:0755", bin+"/ceph-rook-helm:/app/ceph-rook-helm:0755", r.repo+"/definition.yaml:/app/definition.yaml")
-	if err != nil {
 		return err
 	}
 	if _, err := r.image(controllerImage, "/plugin-controller", bin+"/plugin-controller:/plugin-controller:0755"); err != nil {
 		return err
 	}
-	r.step("plugin image %s", pluginRef)
+	rook := cachedir.RookVersion
+	if r.upgrades {
+		rook = cachedir.PreviousRookVersion
+	}
+	if err := r.deployPlugin(rook, images.CephImage); err != nil {
+		return err
+	}
+	status, err := r.waitInstallation("running", 10*time.Minute)
+	if err != nil {
+		return err
+	}
+	r.step("PluginInstallation: phase %v, ready %v, %q", status["phase"], status["ready"], status["message"])
+	return nil
+}
 
+// deployPlugin builds the plugin that installs the given Rook release (by
+// its RookChartVersion: the current source, linked with the release
+// before's version to stand for the plugin that shipped it), publishes its
+// definition with the image pinned, and applies the platform's manifests:
+// the first time an installation, later an upgrade of it, as a new plugin
+// release or a changed configuration (cephImage) reaches a cluster.
+func (r *run) deployPlugin(rook, cephImage string) error {
+	bin := filepath.Join(r.cache, "e2e", "plugin-bin")
+	var set []string
+	if rook != cachedir.RookVersion {
+		set = append(set, "main.RookChartVersion="+rook)
+	}
+	if err := pluginproc.Build(r.ctx, r.repo, filepath.Join(bin, "ceph-rook"), set...); err != nil {
+		return err
+	}
+	r.step("built ceph-rook (Rook %s), ceph-rook-helm and plugin-controller static and stripped, as the Dockerfiles do", rook)
+	pluginRef, err := r.image(pluginImage, "/app/ceph-rook",
+		bin+"/ceph-rook:/app/ceph-rook:0755", bin+"/ceph-rook-helm:/app/ceph-rook-helm:0755", r.repo+"/definition.yaml:/app/definition.yaml")
+	if err != nil {
+		return err
+	}
+	r.step("plugin image %s", pluginRef)
 	raw, err := publishedDefinition(filepath.Join(r.repo, "definition.yaml"), pluginRef)
 	if err != nil {
 		return err
@@ -436,25 +470,34 @@ func (r *run) platform() error {
 		return err
 	}
 	version := def.Metadata.PublishedVersion()
-
-	r.repoSrv, err = chartrepo.Serve(net.JoinHostPort(hostIP, "0"), cachedir.RookChartArchive())
-	if err != nil {
+	if err := r.serveCharts(); err != nil {
 		return err
 	}
-	r.step("Rook's chart served at %s", r.repoSrv.URL)
-	manifests, err := platformManifests(raw, version, definition.Hash(raw), r.repoSrv, len(r.nodes))
+	chart := chartSource{URL: r.repoSrv.URL, Digest: r.repoSrv.Digests[filepath.Base(cachedir.RookChartArchiveOf(rook))]}
+	manifests, err := platformManifests(raw, version, definition.Hash(raw), chart, pluginConfig(len(r.nodes), cephImage))
 	if err != nil {
 		return err
 	}
 	if err := r.apply(manifests); err != nil {
 		return err
 	}
-	r.step("plugin controller deployed; PluginInstallation %s pins %s %s", installationName, version, definition.Hash(raw))
-	status, err := r.waitInstallation("running", 10*time.Minute)
+	r.step("PluginInstallation %s pins %s %s (Rook %s, Ceph image %s)", installationName, version, definition.Hash(raw), rook, cephImage)
+	return nil
+}
+
+// serveCharts serves both Rook charts (the release before's, which the
+// upgrade starts from, and the current one) from the machine's address on
+// the nodes' bridge, once per run.
+func (r *run) serveCharts() error {
+	if r.repoSrv != nil {
+		return nil
+	}
+	var err error
+	r.repoSrv, err = chartrepo.Serve(net.JoinHostPort(hostIP, "0"), cachedir.RookChartArchiveOf(cachedir.PreviousRookVersion), cachedir.RookChartArchive())
 	if err != nil {
 		return err
 	}
-	r.step("PluginInstallation: phase %v, ready %v, %q", status["phase"], status["ready"], status["message"])
+	r.step("Rook's charts %s and %s served at %s", cachedir.PreviousRookVersion, cachedir.RookVersion, r.repoSrv.URL)
 	return nil
 }
 
