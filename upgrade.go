@@ -2,6 +2,7 @@ package main
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -36,6 +37,7 @@ const (
 	CheckSettled       = "Settled"
 	CheckRetirements   = "Retirements"
 	CheckRookOverrides = "RookOverrides"
+	CheckNodes         = "Nodes"
 )
 
 // NextUpgradeStep is the step that brings the installed cluster closer to
@@ -128,6 +130,9 @@ type rookLine struct {
 	cephMajors    map[int]Version
 	minKubernetes Version
 	upgradeFrom   Version
+	// pluginLacks is what the plugin does not yet do that a Rook step to
+	// the line needs; "" when nothing.
+	pluginLacks string
 }
 
 // rookLines are the Rook lines the plugin knows, by major.minor.
@@ -149,6 +154,9 @@ var rookLines = map[[2]int]rookLine{
 		cephMajors:    map[int]Version{19: {1, 20, 0}, 20: {1, 20, 0}},
 		minKubernetes: Version{1, 31, 0},
 		upgradeFrom:   Version{1, 19, 5},
+		// docs/upgrades.md 3.2: the v1.20 chart drops the CSI drivers.
+		pluginLacks: "Rook v1.20 moves the CSI drivers into the ceph-csi-drivers chart (drivers <operator namespace>.rbd.csi.ceph.com and .cephfs.csi.ceph.com), " +
+			"which this plugin does not install: every volume's CSI driver would fail; wait for a plugin that installs it",
 	},
 }
 
@@ -205,6 +213,9 @@ type UpgradeFacts struct {
 	// Retirements are the DiskRetirements in progress; HeldOSDs the OSD
 	// Deployments scaled to zero or labelled do-not-reconcile.
 	Retirements, HeldOSDs []string
+	// UnfitNodes say which nodes that host a mon or an OSD are not Ready,
+	// cordoned or gone ("node-b is NotReady"), sorted.
+	UnfitNodes []string
 	// Rook's own switches on the CephCluster, which turn its checks off.
 	DoNotReconcile, SkipUpgradeChecks, ContinueIfNotHealthy, AllowUnsupported bool
 }
@@ -219,6 +230,7 @@ func UpgradePreflight(f UpgradeFacts) []cephv1alpha1.PreflightCheck {
 		upgradeHealthCheck(f.Ceph),
 		upgradeRetirementsCheck(f),
 		upgradeOverridesCheck(f),
+		upgradeNodesCheck(f),
 	}
 }
 
@@ -272,6 +284,8 @@ func rookStep(f UpgradeFacts) (string, error) {
 		return "", fmt.Errorf("Rook v%s to v%s skips a minor release: Rook upgrades one minor at a time; install a plugin with Rook v%d.%d first", from, to, from.Major, from.Minor+1)
 	case from.Compare(line.upgradeFrom) < 0:
 		return "", fmt.Errorf("Rook v%d.%d upgrades from v%s or newer, not v%s: upgrade to v%s first", to.Major, to.Minor, line.upgradeFrom, from, line.upgradeFrom)
+	case line.pluginLacks != "":
+		return "", errors.New(line.pluginLacks)
 	}
 	if err := kubernetesSupports(f.Kubernetes, to, line); err != nil {
 		return "", err
@@ -463,4 +477,16 @@ func upgradeOverridesCheck(f UpgradeFacts) cephv1alpha1.PreflightCheck {
 		return check(CheckRookOverrides, "the CephCluster has "+summarizeClauses(on)+" set: remove it before upgrading", false)
 	}
 	return check(CheckRookOverrides, "none of Rook's check overrides is set", true)
+}
+
+// upgradeNodesCheck: every node that hosts a mon or an OSD is Ready and
+// schedulable. Rook restarts each daemon of a step and gives it 5 minutes
+// to come back (k8sutil.WaitForDeploymentToStart), and waits for the mons'
+// quorum after each mon: a daemon pinned to a node that is NotReady,
+// cordoned or gone does not come back, and the roll stalls with it down.
+func upgradeNodesCheck(f UpgradeFacts) cephv1alpha1.PreflightCheck {
+	if len(f.UnfitNodes) > 0 {
+		return check(CheckNodes, summarizeClauses(f.UnfitNodes)+": a daemon there would not come back from its restart; bring the node back or uncordon it first", false)
+	}
+	return check(CheckNodes, "every node with a mon or an OSD is Ready and schedulable", true)
 }

@@ -9,6 +9,7 @@ import (
 
 	cephv1 "github.com/rook/rook/pkg/apis/ceph.rook.io/v1"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/discovery"
@@ -195,7 +196,7 @@ func (p UpgradePlan) CephImageToApply(configured string) string {
 }
 
 // gatherUpgradeFacts lists what UpgradeFactsFrom reads beside the
-// CephCluster.
+// CephCluster, and the nodes the mons and OSDs run on.
 func gatherUpgradeFacts(ctx context.Context, c client.Reader, cfg Config, cluster *cephv1.CephCluster) (UpgradeFacts, error) {
 	var daemons appsv1.DeploymentList
 	if err := c.List(ctx, &daemons, client.InNamespace(cfg.ClusterNamespace), client.MatchingLabels{rookClusterLabel: cfg.ClusterNamespace}); err != nil {
@@ -205,7 +206,73 @@ func gatherUpgradeFacts(ctx context.Context, c client.Reader, cfg Config, cluste
 	if err := c.List(ctx, &retirements); err != nil && !apimeta.IsNoMatchError(err) {
 		return UpgradeFacts{}, fmt.Errorf("list DiskRetirements: %w", err)
 	}
-	return UpgradeFactsFrom(cluster, daemons.Items, retirements.Items), nil
+	facts := UpgradeFactsFrom(cluster, daemons.Items, retirements.Items)
+	unfit, err := unfitDaemonNodes(ctx, c, cfg)
+	if err != nil {
+		return UpgradeFacts{}, err
+	}
+	facts.UnfitNodes = unfit
+	return facts, nil
+}
+
+// unfitDaemonNodes reads the nodes the mons' and OSDs' pods run on.
+func unfitDaemonNodes(ctx context.Context, c client.Reader, cfg Config) ([]string, error) {
+	var pods []corev1.Pod
+	for _, app := range []string{rookMonAppLabel, rookOSDAppLabel} {
+		var list corev1.PodList
+		if err := c.List(ctx, &list, client.InNamespace(cfg.ClusterNamespace), client.MatchingLabels{"app": app}); err != nil {
+			return nil, fmt.Errorf("list the %s pods: %w", app, err)
+		}
+		pods = append(pods, list.Items...)
+	}
+	nodes := map[string]*corev1.Node{}
+	for _, p := range pods {
+		name := p.Spec.NodeName
+		if _, seen := nodes[name]; name == "" || seen {
+			continue
+		}
+		var node corev1.Node
+		switch err := c.Get(ctx, client.ObjectKey{Name: name}, &node); {
+		case apierrors.IsNotFound(err):
+			nodes[name] = nil
+		case err != nil:
+			return nil, fmt.Errorf("read node %s: %w", name, err)
+		default:
+			nodes[name] = &node
+		}
+	}
+	return UnfitNodes(nodes), nil
+}
+
+// rookMonAppLabel is the app label of a mon's pods (Rook v1.18
+// pkg/operator/ceph/cluster/mon).
+const rookMonAppLabel = "rook-ceph-mon"
+
+// UnfitNodes says which of the nodes that host daemons (nil: the node is
+// gone) would not take a daemon back: gone, not Ready, or cordoned.
+func UnfitNodes(hosts map[string]*corev1.Node) []string {
+	var unfit []string
+	for name, node := range hosts {
+		switch {
+		case node == nil:
+			unfit = append(unfit, name+" is gone")
+		case node.Spec.Unschedulable:
+			unfit = append(unfit, name+" is cordoned")
+		case !nodeReady(node):
+			unfit = append(unfit, name+" is NotReady")
+		}
+	}
+	slices.Sort(unfit)
+	return unfit
+}
+
+func nodeReady(node *corev1.Node) bool {
+	for _, c := range node.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
 }
 
 // serverVersion is the API server's Kubernetes version ("v1.34.2"), which a

@@ -6,6 +6,7 @@ import (
 	cephv1 "github.com/rook/rook/pkg/apis/ceph.rook.io/v1"
 	"github.com/stretchr/testify/assert"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
@@ -81,4 +82,20 @@ func TestUpgradeFactsFrom(t *testing.T) {
 	empty := UpgradeFactsFrom(&cephv1.CephCluster{}, nil, nil)
 	assert.Empty(t, empty.Ceph.Health.Status, "no status yet: the health check refuses, as health is unknown")
 	assert.Nil(t, empty.RunningCeph)
+}
+
+func TestUnfitNodes(t *testing.T) {
+	node := func(name string, ready corev1.ConditionStatus, cordoned bool) *corev1.Node {
+		return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.NodeSpec{Unschedulable: cordoned},
+			Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: ready}}}}
+	}
+	hosts := map[string]*corev1.Node{
+		"node-a": node("node-a", corev1.ConditionTrue, false),
+		"node-b": node("node-b", corev1.ConditionUnknown, false),
+		"node-c": node("node-c", corev1.ConditionTrue, true),
+		"node-d": nil,
+		"node-e": {ObjectMeta: metav1.ObjectMeta{Name: "node-e"}}, // no Ready condition yet
+	}
+	assert.Equal(t, []string{"node-b is NotReady", "node-c is cordoned", "node-d is gone", "node-e is NotReady"}, UnfitNodes(hosts))
+	assert.Empty(t, UnfitNodes(map[string]*corev1.Node{"node-a": node("node-a", corev1.ConditionTrue, false)}))
 }

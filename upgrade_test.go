@@ -148,6 +148,7 @@ func TestUpgradePreflight(t *testing.T) {
 		}, CheckHealth, "7 active+undersized+degraded"},
 		{"a retirement in progress", func(f *UpgradeFacts) { f.Retirements = []string{"node-a-sdb"} }, CheckRetirements, "node-a-sdb is in progress"},
 		{"an OSD held down", func(f *UpgradeFacts) { f.HeldOSDs = []string{"rook-ceph-osd-2"} }, CheckRetirements, "rook-ceph-osd-2 held"},
+		{"a node with daemons NotReady", func(f *UpgradeFacts) { f.UnfitNodes = []string{"node-b is NotReady"} }, CheckNodes, "node-b is NotReady: a daemon there would not come back"},
 		{"Rook two minors on", func(f *UpgradeFacts) { f.TargetRook = "v1.20.6" }, CheckVersions, "one minor at a time"},
 		{"Rook from a build that is no release", func(f *UpgradeFacts) {
 			f.InstalledRook, f.RookVersions = "v1.18.0-12-gabcdef", []string{"v1.18.0-12-gabcdef"}
@@ -155,6 +156,11 @@ func TestUpgradePreflight(t *testing.T) {
 		{"Rook downgraded", func(f *UpgradeFacts) {
 			f.InstalledRook, f.TargetRook, f.RookVersions = "v1.18.11", "v1.18.0", []string{"v1.18.11"}
 		}, CheckVersions, "no downgrade"},
+		{"Rook v1.20: the CSI drivers chart the plugin does not install", func(f *UpgradeFacts) {
+			f.InstalledRook, f.TargetRook = "v1.19.5", "v1.20.6"
+			f.RookVersions = []string{f.InstalledRook}
+			f.RunningCeph, f.ClusterImage, f.DetectedImage = []string{"19.2.3-0"}, "quay.io/ceph/ceph:v19.2.3", "quay.io/ceph/ceph:v19.2.3"
+		}, CheckVersions, "ceph-csi-drivers chart"},
 		{"Rook v1.20 from below v1.19.5", func(f *UpgradeFacts) {
 			f.InstalledRook, f.TargetRook = "v1.19.2", "v1.20.6"
 			f.RookVersions = []string{f.InstalledRook}
@@ -247,5 +253,5 @@ func TestUpgradePreflightReportsEveryCheck(t *testing.T) {
 	for _, c := range UpgradePreflight(healthyUpgrade()) {
 		names = append(names, c.Name)
 	}
-	assert.Equal(t, "Versions Settled Health Retirements RookOverrides", strings.Join(names, " "))
+	assert.Equal(t, "Versions Settled Health Retirements RookOverrides Nodes", strings.Join(names, " "))
 }
