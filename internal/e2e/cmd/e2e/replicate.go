@@ -215,7 +215,7 @@ func (r *run) verifyPayload(when string) error {
 		}
 	}
 	r.step("rados: %d objects of pool %s read back intact %s", payload.Objects, blockPool, when)
-	name := "s3-payload-verify-" + strings.NewReplacer(" ", "-", "_", "-").Replace(strings.ToLower(when))
+	name := dnsLabel("s3-payload-verify-" + when)
 	logs, err := r.runS3Workload(name, "-payload", "verify")
 	if err != nil {
 		return fmt.Errorf("s3 %s: %w", when, err)
@@ -315,4 +315,22 @@ func watched(p *corev1.Pod) bool {
 		}
 	}
 	return false
+}
+
+// dnsLabel makes a pod name of s: lower case, every run of other characters
+// than letters and digits one hyphen ("after Rook's step" would otherwise
+// name no pod), at most 63 characters.
+func dnsLabel(s string) string {
+	var b strings.Builder
+	hyphen := false
+	for _, c := range strings.ToLower(s) {
+		if c >= 'a' && c <= 'z' || c >= '0' && c <= '9' {
+			b.WriteRune(c)
+			hyphen = false
+		} else if !hyphen && b.Len() > 0 {
+			b.WriteByte('-')
+			hyphen = true
+		}
+	}
+	return strings.Trim(b.String()[:min(b.Len(), 63)], "-")
 }

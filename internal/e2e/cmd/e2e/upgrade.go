@@ -12,6 +12,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fundament-oss/ceph-rook/internal/cachedir"
@@ -39,37 +40,52 @@ const upgradeAnnotation = "ceph.fundament.io/upgrade"
 // daemons; Ceph returns to HEALTH_OK and the payload reads back after each
 // step; the plugin's record on the CephCluster (which the console shows)
 // and its Events say Done.
+//
+// Each step is taken only when the cluster is not past it yet, so a run
+// that stopped between the steps continues with the next (-from upgrade on
+// a kept cluster).
 func (r *run) upgrade() error {
 	installed, err := r.installedRookChart(r.ctx)
-	switch {
-	case err != nil:
+	if err != nil {
 		return err
-	case installed == "rook-ceph-"+cachedir.RookVersion:
-		r.step("the platform phase installed Rook %s already: nothing to upgrade", cachedir.RookVersion)
-		return nil
-	case installed != "rook-ceph-"+cachedir.PreviousRookVersion:
+	}
+	cluster, err := r.cephCluster(r.ctx)
+	if err != nil {
+		return err
+	}
+	image, _, _ := unstructured.NestedString(cluster.Object, "spec", "cephVersion", "image")
+	steps := []struct {
+		name string
+		due  bool
+		take func() error
+	}{
+		{"Rook", installed == "rook-ceph-"+cachedir.PreviousRookVersion, r.upgradeRook},
+		{"Ceph", image == images.CephImage, r.upgradeCeph},
+	}
+	switch {
+	case installed != "rook-ceph-"+cachedir.PreviousRookVersion && installed != "rook-ceph-"+cachedir.RookVersion:
 		return fmt.Errorf("the operator Deployment is from chart %q, neither Rook %s's nor %s's", installed, cachedir.PreviousRookVersion, cachedir.RookVersion)
+	case !steps[0].due && image == retaggedCephImage:
+		r.step("the cluster runs Rook %s and %s already: nothing to upgrade", cachedir.RookVersion, retaggedCephImage)
+		return nil
 	}
 	if err := r.verifyPayload("before the upgrade"); err != nil {
 		return err
 	}
-	if err := r.upgradeRook(); err != nil {
-		return err
-	}
-	if err := r.waitHealthOK(10 * time.Minute); err != nil {
-		return err
-	}
-	if err := r.verifyPayload("after Rook's upgrade"); err != nil {
-		return err
-	}
-	if err := r.upgradeCeph(); err != nil {
-		return err
-	}
-	if err := r.waitHealthOK(10 * time.Minute); err != nil {
-		return err
-	}
-	if err := r.verifyPayload("after Ceph's roll"); err != nil {
-		return err
+	for _, step := range steps {
+		if !step.due {
+			r.step("the %s step is behind this cluster already", step.name)
+			continue
+		}
+		if err := step.take(); err != nil {
+			return err
+		}
+		if err := r.waitHealthOK(10 * time.Minute); err != nil {
+			return err
+		}
+		if err := r.verifyPayload("after the " + step.name + " step"); err != nil {
+			return err
+		}
 	}
 	return r.upgradeEvents()
 }
