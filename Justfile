@@ -32,7 +32,7 @@ bench *args: tools
 bench-console: tools
     go test ./internal/devconsole/ -run '^$' -bench BenchmarkConsoleAtScale -benchtime 1x -timeout 40m
 
-# ceph-rook on a real three-node cluster on this machine (a network and mount namespace, containerd and kubelet per node; the real Rook operator, real Ceph), then tear-down; needs root. Flags: -nodes 1|3, -keep, -down, -from and -until cluster|platform|rook|ceph|file|object|retire|join|outage|drain|replace|swap|leave.
+# ceph-rook on a real three-node cluster on this machine (a network and mount namespace, containerd and kubelet per node; the real Rook operator, real Ceph), then tear-down; needs root. Flags: -nodes 1|3, -keep, -down, -from and -until cluster|platform|rook|ceph|file|object|retire|join|upgrade|outage|drain|replace|swap|leave.
 e2e *args: tools
     go run ./internal/e2e/cmd/e2e {{args}}
 
