@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
 )
@@ -216,6 +217,10 @@ type UpgradeFacts struct {
 	// UnfitNodes say which nodes that host a mon or an OSD are not Ready,
 	// cordoned or gone ("node-b is NotReady"), sorted.
 	UnfitNodes []string
+	// StatusChecked is when Rook last copied Ceph's status into the
+	// CephCluster (status.ceph.lastChecked; zero: unknown), Now when the
+	// facts were read (zero: freshness is not judged).
+	StatusChecked, Now time.Time
 	// Rook's own switches on the CephCluster, which turn its checks off.
 	DoNotReconcile, SkipUpgradeChecks, ContinueIfNotHealthy, AllowUnsupported bool
 }
@@ -227,7 +232,7 @@ func UpgradePreflight(f UpgradeFacts) []cephv1alpha1.PreflightCheck {
 	return []cephv1alpha1.PreflightCheck{
 		upgradeVersionsCheck(f),
 		upgradeSettledCheck(f),
-		upgradeHealthCheck(f.Ceph),
+		upgradeHealthCheck(f),
 		upgradeRetirementsCheck(f),
 		upgradeOverridesCheck(f),
 		upgradeNodesCheck(f),
@@ -390,6 +395,11 @@ func upgradeSettledCheck(f UpgradeFacts) cephv1alpha1.PreflightCheck {
 	return check(CheckSettled, "one version everywhere, every daemon available", true)
 }
 
+// maxCephStatusAge is how old Rook's copy of Ceph's status may be: three
+// of its 60 s intervals (cephstatus.go defaultStatusCheckInterval, Rook
+// v1.18), so that one slow round is no refusal.
+const maxCephStatusAge = 3 * time.Minute
+
 // toleratedHealthChecks are the HEALTH_WARN checks an upgrade starts under
 // (docs/upgrades.md, "Which HEALTH_WARN codes block"): none means a daemon
 // is missing or data is at risk from a rolling restart. Any other check
@@ -407,10 +417,15 @@ var toleratedHealthChecks = map[string]bool{
 // upgradeHealthCheck: no HEALTH_ERR, no check outside the tolerated ones
 // (POOL_NO_REDUNDANCY only below three OSDs, where Ceph is never asked
 // whether an OSD may stop), and every PG active and clean.
-func upgradeHealthCheck(f CephFacts) cephv1alpha1.PreflightCheck {
+func upgradeHealthCheck(uf UpgradeFacts) cephv1alpha1.PreflightCheck {
 	fail := func(format string, args ...any) cephv1alpha1.PreflightCheck {
 		return check(CheckHealth, fmt.Sprintf(format, args...), false)
 	}
+	if age := uf.Now.Sub(uf.StatusChecked); !uf.Now.IsZero() && !uf.StatusChecked.IsZero() && age > maxCephStatusAge {
+		return fail("Rook last copied Ceph's status into the CephCluster %s ago (it does each minute): the operator is down or cannot reach Ceph, and a step is judged on fresh facts only",
+			age.Round(time.Second))
+	}
+	f := uf.Ceph
 	switch f.Health.Status {
 	case "":
 		return fail("Ceph's health is unknown: the plugin could not read ceph status")

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	cephv1 "github.com/rook/rook/pkg/apis/ceph.rook.io/v1"
 	appsv1 "k8s.io/api/apps/v1"
@@ -67,6 +68,7 @@ func UpgradeFactsFrom(cluster *cephv1.CephCluster, daemons []appsv1.Deployment, 
 	}
 	if s := cluster.Status.CephStatus; s != nil {
 		f.Ceph.Health.Status = s.Health
+		f.StatusChecked, _ = time.Parse(time.RFC3339, s.LastChecked) // zero when unset or unreadable
 		if len(s.Details) > 0 {
 			f.Ceph.Health.Checks = map[string]string{}
 			for name, check := range s.Details {
@@ -207,6 +209,7 @@ func gatherUpgradeFacts(ctx context.Context, c client.Reader, cfg Config, cluste
 		return UpgradeFacts{}, fmt.Errorf("list DiskRetirements: %w", err)
 	}
 	facts := UpgradeFactsFrom(cluster, daemons.Items, retirements.Items)
+	facts.Now = time.Now()
 	unfit, err := unfitDaemonNodes(ctx, c, cfg)
 	if err != nil {
 		return UpgradeFacts{}, err

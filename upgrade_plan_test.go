@@ -2,6 +2,7 @@ package main
 
 import (
 	"testing"
+	"time"
 
 	cephv1 "github.com/rook/rook/pkg/apis/ceph.rook.io/v1"
 	"github.com/stretchr/testify/assert"
@@ -32,9 +33,10 @@ func TestUpgradeFactsFrom(t *testing.T) {
 	cluster.Spec.SkipUpgradeChecks = true
 	cluster.Status.CephVersion = &cephv1.ClusterVersion{Image: "quay.io/ceph/ceph:v19.2.3"}
 	cluster.Status.CephStatus = &cephv1.CephStatus{
-		Health:   "HEALTH_WARN",
-		Details:  map[string]cephv1.CephHealthMessage{"OSD_DOWN": {Severity: "HEALTH_WARN", Message: "1 osds down"}},
-		Versions: &cephv1.CephDaemonsVersions{Overall: map[string]int{"ceph version 19.2.4 (b) squid (stable)": 2, "ceph version 19.2.3 (a) squid (stable)": 4}},
+		Health:      "HEALTH_WARN",
+		LastChecked: "2026-12-06T12:00:05Z",
+		Details:     map[string]cephv1.CephHealthMessage{"OSD_DOWN": {Severity: "HEALTH_WARN", Message: "1 osds down"}},
+		Versions:    &cephv1.CephDaemonsVersions{Overall: map[string]int{"ceph version 19.2.4 (b) squid (stable)": 2, "ceph version 19.2.3 (a) squid (stable)": 4}},
 	}
 	daemon := func(name, app, rook, ceph string, replicas, available int32, extra ...string) appsv1.Deployment {
 		d := appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app": app, rookVersionLabel: rook, cephVersionLabel: ceph}}}
@@ -68,6 +70,7 @@ func TestUpgradeFactsFrom(t *testing.T) {
 	assert.Equal(t, "quay.io/ceph/ceph:v19.2.3", f.DetectedImage)
 	assert.Equal(t, []string{"ceph version 19.2.3 (a) squid (stable)", "ceph version 19.2.4 (b) squid (stable)"}, f.RunningCeph)
 	assert.Equal(t, "HEALTH_WARN", f.Ceph.Health.Status)
+	assert.Equal(t, time.Date(2026, 12, 6, 12, 0, 5, 0, time.UTC), f.StatusChecked, "Rook's lastChecked, RFC 3339")
 	assert.Equal(t, map[string]string{"OSD_DOWN": "1 osds down"}, f.Ceph.Health.Checks)
 	assert.Equal(t, []string{"v1.18.0", "v1.18.11"}, f.RookVersions)
 	assert.Equal(t, []string{"19.2.3-0", "19.2.4-0"}, f.CephVersions)

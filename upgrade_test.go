@@ -3,6 +3,7 @@ package main
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -107,6 +108,10 @@ func TestUpgradePreflight(t *testing.T) {
 		refused, says string
 	}{
 		{name: "a settled healthy cluster, a Rook patch", change: func(*UpgradeFacts) {}},
+		{name: "Rook's copy of Ceph's status two minutes old", change: func(f *UpgradeFacts) {
+			f.Now = time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
+			f.StatusChecked = f.Now.Add(-2 * time.Minute)
+		}},
 		{name: "tolerated warnings", change: func(f *UpgradeFacts) {
 			f.Ceph.Health.Status = "HEALTH_WARN"
 			f.Ceph.Health.Checks = map[string]string{"RECENT_CRASH": "1 daemons have recently crashed", "AUTH_INSECURE_GLOBAL_ID_RECLAIM_ALLOWED": "mons are allowing insecure global_id reclaim"}
@@ -134,6 +139,10 @@ func TestUpgradePreflight(t *testing.T) {
 			f.Ceph.Health.Status, f.Ceph.Health.Checks = "HEALTH_ERR", map[string]string{"MON_DOWN": "2/3 mons down"}
 		}, CheckHealth, "HEALTH_ERR (MON_DOWN)"},
 		{"health unknown", func(f *UpgradeFacts) { f.Ceph.Health.Status = "" }, CheckHealth, "could not read ceph status"},
+		{"Rook's copy of Ceph's status is stale", func(f *UpgradeFacts) {
+			f.Now = time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
+			f.StatusChecked = f.Now.Add(-4 * time.Minute)
+		}, CheckHealth, "4m0s ago"},
 		{"a blocking warning", func(f *UpgradeFacts) {
 			f.Ceph.Health.Status, f.Ceph.Health.Checks = "HEALTH_WARN", map[string]string{"MON_DOWN": "1/3 mons down", "RECENT_CRASH": "1 crash"}
 		}, CheckHealth, "MON_DOWN: 1/3 mons down"},
