@@ -63,6 +63,10 @@ const (
 	// not classify (a loop device, seen on real Ceph 18.2.7) it reports
 	// "Zapping successful" and writes nothing.
 	VerbZap CephVerb = "zap"
+	// VerbPGStates reads how many PGs are in each state (`ceph pg stat`),
+	// as {"pgs": {"active+clean": 97}}: an upgrade step starts only when
+	// every PG is active+clean.
+	VerbPGStates CephVerb = "pgs"
 )
 
 // nodeVerbs run on the disk's node, privileged, with the node's /dev.
@@ -116,6 +120,10 @@ var verbScripts = map[CephVerb]string{
 if [ -n "$HOST" ] && [ -z "$(ceph osd crush ls "$HOST" 2>/dev/null)" ]; then ceph osd crush rm "$HOST" || true; fi
 echo "osd.$OSD_ID is not in Ceph's OSD map" > /dev/termination-log`,
 	VerbIdentify: `printf '{"osdUUID":"%s"}' "$(label_uuid "$DEVICE")" > /dev/termination-log`,
+	VerbPGStates: `ceph pg stat -f json | python3 -c 'import json, sys
+s = json.load(sys.stdin)
+s = s.get("pg_summary", s)
+print(json.dumps({"pgs": {x["name"]: x["num"] for x in s.get("num_pg_by_state", [])}}))' > /dev/termination-log`,
 	VerbZap: `found=$(label_uuid "$DEVICE")
 if [ -z "$found" ]; then echo "no BlueStore label on $DEVICE: nothing to wipe" > /dev/termination-log; exit 0; fi
 if [ "$found" != "$OSD_UUID" ]; then echo "refused: $DEVICE holds the OSD with UUID $found, not $OSD_UUID" > /dev/termination-log; exit 1; fi
@@ -281,4 +289,18 @@ func parseCephJobName(name string) (CephVerb, int32, bool) {
 		return "", 0, false
 	}
 	return CephVerb(verb), int32(seq), true
+}
+
+// ParsePGStates reads a pgs answer: the PGs by state.
+func ParsePGStates(answer string) (map[string]int, error) {
+	var a struct {
+		PGs map[string]int `json:"pgs"`
+	}
+	if err := json.Unmarshal([]byte(answer), &a); err != nil {
+		return nil, fmt.Errorf("read the PG states Ceph gave (%q): %w", answer, err)
+	}
+	if a.PGs == nil {
+		return nil, fmt.Errorf("read the PG states Ceph gave: no pgs in %q", answer)
+	}
+	return a.PGs, nil
 }

@@ -97,7 +97,9 @@ func (e *execInstaller) EnsureRelease(ctx context.Context, r chartRelease) error
 // image when its Ceph step passed). It returns the plan, whose refusal
 // the plugin reports.
 func install(ctx context.Context, c client.Client, charts chartInstaller, cfg Config, kubeVersion string, log *slog.Logger) (UpgradePlan, error) {
-	plan, err := planUpgrade(ctx, c, cfg, kubeVersion)
+	// Start takes a step only where there is no Ceph yet to ask about its
+	// PGs; the upgrade controller asks Ceph and takes the others.
+	plan, err := planUpgrade(ctx, c, cfg, kubeVersion, nil)
 	if err != nil {
 		return UpgradePlan{}, err
 	}

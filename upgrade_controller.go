@@ -8,7 +8,10 @@ import (
 
 	cephv1 "github.com/rook/rook/pkg/apis/ceph.rook.io/v1"
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
@@ -37,6 +40,10 @@ const upgradeAnnotation = "ceph.fundament.io/upgrade"
 const (
 	upgradeRollInterval    = 15 * time.Second
 	upgradeRefusedInterval = time.Minute
+	// pgJobPoll is how often a Ceph Job's answer is looked for; an answer
+	// older than maxPGAnswerAge is not one to start a step on.
+	pgJobPoll      = 2 * time.Second
+	maxPGAnswerAge = time.Minute
 )
 
 // UpgradeReconciler carries an upgrade through while the plugin runs:
@@ -58,6 +65,10 @@ type UpgradeReconciler struct {
 	KubernetesVersion string
 	// TakeRookStep helm-upgrades the Rook release (under the install lock).
 	TakeRookStep func(context.Context) error
+
+	// pgJob is the Ceph Job asking for the PG states, "" when none runs.
+	// One reconcile runs at a time, so it needs no lock.
+	pgJob string
 }
 
 func (r *UpgradeReconciler) cluster() types.NamespacedName {
@@ -77,16 +88,29 @@ func (r *UpgradeReconciler) SetupWithManager(mgr manager.Manager) error {
 }
 
 func (r *UpgradeReconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
-	plan, err := planUpgrade(ctx, r.Live, r.Config, r.KubernetesVersion)
+	plan, err := planUpgrade(ctx, r.Live, r.Config, r.KubernetesVersion, nil)
 	if err != nil {
 		return reconcile.Result{}, err
+	}
+	if plan.Passed() && !plan.PGsRead {
+		// Every check passed: ask Ceph for its PG states, and judge again
+		// on them once it answers.
+		pgs, err := r.askPGStates(ctx)
+		if err != nil {
+			return reconcile.Result{}, err
+		}
+		if pgs != nil {
+			if plan, err = planUpgrade(ctx, r.Live, r.Config, r.KubernetesVersion, pgs); err != nil {
+				return reconcile.Result{}, err
+			}
+		}
 	}
 	if plan.Allowed() {
 		if err := r.takeStep(ctx, plan); err != nil {
 			return reconcile.Result{}, err
 		}
 		// Judge again from what the step changed.
-		if plan, err = planUpgrade(ctx, r.Live, r.Config, r.KubernetesVersion); err != nil {
+		if plan, err = planUpgrade(ctx, r.Live, r.Config, r.KubernetesVersion, nil); err != nil {
 			return reconcile.Result{}, err
 		}
 	}
@@ -105,13 +129,80 @@ func (r *UpgradeReconciler) Reconcile(ctx context.Context, _ reconcile.Request) 
 	if err := r.record(ctx, &cluster, recorded, state); err != nil {
 		return reconcile.Result{}, err
 	}
-	switch state.Stage {
-	case UpgradeRolling, UpgradeWaiting:
+	switch {
+	case r.pgJob != "":
+		return reconcile.Result{RequeueAfter: pgJobPoll}, nil
+	case state.Stage == UpgradeRolling || state.Stage == UpgradeWaiting:
 		return reconcile.Result{RequeueAfter: upgradeRollInterval}, nil
-	case UpgradeRefused:
+	case state.Stage == UpgradeRefused:
 		return reconcile.Result{RequeueAfter: upgradeRefusedInterval}, nil
 	}
 	return reconcile.Result{}, nil
+}
+
+// askPGStates asks Ceph, by a Ceph Job owned by the CephCluster, how many
+// PGs are in each state: nil while the Job runs (a new one is started when
+// none is), the states once it answered within maxPGAnswerAge. A failed
+// or stale answer is dropped and asked again; the Job is deleted once
+// read. A plugin that restarts meanwhile asks anew (its Job expires by
+// cephJobTTL).
+func (r *UpgradeReconciler) askPGStates(ctx context.Context) (map[string]int, error) {
+	if r.pgJob == "" {
+		return nil, r.startPGJob(ctx)
+	}
+	var job batchv1.Job
+	err := r.Live.Get(ctx, client.ObjectKey{Namespace: r.Config.ClusterNamespace, Name: r.pgJob}, &job)
+	if apierrors.IsNotFound(err) {
+		r.pgJob = ""
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read Ceph Job %s: %w", r.pgJob, err)
+	}
+	var pods corev1.PodList
+	if err := r.Live.List(ctx, &pods, client.InNamespace(r.Config.ClusterNamespace), client.MatchingLabels{batchv1.JobNameLabel: r.pgJob}); err != nil {
+		return nil, fmt.Errorf("list the pods of Ceph Job %s: %w", r.pgJob, err)
+	}
+	answer := ReadCephJob(&job, pods.Items)
+	if !answer.Done {
+		return nil, nil
+	}
+	name := r.pgJob
+	r.pgJob = ""
+	if err := client.IgnoreNotFound(r.Client.Delete(ctx, &job, client.PropagationPolicy(metav1.DeletePropagationBackground))); err != nil {
+		return nil, fmt.Errorf("delete Ceph Job %s: %w", name, err)
+	}
+	fresh := job.Status.CompletionTime != nil && time.Since(job.Status.CompletionTime.Time) < maxPGAnswerAge
+	if !answer.Succeeded || !fresh {
+		log.FromContext(ctx).Info("asking Ceph for its PG states again", "job", name, "succeeded", answer.Succeeded, "answer", answer.Message)
+		return nil, nil
+	}
+	return ParsePGStates(answer.Message)
+}
+
+// startPGJob starts the Ceph Job that reads the PG states, with the Rook
+// operator's image, owned by the CephCluster (which Kubernetes's garbage
+// collector then deletes it with).
+func (r *UpgradeReconciler) startPGJob(ctx context.Context) error {
+	var cluster cephv1.CephCluster
+	if err := r.Live.Get(ctx, r.cluster(), &cluster); err != nil {
+		return fmt.Errorf("read CephCluster %s: %w", r.cluster(), err)
+	}
+	var operator appsv1.Deployment
+	if err := r.Live.Get(ctx, client.ObjectKey{Namespace: r.Config.OperatorNamespace, Name: rookOperatorDeployment}, &operator); err != nil {
+		return fmt.Errorf("read the Rook operator's image: %w", err)
+	}
+	if len(operator.Spec.Template.Spec.Containers) == 0 {
+		return fmt.Errorf("deployment %s has no containers", rookOperatorDeployment)
+	}
+	owner := metav1.OwnerReference{APIVersion: cephv1.SchemeGroupVersion.String(), Kind: "CephCluster", Name: cluster.Name, UID: cluster.UID}
+	req := CephJobRequest{Verb: VerbPGStates, Seq: int32(time.Now().Unix() % 1_000_000_000)}
+	job := RenderCephJob(r.Config.ClusterNamespace, owner, req, operator.Spec.Template.Spec.Containers[0].Image)
+	if err := client.IgnoreAlreadyExists(r.Client.Create(ctx, job)); err != nil {
+		return fmt.Errorf("start Ceph Job %s: %w", job.Name, err)
+	}
+	r.pgJob = job.Name
+	return nil
 }
 
 // takeStep takes the step the preflight allowed.

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	cephv1 "github.com/rook/rook/pkg/apis/ceph.rook.io/v1"
 	"github.com/stretchr/testify/assert"
@@ -17,6 +18,7 @@ import (
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/fundament-oss/ceph-rook/internal/simulate"
 	"github.com/fundament-oss/ceph-rook/pluginruntime"
 	crhelper "github.com/fundament-oss/ceph-rook/pluginruntime/helpers/controllerruntime"
 )
@@ -62,6 +64,18 @@ func TestUpgradeReconcilerCarriesTheUpgradeThrough(t *testing.T) {
 	ctx, cancel := context.WithCancel(h.ctx)
 	var wg sync.WaitGroup
 	wg.Go(func() { assert.NoError(t, mgr.Start(ctx)) })
+	// Ceph's side of the plugin's Ceph Jobs: the PG states asked before
+	// each step (no OSDs: no PGs, nothing unclean).
+	ceph := &simulate.Ceph{Client: env.Client, Namespace: cfg.ClusterNamespace}
+	wg.Go(func() {
+		for ctx.Err() == nil {
+			if err := ceph.Step(ctx); err != nil && ctx.Err() == nil {
+				t.Errorf("simulated Ceph: %v", err)
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	})
 	t.Cleanup(func() { cancel(); wg.Wait() })
 
 	recorded := func() UpgradeState {

@@ -100,10 +100,12 @@ const squid193 = "ceph version 19.2.3 (c92aebb279828e9c3c1f5d24613efca272649e62)
 
 // TestInstallUpgradesStepByStep: a plugin with a newer Rook chart and a new
 // Ceph image, started on a cluster installed by an older one. Each start
-// takes at most one step, Rook before Ceph, each only after its preflight
-// passes against what the real API server holds; a refused step changes
-// nothing and says why; a start after a crash at any point takes the same
-// decision again, so no step is taken twice.
+// judges the next step, Rook before Ceph, against what the real API server
+// holds, and takes none (a step waits for Ceph's PG states, which the
+// upgrade controller asks for); a refused step says why; the plan with
+// PG states allows the step only when every PG is active+clean; a start
+// after a crash at any point judges the same again, so no step is taken
+// twice.
 func TestInstallUpgradesStepByStep(t *testing.T) {
 	ctx := context.Background()
 	old := testConfigFor(t, "upgrade-steps")
@@ -155,14 +157,25 @@ func TestInstallUpgradesStepByStep(t *testing.T) {
 		require.NoError(t, env.Client.Status().Update(ctx, retirement))
 	})
 
-	t.Run("healthy: Rook is upgraded, the image waits for the next step", func(t *testing.T) {
+	t.Run("healthy: Start leaves the Rook step to the upgrade controller, which asks Ceph for its PGs first", func(t *testing.T) {
 		plan := start()
-		require.True(t, plan.Allowed(), "%+v", plan.Checks)
-		require.Len(t, charts.releases, 1)
-		assert.Equal(t, RookChartVersion, charts.releases[0].Version)
-		assert.Equal(t, RookValues(cfg), charts.releases[0].Values, "the same values")
-		assert.Equal(t, "quay.io/ceph/ceph:v19.2.3", clusterImage(t, cfg), "never Rook and Ceph in one step")
-		assert.Empty(t, plan.Status().Phase)
+		assert.True(t, plan.Passed(), "%+v", plan.Checks)
+		assert.False(t, plan.Allowed(), "no PG states read")
+		assert.Empty(t, charts.releases, "no helm upgrade at Start")
+		status := plan.Status()
+		assert.Equal(t, pluginruntime.PhaseRunning, status.Phase)
+		assert.Contains(t, status.Message, "asking Ceph whether every PG is active+clean")
+	})
+
+	t.Run("PG states from Ceph decide: one backfilling PG refuses, all active+clean allow", func(t *testing.T) {
+		plan, err := planUpgrade(ctx, env.Client, cfg, testKubernetesVersion, map[string]int{"active+clean": 94, "active+remapped+backfilling": 3})
+		require.NoError(t, err)
+		assert.False(t, plan.Allowed())
+		assert.Contains(t, plan.Status().Message, "Health: not every PG is active+clean (3 active+remapped+backfilling)")
+		plan, err = planUpgrade(ctx, env.Client, cfg, testKubernetesVersion, map[string]int{"active+clean": 97})
+		require.NoError(t, err)
+		assert.True(t, plan.Allowed(), "%+v", plan.Checks)
+		assert.Equal(t, UpgradeRook, plan.Step)
 	})
 
 	// The chart's upgrade relabels the operator Deployment.
@@ -180,10 +193,15 @@ func TestInstallUpgradesStepByStep(t *testing.T) {
 		assert.Len(t, charts.releases, 1, "the release is ensured as on every start (an identical one is left as it is)")
 	})
 
-	t.Run("settled and healthy: the new image is applied", func(t *testing.T) {
+	t.Run("settled and healthy: Start keeps the image; with clean PGs the controller applies it", func(t *testing.T) {
 		plan := start()
 		assert.Equal(t, UpgradeCeph, plan.Step)
+		assert.True(t, plan.Passed(), "%+v", plan.Checks)
+		assert.Equal(t, "quay.io/ceph/ceph:v19.2.3", clusterImage(t, cfg), "not at Start")
+		plan, err := planUpgrade(ctx, env.Client, cfg, testKubernetesVersion, map[string]int{"active+clean": 97})
+		require.NoError(t, err)
 		require.True(t, plan.Allowed(), "%+v", plan.Checks)
+		require.NoError(t, (&UpgradeReconciler{Client: env.Client, Live: env.Client, Config: cfg}).applyCephImage(ctx, plan))
 		assert.Equal(t, "quay.io/ceph/ceph:v19.2.4", clusterImage(t, cfg))
 	})
 

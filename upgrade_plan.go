@@ -117,16 +117,25 @@ type UpgradePlan struct {
 	Checks   []cephv1alpha1.PreflightCheck
 	// ClusterImage is the image the CephCluster has, "" when there is none.
 	ClusterImage string
+	// PGsRead: the Health check judged PG states read from Ceph just
+	// before (a Ceph Job's answer), or there is no Ceph yet. A step starts
+	// only on them: Ceph raises no health check for remapped or
+	// backfilling PGs.
+	PGsRead bool
 }
 
 // Allowed says whether the step may start.
-func (p UpgradePlan) Allowed() bool { return p.Step != "" && UpgradeAllowed(p.Checks) }
+func (p UpgradePlan) Allowed() bool { return p.Passed() && p.PGsRead }
+
+// Passed says whether a step is due and every check passed, PG states
+// aside: the moment to ask Ceph for them.
+func (p UpgradePlan) Passed() bool { return p.Step != "" && UpgradeAllowed(p.Checks) }
 
 // Status is what the plugin reports about the plan before the upgrade
 // reconciler's first look: a refusal or a wait, each saying why; nothing
 // when there is no step or it was taken.
 func (p UpgradePlan) Status() pluginruntime.PluginStatus {
-	if p.Step == "" || p.Allowed() {
+	if p.Step == "" {
 		return pluginruntime.PluginStatus{}
 	}
 	return DecideUpgradeState(p, UpgradeProgress{}, UpgradeProgress{}, RookChartVersion, p.ClusterImage, nil).PluginStatus()
@@ -135,8 +144,9 @@ func (p UpgradePlan) Status() pluginruntime.PluginStatus {
 // planUpgrade finds the next upgrade step and judges it. A Rook step is
 // taken when the operator Deployment was made by another version of Rook's
 // chart; a Ceph step when the plugin's CephCluster runs another image than
-// the configured one. On a fresh install there is none.
-func planUpgrade(ctx context.Context, c client.Reader, cfg Config, kubeVersion string) (UpgradePlan, error) {
+// the configured one. On a fresh install there is none. pgStates are the
+// PG states Ceph gave just before, nil when not asked.
+func planUpgrade(ctx context.Context, c client.Reader, cfg Config, kubeVersion string, pgStates map[string]int) (UpgradePlan, error) {
 	installed := ""
 	var operator appsv1.Deployment
 	err := c.Get(ctx, client.ObjectKey{Namespace: cfg.OperatorNamespace, Name: rookOperatorDeployment}, &operator)
@@ -174,6 +184,7 @@ func planUpgrade(ctx context.Context, c client.Reader, cfg Config, kubeVersion s
 	if cluster.Name == "" { // a Rook step with no Ceph on it yet
 		plan.Checks = []cephv1alpha1.PreflightCheck{upgradeVersionsCheck(UpgradeFacts{
 			Step: plan.Step, InstalledRook: installed, TargetRook: RookChartVersion, Kubernetes: kubeVersion})}
+		plan.PGsRead = true
 		return plan, nil
 	}
 	facts, err := gatherUpgradeFacts(ctx, c, cfg, &cluster)
@@ -182,6 +193,7 @@ func planUpgrade(ctx context.Context, c client.Reader, cfg Config, kubeVersion s
 	}
 	facts.Step, facts.InstalledRook, facts.TargetRook = plan.Step, installed, RookChartVersion
 	facts.TargetImage, facts.Kubernetes = cfg.CephImage, kubeVersion
+	facts.Ceph.PGStates, plan.PGsRead = pgStates, pgStates != nil
 	plan.Checks = UpgradePreflight(facts)
 	return plan, nil
 }

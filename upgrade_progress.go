@@ -190,11 +190,15 @@ func DecideUpgradeState(plan UpgradePlan, rook, ceph UpgradeProgress, targetRook
 				s.Checks = append(s.Checks, c)
 			}
 		}
-		if len(s.Checks) > 0 {
+		switch {
+		case len(s.Checks) > 0:
 			s.Stage = UpgradeRefused
 			if !slices.ContainsFunc(s.Checks, func(c cephv1alpha1.PreflightCheck) bool { return c.Name != CheckSettled }) {
 				s.Stage = UpgradeWaiting
 			}
+		case !plan.PGsRead:
+			s.Stage = UpgradeWaiting
+			s.Checks = []cephv1alpha1.PreflightCheck{{Name: CheckHealth, Message: "every other check passed; asking Ceph whether every PG is active+clean"}}
 		}
 		return s
 	}

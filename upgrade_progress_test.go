@@ -92,7 +92,10 @@ func TestDecideUpgradeState(t *testing.T) {
 			want: UpgradeState{Stage: UpgradeRolling, Step: UpgradeCeph, From: oldCephImage, To: newCephImage, Done: 2, Total: 3, Pending: []string{"rook-ceph-osd-0"}}},
 		{name: "a roll to another image is not that roll", ceph: restarting, rook: settled, recorded: &UpgradeState{Stage: UpgradeRolling, Step: UpgradeCeph, To: "other"},
 			want: UpgradeState{}},
-		{name: "an allowed step not yet visible is rolling", plan: withChecks(cephPlan, failed()), rook: settled, ceph: settled,
+		{name: "every check passed, Ceph not yet asked for its PG states: it waits", plan: withChecks(cephPlan, failed()), rook: settled, ceph: settled,
+			want: UpgradeState{Stage: UpgradeWaiting, Step: UpgradeCeph, From: oldCephImage, To: newCephImage,
+				Checks: []cephv1alpha1.PreflightCheck{{Name: CheckHealth, Message: "every other check passed; asking Ceph whether every PG is active+clean"}}}},
+		{name: "an allowed step not yet visible is rolling", plan: pgsRead(withChecks(cephPlan, failed())), rook: settled, ceph: settled,
 			want: UpgradeState{Stage: UpgradeRolling, Step: UpgradeCeph, From: oldCephImage, To: newCephImage}},
 	}
 	for _, tt := range tests {
@@ -104,6 +107,11 @@ func TestDecideUpgradeState(t *testing.T) {
 
 func withChecks(p UpgradePlan, checks []cephv1alpha1.PreflightCheck) UpgradePlan {
 	p.Checks = checks
+	return p
+}
+
+func pgsRead(p UpgradePlan) UpgradePlan {
+	p.PGsRead = true
 	return p
 }
 

@@ -461,6 +461,9 @@ func (c *Ceph) answer(ctx context.Context, job *batchv1.Job, pools []simPool) (i
 	case "probe":
 		out, err := c.probe(id, pools)
 		return 0, out, err
+	case "pgs":
+		out, err := json.Marshal(map[string]any{"pgs": c.pgStates()})
+		return 0, string(out), err
 	case "out", "in":
 		if o == nil {
 			return 2, fmt.Sprintf("Error ENOENT: osd.%d does not exist", id), nil
