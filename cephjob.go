@@ -120,10 +120,7 @@ var verbScripts = map[CephVerb]string{
 if [ -n "$HOST" ] && [ -z "$(ceph osd crush ls "$HOST" 2>/dev/null)" ]; then ceph osd crush rm "$HOST" || true; fi
 echo "osd.$OSD_ID is not in Ceph's OSD map" > /dev/termination-log`,
 	VerbIdentify: `printf '{"osdUUID":"%s"}' "$(label_uuid "$DEVICE")" > /dev/termination-log`,
-	VerbPGStates: `ceph pg stat -f json | python3 -c 'import json, sys
-s = json.load(sys.stdin)
-s = s.get("pg_summary", s)
-print(json.dumps({"pgs": {x["name"]: x["num"] for x in s.get("num_pg_by_state", [])}}))' > /dev/termination-log`,
+	VerbPGStates: `ceph pg stat -f json | python3 -c "$PG_STATES" > /dev/termination-log`,
 	VerbZap: `found=$(label_uuid "$DEVICE")
 if [ -z "$found" ]; then echo "no BlueStore label on $DEVICE: nothing to wipe" > /dev/termination-log; exit 0; fi
 if [ "$found" != "$OSD_UUID" ]; then echo "refused: $DEVICE holds the OSD with UUID $found, not $OSD_UUID" > /dev/termination-log; exit 1; fi
@@ -172,8 +169,11 @@ func RenderCephJob(namespace string, owner metav1.OwnerReference, req CephJobReq
 		{Name: "DEVICE", Value: req.Device},
 		{Name: "HOST", Value: req.Host},
 	}
-	if req.Verb == VerbProbe {
+	switch req.Verb {
+	case VerbProbe:
 		env = append(env, corev1.EnvVar{Name: "PROBE", Value: probeScript})
+	case VerbPGStates:
+		env = append(env, corev1.EnvVar{Name: "PG_STATES", Value: pgStatesScript})
 	}
 	container := corev1.Container{
 		Name:                     "ceph",
@@ -290,6 +290,15 @@ func parseCephJobName(name string) (CephVerb, int32, bool) {
 	}
 	return CephVerb(verb), int32(seq), true
 }
+
+// pgStatesScript turns `ceph pg stat -f json` (on stdin; the counts under
+// pg_summary, or at the top as some releases print them, as probe.py reads
+// them) into the pgs answer.
+const pgStatesScript = `import json, sys
+s = json.load(sys.stdin)
+s = s.get("pg_summary", s)
+print(json.dumps({"pgs": {x["name"]: x["num"] for x in s.get("num_pg_by_state", [])}}))
+`
 
 // ParsePGStates reads a pgs answer: the PGs by state.
 func ParsePGStates(answer string) (map[string]int, error) {

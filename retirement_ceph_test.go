@@ -277,3 +277,25 @@ func withoutSafe(o CephOSD) CephOSD {
 	o.SafeToDestroy.RC, o.SafeToDestroy.Message = 0, ""
 	return o
 }
+
+// TestPGStatesScript runs the pgs verb's script on what Ceph 18.2.7 prints
+// for `ceph pg stat -f json`, and reads its answer as the plugin does.
+func TestPGStatesScript(t *testing.T) {
+	python, err := exec.LookPath("python3")
+	require.NoError(t, err, "the verb runs in Rook's image with python3; its test needs one too")
+	stat, err := os.Open("testdata/ceph/pg_stat.json")
+	require.NoError(t, err)
+	defer stat.Close()
+	cmd := exec.Command(python, "-c", pgStatesScript)
+	cmd.Stdin = stat
+	out, err := cmd.Output()
+	require.NoError(t, err)
+	states, err := ParsePGStates(string(out))
+	require.NoError(t, err)
+	assert.Equal(t, map[string]int{"active+clean": 29, "active+undersized+degraded": 12}, states)
+
+	_, err = ParsePGStates(`{"osdUUID":"x"}`)
+	assert.ErrorContains(t, err, "no pgs")
+	_, err = ParsePGStates("Error ETIMEDOUT: the monitors cannot be reached")
+	assert.ErrorContains(t, err, "read the PG states")
+}
