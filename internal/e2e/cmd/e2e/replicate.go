@@ -281,24 +281,80 @@ func indent(s string) string {
 }
 
 // outageNode is the node the outage stops: one that joined (so it holds
-// OSDs) and runs none of the pods that watch the outage (watched).
+// OSDs) and runs none of the pods that watch the outage (watched). When
+// every joined node runs one (pods the upgrade phase rescheduled land on
+// any node), the last node's are moved off it first.
 func (r *run) outageNode() (string, error) {
-	var pods corev1.PodList
-	if err := r.c.List(r.ctx, &pods); err != nil {
+	busy, err := r.watchedPods(r.ctx)
+	if err != nil {
 		return "", err
-	}
-	busy := map[string][]string{}
-	for _, p := range pods.Items {
-		if watched(&p) {
-			busy[p.Spec.NodeName] = append(busy[p.Spec.NodeName], p.Namespace+"/"+p.Name)
-		}
 	}
 	for _, node := range slices.Backward(r.nodes[1:]) {
 		if len(busy[node]) == 0 {
 			return node, nil
 		}
 	}
-	return "", fmt.Errorf("every joined node runs the operator or the plugin: %v", busy)
+	node := r.nodes[len(r.nodes)-1]
+	return node, r.moveWatchersOff(node, busy[node])
+}
+
+// watchedPods are the watched pods by node.
+func (r *run) watchedPods(ctx context.Context) (map[string][]corev1.Pod, error) {
+	var pods corev1.PodList
+	if err := r.c.List(ctx, &pods); err != nil {
+		return nil, err
+	}
+	busy := map[string][]corev1.Pod{}
+	for _, p := range pods.Items {
+		if watched(&p) && p.DeletionTimestamp == nil {
+			busy[p.Spec.NodeName] = append(busy[p.Spec.NodeName], p)
+		}
+	}
+	return busy, nil
+}
+
+// moveWatchersOff moves the watched pods off node as a drain would: the
+// node cordoned, its pods deleted (their Deployments start them on other
+// nodes), every watched pod ready elsewhere and the plugin running, the
+// node uncordoned.
+func (r *run) moveWatchersOff(node string, pods []corev1.Pod) error {
+	if _, err := r.kubectlOut("cordon", node); err != nil {
+		return err
+	}
+	for i := range pods {
+		if err := client.IgnoreNotFound(r.c.Delete(r.ctx, &pods[i])); err != nil {
+			return err
+		}
+	}
+	err := r.until(5*time.Minute, func(ctx context.Context) error {
+		busy, err := r.watchedPods(ctx)
+		if err != nil {
+			return err
+		}
+		for n, on := range busy {
+			for i := range on {
+				if n == node || !podReady(&on[i]) {
+					return fmt.Errorf("%s/%s on %s not ready elsewhere yet", on[i].Namespace, on[i].Name, n)
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if _, err := r.kubectlOut("uncordon", node); err != nil {
+		return err
+	}
+	if _, err := r.waitInstallation("running", 5*time.Minute); err != nil {
+		return err
+	}
+	var names []string
+	for _, p := range pods {
+		names = append(names, p.Namespace+"/"+p.Name)
+	}
+	r.step("moved %s off %s (cordoned, deleted, ready on other nodes, uncordoned)", strings.Join(names, ", "), node)
+	return nil
 }
 
 // watched are the pods the outage's checks go through: Rook's operator
