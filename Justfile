@@ -36,6 +36,10 @@ bench-console: tools
 e2e *args: tools
     go run ./internal/e2e/cmd/e2e {{args}}
 
+# The e2e with the upgrade: the plugin of the release before (Rook v1.18.0) installed first, upgraded in place after join (the Rook step, then a Ceph re-tag), the later phases on the upgraded cluster.
+e2e-upgrade *args: tools
+    go run ./internal/e2e/cmd/e2e -upgrade {{args}}
+
 # Long reliability runs: more crashes, longer API server outages, a bigger scenario, and both fuzzers for ten minutes each.
 soak: tools
     go test -tags soak -count=1 -timeout 90m -run 'TestSoak' .

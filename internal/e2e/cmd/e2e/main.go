@@ -5,9 +5,9 @@
 //  1. cluster: hack/e2e/cluster.sh up (kubelet, containerd, CoreDNS, ...)
 //  2. platform: the plugin controller as a pod, a PluginInstallation of
 //     ceph-rook pinned by its definition hash, the plugin's pod running
-//     under Pod Security "restricted" and reporting running; on three
-//     nodes the plugin of the release before, with Rook v1.18.0, so that
-//     the upgrade phase upgrades it
+//     under Pod Security "restricted" and reporting running; with
+//     -upgrade the plugin of the release before, with Rook v1.18.0, so
+//     that the upgrade phase upgrades it
 //  3. rook: the real Rook operator running, its discovery daemon probing
 //     loop devices, the plugin turning them into Disks
 //  4. ceph: a DiskPool of the first node's Disks making real OSDs, a
@@ -26,7 +26,8 @@
 //     join one node at a time, and after each every pool's size and CRUSH
 //     rule and every PG's acting set, read from Ceph, follow the
 //     replication rules; the payload reads back; HEALTH_OK at the end
-//  9. upgrade: the current plugin deployed over it: the Rook step (helm
+//  9. upgrade (with -upgrade; `just e2e-upgrade`): the current plugin
+//     deployed over it: the Rook step (helm
 //     upgrade to v1.18.11) once its preflight passes, every daemon rewritten
 //     by the new operator; then a new CEPH_IMAGE (the same Ceph under a
 //     second tag): the Ceph step, every daemon's pod restarted by Rook one
@@ -84,6 +85,7 @@ func main() {
 	down := flag.Bool("down", false, "only tear down the cluster (and loop devices) a -keep run left up")
 	from := flag.String("from", "cluster", "the first phase to run; past cluster, on the cluster an earlier -keep run left up")
 	until := flag.String("until", order[len(order)-1], "the last phase to run: "+strings.Join(order, ", "))
+	upgrade := flag.Bool("upgrade", false, "install the plugin of the release before (Rook v1.18.0) and run the upgrade phase after join (three nodes); without it the upgrade phase is skipped")
 	volumes := flag.Bool("volumes", false, "only run the volumes phase, on a cluster a -keep run left up past the file phase, with the CSI images imported")
 	flag.Parse()
 	// The run's own clients log nothing worth a line; without a logger
@@ -97,6 +99,7 @@ func main() {
 		os.Exit(1)
 	}
 	r.nodeCount = *nodes
+	r.upgradeAsked = *upgrade
 	start := time.Now()
 	if *down {
 		if err := r.phase("tear-down", r.teardown); err != nil {

@@ -79,9 +79,10 @@ type run struct {
 	// phaseStart is when the running phase began: each step prints its
 	// offset, so a slow phase shows which of its steps took the time.
 	phaseStart time.Time
-	// upgrades: the run installs the plugin of the release before and
-	// upgrades it (its phases include platform and upgrade).
-	upgrades bool
+	// upgradeAsked: -upgrade. upgrades: the run installs the plugin of the
+	// release before and upgrades it (asked, on three nodes, its phases
+	// include platform and upgrade).
+	upgradeAsked, upgrades bool
 }
 
 func newRun(ctx context.Context) (*run, error) {
@@ -112,7 +113,7 @@ func (r *run) phases(from, until string) error {
 		return fmt.Errorf("-from %q -until %q: want two of %v, in that order", from, until, order)
 	}
 	between := func(phase string) bool { i := slices.Index(order, phase); return first <= i && i <= last }
-	r.upgrades = between("platform") && between("upgrade") && r.nodeCount >= 3
+	r.upgrades = r.upgradeAsked && between("platform") && between("upgrade") && r.nodeCount >= 3
 	if first > 0 {
 		if err := r.resume(first > slices.Index(order, "rook")); err != nil {
 			return fmt.Errorf("-from %s needs the cluster of an earlier -keep run: %w", from, err)

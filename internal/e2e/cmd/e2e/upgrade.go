@@ -45,6 +45,10 @@ const upgradeAnnotation = "ceph.fundament.io/upgrade"
 // that stopped between the steps continues with the next (-from upgrade on
 // a kept cluster).
 func (r *run) upgrade() error {
+	if !r.upgradeAsked {
+		r.step("not asked for (-upgrade): the cluster runs Rook %s from the start", cachedir.RookVersion)
+		return nil
+	}
 	installed, err := r.installedRookChart(r.ctx)
 	if err != nil {
 		return err
