@@ -9,7 +9,6 @@ import (
 
 	cephv1 "github.com/rook/rook/pkg/apis/ceph.rook.io/v1"
 	appsv1 "k8s.io/api/apps/v1"
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -259,26 +258,16 @@ func (r *DiskRetirementReconciler) gatherAnswer(ctx context.Context, f *Retireme
 // readCephJob reads a Ceph Job of the cluster namespace and its pods: its
 // answer (nil when there is no such Job) and its verb.
 func (r *DiskRetirementReconciler) readCephJob(ctx context.Context, name string) (*CephJobAnswer, CephVerb, error) {
-	var job batchv1.Job
-	err := r.Live.Get(ctx, client.ObjectKey{Namespace: r.Config.ClusterNamespace, Name: name}, &job)
-	if apierrors.IsNotFound(err) {
-		return nil, "", nil
+	job, answer, err := getCephJob(ctx, r.Live, r.Config.ClusterNamespace, name)
+	if job == nil || err != nil {
+		return nil, "", err
 	}
-	if err != nil {
-		return nil, "", fmt.Errorf("read Ceph Job %s: %w", name, err)
-	}
-	var pods corev1.PodList
-	if err := r.Live.List(ctx, &pods, client.InNamespace(r.Config.ClusterNamespace), client.MatchingLabels{batchv1.JobNameLabel: name}); err != nil {
-		return nil, "", fmt.Errorf("list the pods of Ceph Job %s: %w", name, err)
-	}
-	answer := ReadCephJob(&job, pods.Items)
 	return &answer, CephVerb(job.Labels[CephJobVerbLabel]), nil
 }
 
 // deleteCephJob deletes a Ceph Job whose answer was read, with its pod.
 func (r *DiskRetirementReconciler) deleteCephJob(ctx context.Context, name string) error {
-	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: r.Config.ClusterNamespace, Name: name}}
-	return client.IgnoreNotFound(r.Client.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground)))
+	return deleteCephJob(ctx, r.Client, r.Config.ClusterNamespace, name)
 }
 
 func (r *DiskRetirementReconciler) disk(ctx context.Context, name string) (*cephv1alpha1.Disk, error) {
@@ -545,14 +534,7 @@ func (r *DiskRetirementReconciler) createCephJob(ctx context.Context, ret *cephv
 
 // rookImage is the running Rook operator's image.
 func (r *DiskRetirementReconciler) rookImage(ctx context.Context) (string, error) {
-	var operator appsv1.Deployment
-	if err := r.Live.Get(ctx, client.ObjectKey{Namespace: r.Config.OperatorNamespace, Name: rookOperatorDeployment}, &operator); err != nil {
-		return "", fmt.Errorf("read the Rook operator's image: %w", err)
-	}
-	if len(operator.Spec.Template.Spec.Containers) == 0 {
-		return "", fmt.Errorf("deployment %s has no containers", rookOperatorDeployment)
-	}
-	return operator.Spec.Template.Spec.Containers[0].Image, nil
+	return rookOperatorImage(ctx, r.Live, r.Config)
 }
 
 // annotateOSD puts RetirementAnnotation (uid) on an OSD's Deployment, or

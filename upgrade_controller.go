@@ -8,8 +8,6 @@ import (
 
 	cephv1 "github.com/rook/rook/pkg/apis/ceph.rook.io/v1"
 	appsv1 "k8s.io/api/apps/v1"
-	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -150,26 +148,20 @@ func (r *UpgradeReconciler) askPGStates(ctx context.Context) (map[string]int, er
 	if r.pgJob == "" {
 		return nil, r.startPGJob(ctx)
 	}
-	var job batchv1.Job
-	err := r.Live.Get(ctx, client.ObjectKey{Namespace: r.Config.ClusterNamespace, Name: r.pgJob}, &job)
-	if apierrors.IsNotFound(err) {
+	job, answer, err := getCephJob(ctx, r.Live, r.Config.ClusterNamespace, r.pgJob)
+	if err != nil {
+		return nil, err
+	}
+	if job == nil {
 		r.pgJob = ""
 		return nil, nil
 	}
-	if err != nil {
-		return nil, fmt.Errorf("read Ceph Job %s: %w", r.pgJob, err)
-	}
-	var pods corev1.PodList
-	if err := r.Live.List(ctx, &pods, client.InNamespace(r.Config.ClusterNamespace), client.MatchingLabels{batchv1.JobNameLabel: r.pgJob}); err != nil {
-		return nil, fmt.Errorf("list the pods of Ceph Job %s: %w", r.pgJob, err)
-	}
-	answer := ReadCephJob(&job, pods.Items)
 	if !answer.Done {
 		return nil, nil
 	}
 	name := r.pgJob
 	r.pgJob = ""
-	if err := client.IgnoreNotFound(r.Client.Delete(ctx, &job, client.PropagationPolicy(metav1.DeletePropagationBackground))); err != nil {
+	if err := deleteCephJob(ctx, r.Client, r.Config.ClusterNamespace, name); err != nil {
 		return nil, fmt.Errorf("delete Ceph Job %s: %w", name, err)
 	}
 	fresh := job.Status.CompletionTime != nil && time.Since(job.Status.CompletionTime.Time) < maxPGAnswerAge
@@ -188,16 +180,13 @@ func (r *UpgradeReconciler) startPGJob(ctx context.Context) error {
 	if err := r.Live.Get(ctx, r.cluster(), &cluster); err != nil {
 		return fmt.Errorf("read CephCluster %s: %w", r.cluster(), err)
 	}
-	var operator appsv1.Deployment
-	if err := r.Live.Get(ctx, client.ObjectKey{Namespace: r.Config.OperatorNamespace, Name: rookOperatorDeployment}, &operator); err != nil {
-		return fmt.Errorf("read the Rook operator's image: %w", err)
-	}
-	if len(operator.Spec.Template.Spec.Containers) == 0 {
-		return fmt.Errorf("deployment %s has no containers", rookOperatorDeployment)
+	image, err := rookOperatorImage(ctx, r.Live, r.Config)
+	if err != nil {
+		return err
 	}
 	owner := metav1.OwnerReference{APIVersion: cephv1.SchemeGroupVersion.String(), Kind: "CephCluster", Name: cluster.Name, UID: cluster.UID}
 	req := CephJobRequest{Verb: VerbPGStates, Seq: int32(time.Now().Unix() % 1_000_000_000)}
-	job := RenderCephJob(r.Config.ClusterNamespace, owner, req, operator.Spec.Template.Spec.Containers[0].Image)
+	job := RenderCephJob(r.Config.ClusterNamespace, owner, req, image)
 	if err := client.IgnoreAlreadyExists(r.Client.Create(ctx, job)); err != nil {
 		return fmt.Errorf("start Ceph Job %s: %w", job.Name, err)
 	}

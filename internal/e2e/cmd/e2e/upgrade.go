@@ -124,16 +124,12 @@ func (r *run) upgradeRook() error {
 		return err
 	}
 	r.step("Rook step taken: the operator Deployment is %s's, rolled out, %s after the new plugin was deployed", chart, time.Since(start).Round(time.Second))
-	if err := r.waitRoll("Rook", cachedir.RookVersion, func(d *appsv1.Deployment) bool {
+	_, restarted, kept, err := r.rollAfter(before, "Rook", cachedir.RookVersion, func(d *appsv1.Deployment) bool {
 		return d.Labels["rook-version"] == cachedir.RookVersion
-	}); err != nil {
-		return err
-	}
-	after, err := r.daemonPods(r.ctx)
+	})
 	if err != nil {
 		return err
 	}
-	restarted, kept := comparePods(before, after)
 	r.step("Rook %s rewrote every daemon's Deployment: %d pods restarted on its specs (%s), %d kept (their pod spec unchanged)",
 		cachedir.RookVersion, len(restarted), strings.Join(restarted, ", "), len(kept))
 	return nil
@@ -157,17 +153,13 @@ func (r *run) upgradeCeph() error {
 	if err := r.deployPlugin(cachedir.RookVersion, retaggedCephImage); err != nil {
 		return err
 	}
-	if err := r.waitRoll("Ceph", retaggedCephImage, func(d *appsv1.Deployment) bool {
+	after, restarted, kept, err := r.rollAfter(before, "Ceph", retaggedCephImage, func(d *appsv1.Deployment) bool {
 		return slices.ContainsFunc(d.Spec.Template.Spec.Containers, func(c corev1.Container) bool { return c.Image == retaggedCephImage }) &&
 			!slices.ContainsFunc(d.Spec.Template.Spec.Containers, func(c corev1.Container) bool { return c.Image == images.CephImage })
-	}); err != nil {
-		return err
-	}
-	after, err := r.daemonPods(r.ctx)
+	})
 	if err != nil {
 		return err
 	}
-	restarted, kept := comparePods(before, after)
 	if len(kept) > 0 {
 		return fmt.Errorf("pods of %s kept running across the Ceph roll", strings.Join(kept, ", "))
 	}
@@ -178,6 +170,20 @@ func (r *run) upgradeCeph() error {
 	}
 	r.step("Ceph roll done: every daemon's pod (%d) restarted on %s", len(restarted), retaggedCephImage)
 	return nil
+}
+
+// rollAfter waits for a step's roll (waitRoll) and compares the daemons'
+// pods with those before it: the pods after, and the Deployments whose pod
+// was replaced or kept.
+func (r *run) rollAfter(before map[string]daemonPod, step, to string, onTarget func(*appsv1.Deployment) bool) (after map[string]daemonPod, restarted, kept []string, err error) {
+	if err := r.waitRoll(step, to, onTarget); err != nil {
+		return nil, nil, nil, err
+	}
+	if after, err = r.daemonPods(r.ctx); err != nil {
+		return nil, nil, nil, err
+	}
+	restarted, kept = comparePods(before, after)
+	return after, restarted, kept, nil
 }
 
 // upgradeRecord is the plugin's record on the CephCluster (UpgradeState).

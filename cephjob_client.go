@@ -1,0 +1,54 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// The I/O around Ceph Jobs that the retirement and the upgrade share:
+// reading a Job's answer, deleting a Job once read, and the image every
+// Ceph Job runs.
+
+// getCephJob reads a Ceph Job of namespace and its pods: the Job (nil when
+// there is no such Job) and its answer.
+func getCephJob(ctx context.Context, live client.Reader, namespace, name string) (*batchv1.Job, CephJobAnswer, error) {
+	var job batchv1.Job
+	err := live.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &job)
+	if apierrors.IsNotFound(err) {
+		return nil, CephJobAnswer{}, nil
+	}
+	if err != nil {
+		return nil, CephJobAnswer{}, fmt.Errorf("read Ceph Job %s: %w", name, err)
+	}
+	var pods corev1.PodList
+	if err := live.List(ctx, &pods, client.InNamespace(namespace), client.MatchingLabels{batchv1.JobNameLabel: name}); err != nil {
+		return nil, CephJobAnswer{}, fmt.Errorf("list the pods of Ceph Job %s: %w", name, err)
+	}
+	return &job, ReadCephJob(&job, pods.Items), nil
+}
+
+// deleteCephJob deletes a Ceph Job whose answer was read, with its pod.
+func deleteCephJob(ctx context.Context, c client.Client, namespace, name string) error {
+	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
+	return client.IgnoreNotFound(c.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground)))
+}
+
+// rookOperatorImage is the running Rook operator's image, which every Ceph
+// Job runs (its ceph CLI matches the running Rook).
+func rookOperatorImage(ctx context.Context, live client.Reader, cfg Config) (string, error) {
+	var operator appsv1.Deployment
+	if err := live.Get(ctx, client.ObjectKey{Namespace: cfg.OperatorNamespace, Name: rookOperatorDeployment}, &operator); err != nil {
+		return "", fmt.Errorf("read the Rook operator's image: %w", err)
+	}
+	if len(operator.Spec.Template.Spec.Containers) == 0 {
+		return "", fmt.Errorf("deployment %s has no containers", rookOperatorDeployment)
+	}
+	return operator.Spec.Template.Spec.Containers[0].Image, nil
+}
