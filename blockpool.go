@@ -28,10 +28,16 @@ func RenderBlockPool(bs *cephv1alpha1.BlockStorage, clusterNamespace string, r R
 // CRUSH rule only when it is set (pkg/daemon/ceph/client/pool.go,
 // updatePoolCrushRule). Without it a pool created with failure domain osd
 // keeps letting every replica sit on one host after replication moves it
-// to host, while the consumer's status says host.
+// to host, while the consumer's status says host; and keeps its old
+// class's rule when the device class changes.
+//
+// A device class makes the pool's CRUSH rule take only OSDs of that class
+// (Rook: ceph osd crush rule create-replicated <rule> default <domain>
+// <class>); none, every OSD, as before classes existed.
 func replicatedPool(r Replication) cephv1.PoolSpec {
 	return cephv1.PoolSpec{
 		FailureDomain:      r.FailureDomain,
+		DeviceClass:        string(r.DeviceClass),
 		EnableCrushUpdates: true,
 		Replicated: cephv1.ReplicatedSpec{
 			Size:                   uint(r.Size),

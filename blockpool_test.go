@@ -64,8 +64,8 @@ func TestRenderBlockPoolIsControlledByItsBlockStorage(t *testing.T) {
 // the plugin writes sets it, or a move from osd to host never reaches Ceph.
 func TestEveryPoolEnablesCrushUpdates(t *testing.T) {
 	r := mustReplication(t, nil, 2)
-	fs := RenderFilesystem(fileStorage("shared", 1), "rook-ceph", r)
-	store := RenderObjectStore(objectStorage("s3", 1), "rook-ceph", r)
+	fs := RenderFilesystem(fileStorage("shared", 1), "rook-ceph", samePlacement(r))
+	store := RenderObjectStore(objectStorage("s3", 1), "rook-ceph", storePlacement(r))
 	pools := map[string]cephv1.PoolSpec{
 		"CephBlockPool":                 RenderBlockPool(blockStorage("fast"), "rook-ceph", r).Spec.PoolSpec,
 		"CephFilesystem metadata pool":  fs.Spec.MetadataPool.PoolSpec,

@@ -336,7 +336,9 @@ type fixedView struct{ nodes int }
 func (fixedView) ClusterDevices(context.Context) (map[DeviceID]bool, error) {
 	return map[DeviceID]bool{}, nil
 }
-func (v fixedView) Nodes(context.Context) (int, error)          { return v.nodes, nil }
+func (v fixedView) Tiers(context.Context) (Tiers, error) {
+	return Tiers{All: Tier{Nodes: v.nodes, OSDs: v.nodes}}, nil
+}
 func (fixedView) Capacity(context.Context) (RawCapacity, error) { return RawCapacity{}, nil }
 func (fixedView) Subscribe() <-chan event.GenericEvent          { return nil }
 

@@ -74,10 +74,42 @@ type CephPools struct {
 	// floors: the autoscaler grows them, AutoscalerGrowth), the PG copies
 	// Ceph spreads over the OSDs.
 	PGReplicas int
+	// byClass is PGReplicas by the device class of the pools' CRUSH rules:
+	// Ceph spreads a class's copies over that class's OSDs only.
+	byClass pgsByClass
+}
+
+// pgsByClass counts PG copies by device class: index 0 for pools on every
+// OSD, then deviceClasses' order.
+type pgsByClass [4]int
+
+func (p pgsByClass) of(class cephv1alpha1.DiskType) int { return p[classIndex(class)+1] }
+
+func (p pgsByClass) minus(q pgsByClass) pgsByClass {
+	for i := range p {
+		p[i] -= q[i]
+	}
+	return p
+}
+
+// pgsOn is n PG copies on class.
+func pgsOn(class cephv1alpha1.DiskType, n int) pgsByClass {
+	var p pgsByClass
+	p[classIndex(class)+1] = n
+	return p
 }
 
 func (p CephPools) plus(q CephPools) CephPools {
-	return CephPools{Pools: p.Pools + q.Pools, CrushRules: p.CrushRules + q.CrushRules, PGReplicas: p.PGReplicas + q.PGReplicas}
+	sum := CephPools{Pools: p.Pools + q.Pools, CrushRules: p.CrushRules + q.CrushRules, PGReplicas: p.PGReplicas + q.PGReplicas}
+	for i := range sum.byClass {
+		sum.byClass[i] = p.byClass[i] + q.byClass[i]
+	}
+	return sum
+}
+
+// pools is n pools of pgs PGs at size copies on class, on rules CRUSH rules.
+func pools(n, rules, pgs, size int, class cephv1alpha1.DiskType) CephPools {
+	return CephPools{Pools: n, CrushRules: rules, PGReplicas: n * pgs * size, byClass: pgsOn(class, n*pgs*size)}
 }
 
 // Use is p as a consumer's status reports it.
@@ -86,11 +118,15 @@ func (p CephPools) Use() *cephv1alpha1.CephBudgetUse {
 }
 
 // ConsumerBudget describes one consumer for the budget: its kind, name and
-// replica count, and the failure domains its pools have had.
+// replica count, and the placements its pools have had.
 type ConsumerBudget struct {
 	Kind, Name string
 	Size       int32
-	// FailureDomains is every failure domain its pools have had, the one
+	// DeviceClass and MetadataClass are the device classes of its data and
+	// metadata pools ("": every OSD).
+	DeviceClass, MetadataClass cephv1alpha1.DiskType
+	// FailureDomains is every placement its pools have had (PoolPlacement:
+	// a failure domain, with the device class when there is one), the one
 	// they were created with first (FailureDomainsAnnotation); empty for a
 	// consumer whose pools do not exist yet.
 	FailureDomains []string
@@ -116,22 +152,43 @@ func (c ConsumerBudget) metadata() (size int, domains []string) {
 	return size, domains
 }
 
-// CrushRulesPerPool is how many CRUSH rules a pool holds after the failure
-// domains it has had (nil: a pool not made yet, which will have one).
+// PoolPlacement is a pool's entry in a placement history: its failure
+// domain, and "~" and its device class when it has one, as Ceph names a
+// class's shadow tree (default~ssd).
+func PoolPlacement(domain string, class cephv1alpha1.DiskType) string {
+	if class == "" {
+		return domain
+	}
+	return domain + "~" + string(class)
+}
+
+// CrushRulesPerPool is how many CRUSH rules a pool holds after the
+// placements it has had (PoolPlacement; nil: a pool not made yet, counted
+// as one without a class).
 // Rook v1.18 creates the pool on a rule named after it
 // (createReplicatedPoolForApp), then, with enableCrushUpdates, moves it at
 // once to <pool>_<domain>: extractPoolDetails reads a class-less rule's
 // device class as its root, "default", which differs from the pool's ""
 // (seen on real Ceph: docs/rook-contract.md, finding 3). Each later change
 // of domain moves it to <pool>_<domain>, made when it does not exist yet,
-// and no rule is removed while the pool lives (updatePoolCrushRule). So: the
-// rule named after the pool, and one per distinct domain.
-func CrushRulesPerPool(domains []string) int {
-	distinct := map[string]bool{}
-	for _, d := range domains {
-		distinct[d] = true
+// and no rule is removed while the pool lives (updatePoolCrushRule). A
+// device class names the rule <pool>_<domain>_<class>; but a pool created
+// with a class stays on the rule named after it, whose take step
+// (default~<class>) extractPoolDetails reads as that class. So: the rule
+// named after the pool, and one per distinct placement but a first one
+// with a class.
+func CrushRulesPerPool(placements []string) int {
+	if len(placements) == 0 {
+		return 2
 	}
-	return 1 + max(len(distinct), 1)
+	distinct := map[string]bool{}
+	for i, p := range placements {
+		if i == 0 && strings.Contains(p, "~") {
+			continue // on the rule named after the pool
+		}
+		distinct[p] = true
+	}
+	return 1 + len(distinct)
 }
 
 // NextFailureDomains is the history recorded after the plugin writes want
@@ -154,19 +211,15 @@ func NextFailureDomains(recorded, current, want string) string {
 // .rgw.root not included: see SharedPools).
 func PoolsOf(c ConsumerBudget) CephPools {
 	size := int(max(c.Size, 1))
-	rules := CrushRulesPerPool(c.FailureDomains)
+	data := pools(1, CrushRulesPerPool(c.FailureDomains), cephDefaultPoolPGs, size, c.DeviceClass)
+	metaSize, metaDomains := c.metadata()
 	switch c.Kind {
 	case "BlockStorage": // one CephBlockPool
-		return CephPools{Pools: 1, CrushRules: rules, PGReplicas: cephDefaultPoolPGs * size}
+		return data
 	case "FileStorage": // a CephFilesystem's metadata and data pools
-		return CephPools{Pools: 2, CrushRules: 2 * rules, PGReplicas: 2 * cephDefaultPoolPGs * size}
+		return data.plus(pools(1, CrushRulesPerPool(metaDomains), cephDefaultPoolPGs, metaSize, c.MetadataClass))
 	case "ObjectStorage": // six metadata pools, sized apart, and the data pool
-		metaSize, metaDomains := c.metadata()
-		return CephPools{
-			Pools:      rgwMetadataPools + 1,
-			CrushRules: rgwMetadataPools*CrushRulesPerPool(metaDomains) + rules,
-			PGReplicas: rgwMetadataPools*rgwMetadataPoolPGs*metaSize + cephDefaultPoolPGs*size,
-		}
+		return data.plus(pools(rgwMetadataPools, rgwMetadataPools*CrushRulesPerPool(metaDomains), rgwMetadataPoolPGs, metaSize, c.MetadataClass))
 	}
 	return CephPools{}
 }
@@ -178,18 +231,24 @@ func PoolsOf(c ConsumerBudget) CephPools {
 // count at the stores' metadata size, made as their metadata pools are;
 // its rules: rgwRootRules).
 func SharedPools(consumers []ConsumerBudget) CephPools {
-	shared := CephPools{Pools: 1, CrushRules: 1, PGReplicas: 1 * 3} // .mgr: 1 PG, size 3
+	shared := pools(1, 1, 1, 3, "") // .mgr: 1 PG, size 3, on replicated_rule
 	rootSize := 0
+	var rootClass cephv1alpha1.DiskType
 	for _, c := range consumers {
 		if c.Kind == "ObjectStorage" {
 			size, _ := c.metadata()
 			rootSize = max(rootSize, size) // every store's is the automatic size
+			if c.MetadataClass != "" {
+				rootClass = c.MetadataClass // every store with one agrees
+			}
 		}
 	}
 	if rootSize == 0 {
 		return shared
 	}
-	return shared.plus(CephPools{Pools: 1, CrushRules: rgwRootRules(consumers), PGReplicas: rgwMetadataPoolPGs * rootSize})
+	// .rgw.root follows the store Rook reconciled last; counted on the
+	// class, the smaller set of OSDs it may be on.
+	return shared.plus(pools(1, rgwRootRules(consumers), rgwMetadataPoolPGs, rootSize, rootClass))
 }
 
 // rgwRootRules is how many CRUSH rules .rgw.root holds: Rook applies each
@@ -281,7 +340,12 @@ func (v BudgetVerdict) Refused() bool { return v.Budget != "" }
 // them, would put PGs past the OSDs' hard limit (inactive PGs, no I/O). A
 // newcomer that only brings Ceph past mon_max_pg_per_osd is taken with a
 // warning, as Ceph takes its pools.
-func CheckBudget(existing []ConsumerBudget, newcomer ConsumerBudget, osds int, limits BudgetLimits) BudgetVerdict {
+//
+// osds is every OSD; tiers says how many are of each class, where the
+// pools on a class place their PGs: each OSD of a class holds its share of
+// the class's pools and of the pools on every OSD, and the most loaded
+// class is checked.
+func CheckBudget(existing []ConsumerBudget, newcomer ConsumerBudget, osds int, tiers Tiers, limits BudgetLimits) BudgetVerdict {
 	used := TotalPools(existing)
 	all := TotalPools(append(slices.Clone(existing), newcomer))
 	if all.CrushRules > limits.CrushRules {
@@ -292,10 +356,11 @@ func CheckBudget(existing []ConsumerBudget, newcomer ConsumerBudget, osds int, l
 	if osds < 1 {
 		return BudgetVerdict{} // nothing to place on yet: the consumer waits for disks
 	}
-	now := all.PGReplicas / osds
-	steady := (all.PGReplicas + AutoscalerGrowth(osds, limits.TargetPGsPerOSD)) / osds
+	load := busiestOSDs(all.byClass, all.byClass.minus(used.byClass), osds, tiers)
+	now := load.pgs / load.osds
+	steady := (load.pgs + AutoscalerGrowth(load.osds, limits.TargetPGsPerOSD)) / load.osds
 	brings := fmt.Sprintf("%s %s would bring placement groups to %d per OSD over %s (it adds %d PG copies to %d), up to %d once Ceph's autoscaler grows the pools toward mon_target_pg_per_osd (%d)",
-		newcomer.Kind, newcomer.Name, now, plural(osds, "OSD"), all.PGReplicas-used.PGReplicas, used.PGReplicas, steady, limits.TargetPGsPerOSD)
+		newcomer.Kind, newcomer.Name, now, load.describe(), all.PGReplicas-used.PGReplicas, used.PGReplicas, steady, limits.TargetPGsPerOSD)
 	if hard := limits.hardPGsPerOSD(); steady > hard {
 		return BudgetVerdict{Budget: "placement groups per OSD", Message: fmt.Sprintf(
 			"%s; an OSD withholds PGs past %d (mon_max_pg_per_osd %d × osd_max_pg_per_osd_hard_ratio %g) and they stay inactive: add disks, or delete a consumer",
@@ -307,6 +372,48 @@ func CheckBudget(existing []ConsumerBudget, newcomer ConsumerBudget, osds int, l
 			strings.Replace(brings, " would bring ", " brings ", 1), limits.MaxPGsPerOSD)}
 	}
 	return BudgetVerdict{}
+}
+
+// classLoad is the PG copies a set of OSDs would hold as if alone: the
+// pools on their class whole, and the pools on every OSD in proportion.
+type classLoad struct {
+	class cephv1alpha1.DiskType
+	osds  int
+	pgs   int
+}
+
+func (l classLoad) describe() string {
+	if l.class == "" {
+		return plural(l.osds, "OSD")
+	}
+	return plural(l.osds, string(l.class)+" OSD")
+}
+
+// busiestOSDs is, of the OSDs the newcomer's PG copies (added) land on,
+// those that hold the most PG copies each (of pgs): the pools on every OSD
+// spread over all osds, each class's pools over that class's OSDs (tiers).
+// With no pools on a class, every OSD alike.
+func busiestOSDs(pgs, added pgsByClass, osds int, tiers Tiers) classLoad {
+	busiest := classLoad{osds: osds, pgs: pgs.of("")}
+	everywhere := added.of("") > 0
+	if !everywhere {
+		busiest.pgs = -1 // not the newcomer's: any class of its beats it
+	}
+	for _, tier := range tiers.Present() {
+		onClass := pgs.of(tier.Class)
+		if onClass == 0 || !everywhere && added.of(tier.Class) == 0 {
+			continue
+		}
+		// Scaled to the class's OSDs: the shared pools' share plus its own.
+		load := classLoad{class: tier.Class, osds: tier.OSDs, pgs: pgs.of("")*tier.OSDs/osds + onClass}
+		if load.pgs*busiest.osds > busiest.pgs*load.osds {
+			busiest = load
+		}
+	}
+	if busiest.pgs < 0 { // its class has no OSDs: nothing of its is placed yet
+		return classLoad{osds: osds, pgs: pgs.of("")}
+	}
+	return busiest
 }
 
 // usedBy names the consumer kinds the rules go to, largest first.

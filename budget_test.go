@@ -32,21 +32,27 @@ func TestPoolsOf(t *testing.T) {
 			CephPools{Pools: 7, CrushRules: 6*2 + 3, PGReplicas: 160}},
 	}
 	for _, tc := range tests {
-		assert.Equal(t, tc.want, PoolsOf(tc.consumer), "%+v", tc.consumer)
+		assert.Equal(t, classless(tc.want), PoolsOf(tc.consumer), "%+v", tc.consumer)
 	}
 }
 
+// classless is p with every PG copy on pools without a device class.
+func classless(p CephPools) CephPools {
+	p.byClass = pgsOn("", p.PGReplicas)
+	return p
+}
+
 func TestSharedPools(t *testing.T) {
-	assert.Equal(t, CephPools{Pools: 1, CrushRules: 1, PGReplicas: 3}, SharedPools(nil), ".mgr only")
-	assert.Equal(t, CephPools{Pools: 2, CrushRules: 3, PGReplicas: 3 + 16}, SharedPools([]ConsumerBudget{{Kind: "BlockStorage", Size: 3}, {Kind: "ObjectStorage", Size: 2}}),
+	assert.Equal(t, classless(CephPools{Pools: 1, CrushRules: 1, PGReplicas: 3}), SharedPools(nil), ".mgr only")
+	assert.Equal(t, classless(CephPools{Pools: 2, CrushRules: 3, PGReplicas: 3 + 16}), SharedPools([]ConsumerBudget{{Kind: "BlockStorage", Size: 3}, {Kind: "ObjectStorage", Size: 2}}),
 		".rgw.root once, whatever the number of object stores")
-	assert.Equal(t, CephPools{Pools: 2, CrushRules: 1 + 3, PGReplicas: 3 + 24}, SharedPools([]ConsumerBudget{
+	assert.Equal(t, classless(CephPools{Pools: 2, CrushRules: 1 + 3, PGReplicas: 3 + 24}), SharedPools([]ConsumerBudget{
 		{Kind: "ObjectStorage", Size: 3, FailureDomains: []string{"osd", "host"}}, {Kind: "BlockStorage", Size: 3, FailureDomains: []string{"osd", "host", "osd"}},
 	}), ".rgw.root keeps a rule for each failure domain the object stores' metadata pools have had, as they do")
-	assert.Equal(t, CephPools{Pools: 2, CrushRules: 1 + 3, PGReplicas: 3 + 16}, SharedPools([]ConsumerBudget{
+	assert.Equal(t, classless(CephPools{Pools: 2, CrushRules: 1 + 3, PGReplicas: 3 + 16}), SharedPools([]ConsumerBudget{
 		{Kind: "ObjectStorage", Size: 2, FailureDomains: []string{"host"}}, {Kind: "ObjectStorage", Size: 1, FailureDomains: []string{"osd"}},
 	}), "every store reconciles .rgw.root to its own metadata pool spec: the domains of all of them")
-	assert.Equal(t, CephPools{Pools: 2, CrushRules: 1 + 3, PGReplicas: 3 + 24}, SharedPools([]ConsumerBudget{
+	assert.Equal(t, classless(CephPools{Pools: 2, CrushRules: 1 + 3, PGReplicas: 3 + 24}), SharedPools([]ConsumerBudget{
 		{Kind: "ObjectStorage", Size: 1, MetadataSize: 3, FailureDomains: []string{"osd"}, MetadataFailureDomains: []string{"osd", "host"}},
 	}), ".rgw.root takes the metadata pools' size and history, not the data pool's")
 }
@@ -103,7 +109,7 @@ func TestCheckBudget(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := CheckBudget(tc.existing, tc.newcomer, tc.osds, limits)
+			got := CheckBudget(tc.existing, tc.newcomer, tc.osds, Tiers{}, limits)
 			assert.Equal(t, tc.budget, got.Budget, got.Message)
 			assert.Equal(t, tc.budget != "", got.Refused())
 			assert.Contains(t, got.Message, tc.message)
@@ -116,7 +122,7 @@ func TestCheckBudget(t *testing.T) {
 	}
 	t.Run("a raised mon_max_pg_per_osd is honoured", func(t *testing.T) {
 		raised := CephBudgetLimits(500)
-		got := CheckBudget(blockStores(19), ConsumerBudget{Kind: "BlockStorage", Name: "db-new", Size: 3}, 3, raised)
+		got := CheckBudget(blockStores(19), ConsumerBudget{Kind: "BlockStorage", Name: "db-new", Size: 3}, 3, Tiers{}, raised)
 		assert.False(t, got.Refused(), "the OSDs take 1500 each: %s", got.Message)
 		assert.Contains(t, got.Warning, "past 500 (mon_max_pg_per_osd) Ceph reports TOO_MANY_PGS")
 	})

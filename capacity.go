@@ -26,6 +26,16 @@ type RawCapacity struct {
 	FullRatio float64
 }
 
+// OnTier is the raw capacity a pool on tier's class is placed on: the
+// whole OSD set for a pool without a class; for a class, the sizes of its
+// disks (Ceph reports its capacity for every OSD together only).
+func (raw RawCapacity) OnTier(tier Tier) RawCapacity {
+	if tier.Class == "" {
+		return raw
+	}
+	return RawCapacity{DiskBytes: tier.RawBytes, FullRatio: raw.FullRatio}
+}
+
 // UsableCapacity is what a consumer with replicas copies can store over
 // the shared OSD set: raw × full ratio / replicas, raw being what Ceph
 // reports once it does and the Disks' sizes before. Nil when there is no

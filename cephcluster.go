@@ -56,30 +56,48 @@ func ClusterDevices(cluster *cephv1.CephCluster) map[DeviceID]bool {
 // devices deduplicated, nodes and devices sorted so the same union always
 // renders the same list and an unchanged union never causes a write.
 // Retained devices (RetainedDevices) are listed as well.
+//
+// Each device of a Disk with a type carries it as its Ceph device class
+// (config.deviceClass): Ceph's own detection calls an NVMe drive ssd when
+// the kernel reports it as non-rotational only, and the tiers consumers
+// choose from (TiersOf) are the Disks' types. A retained device, which no
+// Disk describes, is listed without one.
 func RenderStorageNodes(disks []*cephv1alpha1.Disk, retained ...DeviceID) []cephv1.Node {
-	byNode := map[string]map[string]bool{}
-	add := func(id DeviceID) {
+	byNode := map[string]map[string]cephv1alpha1.DiskType{}
+	add := func(id DeviceID, class cephv1alpha1.DiskType) {
 		if id.Node == "" || id.Device == "" {
 			return
 		}
 		if byNode[id.Node] == nil {
-			byNode[id.Node] = map[string]bool{}
+			byNode[id.Node] = map[string]cephv1alpha1.DiskType{}
 		}
-		byNode[id.Node][id.Device] = true
+		if _, listed := byNode[id.Node][id.Device]; !listed || class != "" {
+			byNode[id.Node][id.Device] = class
+		}
 	}
 	for i := range disks {
-		add(DeviceIDOf(disks[i]))
+		add(DeviceIDOf(disks[i]), disks[i].Status.Type)
 	}
 	for _, id := range retained {
-		add(id)
+		add(id, "")
 	}
 	nodes := make([]cephv1.Node, 0, len(byNode))
 	for _, name := range sortedKeys(byNode) {
 		node := cephv1.Node{Name: name}
 		for _, dev := range sortedKeys(byNode[name]) {
-			node.Devices = append(node.Devices, cephv1.Device{Name: dev})
+			device := cephv1.Device{Name: dev}
+			if class := byNode[name][dev]; class != "" {
+				device.Config = map[string]string{DeviceClassConfigKey: string(class)}
+			}
+			node.Devices = append(node.Devices, device)
 		}
 		nodes = append(nodes, node)
 	}
 	return nodes
 }
+
+// DeviceClassConfigKey is the per-device config key Rook gives
+// ceph-volume as --crush-device-class when it prepares the OSD
+// (pkg/operator/ceph/cluster/osd/config: DeviceClassKey), and, with
+// allowDeviceClassUpdate, sets on an existing OSD whose class differs.
+const DeviceClassConfigKey = "deviceClass"

@@ -41,6 +41,15 @@ func TestRenderStorageNodes(t *testing.T) {
 			want:  []cephv1.Node{{Name: "n1", Selection: cephv1.Selection{Devices: []cephv1.Device{{Name: "/dev/disk/by-id/wwn-a"}}}}},
 		},
 		{
+			name:  "a Disk's type is its device's class; a device without a type has none",
+			disks: []cephv1alpha1.Disk{typed(available("a", "n1", 1), "nvme"), typed(available("b", "n1", 1), "hdd"), available("c", "n1", 1)},
+			want: []cephv1.Node{{Name: "n1", Selection: cephv1.Selection{Devices: []cephv1.Device{
+				{Name: "/dev/disk/by-id/wwn-a", Config: map[string]string{"deviceClass": "nvme"}},
+				{Name: "/dev/disk/by-id/wwn-b", Config: map[string]string{"deviceClass": "hdd"}},
+				{Name: "/dev/disk/by-id/wwn-c"},
+			}}}},
+		},
+		{
 			name:  "no disks render no nodes, not a nil list",
 			disks: nil,
 			want:  []cephv1.Node{},
@@ -51,6 +60,19 @@ func TestRenderStorageNodes(t *testing.T) {
 			assert.Equal(t, tc.want, RenderStorageNodes(pointers(tc.disks)))
 		})
 	}
+	t.Run("a retained device, which no Disk describes, is listed without a class", func(t *testing.T) {
+		got := RenderStorageNodes(pointers([]cephv1alpha1.Disk{typed(available("a", "n1", 1), "ssd")}), DeviceID{Node: "n1", Device: "/dev/kept"})
+		assert.Equal(t, []cephv1.Node{{Name: "n1", Selection: cephv1.Selection{Devices: []cephv1.Device{
+			{Name: "/dev/disk/by-id/wwn-a", Config: map[string]string{"deviceClass": "ssd"}},
+			{Name: "/dev/kept"},
+		}}}}, got)
+	})
+}
+
+// typed is d with the Disk type t.
+func typed(d cephv1alpha1.Disk, t cephv1alpha1.DiskType) cephv1alpha1.Disk {
+	d.Status.Type = t
+	return d
 }
 
 func TestClusterDevicesRoundTripsRenderedNodes(t *testing.T) {

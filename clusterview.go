@@ -48,7 +48,7 @@ type ClusterView struct {
 	// whether anything was observed yet.
 	observed clusterFacts
 	known    bool
-	// unionKnown says whether observed.nodes comes from a union.
+	// unionKnown says whether observed.tiers comes from a union.
 	unionKnown bool
 	latest     *clusterSnapshot
 	listeners  []chan<- event.GenericEvent
@@ -71,7 +71,8 @@ type listedAt struct {
 // clusterFacts are what consumers depend on.
 type clusterFacts struct {
 	present bool
-	nodes   int
+	// tiers is the union by device class, its node count in All.
+	tiers Tiers
 	// capacity is the raw capacity their usable capacity is computed from.
 	capacity RawCapacity
 }
@@ -208,29 +209,29 @@ func (v *ClusterView) isOwnPatch(nodes any) bool {
 	return sameJSONValue(nodes, wrote)
 }
 
-// Nodes is the union's node count, computing the union when nothing has
-// yet.
-func (v *ClusterView) Nodes(ctx context.Context) (int, error) {
+// Tiers is the union by device class, computing the union when nothing
+// has yet.
+func (v *ClusterView) Tiers(ctx context.Context) (Tiers, error) {
 	v.mu.Lock()
 	if v.unionKnown {
-		n := v.observed.nodes
+		t := v.observed.tiers
 		v.mu.Unlock()
-		return n, nil
+		return t, nil
 	}
 	v.mu.Unlock()
 	inCluster, err := v.ClusterDevices(ctx)
 	if err != nil {
-		return 0, err
+		return Tiers{}, err
 	}
 	u, err := v.ComputeUnion(ctx, inCluster)
-	return u.Nodes, err
+	return u.Tiers, err
 }
 
 // Capacity is the shared OSD set's raw capacity: what the CephCluster
 // reports, and the union's Disk sizes (the union computed when nothing has
 // yet). A missing CephCluster is a NotFound error.
 func (v *ClusterView) Capacity(ctx context.Context) (RawCapacity, error) {
-	if _, err := v.Nodes(ctx); err != nil {
+	if _, err := v.Tiers(ctx); err != nil {
 		return RawCapacity{}, err
 	}
 	if _, err := v.ReadCephCluster(ctx); err != nil {
@@ -281,8 +282,8 @@ func (v *ClusterView) observe(update func(*clusterFacts)) {
 	v.mu.Lock()
 	next := v.observed
 	update(&next)
-	changed := !v.known || next.present != v.observed.present || next.nodes != v.observed.nodes
-	capacityOnly := !changed && next.capacity != v.observed.capacity
+	changed := !v.known || next.present != v.observed.present || !sameNodes(next.tiers, v.observed.tiers)
+	capacityOnly := !changed && (next.capacity != v.observed.capacity || next.tiers != v.observed.tiers)
 	v.observed, v.known = next, true
 	if capacityOnly && !v.capacityNoticePending {
 		v.capacityNoticePending = true
@@ -297,6 +298,21 @@ func (v *ClusterView) observe(update func(*clusterFacts)) {
 	if changed {
 		v.notify()
 	}
+}
+
+// sameNodes says whether two unions have the same nodes per class, which
+// is what replication follows; their OSDs and sizes are capacity, told
+// after capacityNoticeDelay like Ceph's figure.
+func sameNodes(a, b Tiers) bool {
+	if a.All.Nodes != b.All.Nodes {
+		return false
+	}
+	for i := range a.byClass {
+		if a.byClass[i].Nodes != b.byClass[i].Nodes {
+			return false
+		}
+	}
+	return true
 }
 
 // notify tells every subscriber that something changed.

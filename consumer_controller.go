@@ -64,11 +64,13 @@ type ConsumerReconciler[T consumerObject, R client.Object] struct {
 type consumerView interface {
 	// ClusterDevices fails with NotFound when the CephCluster is missing.
 	ClusterDevices(context.Context) (map[DeviceID]bool, error)
-	Nodes(context.Context) (int, error)
+	// Tiers is the disk union by device class: the nodes replication is
+	// sized against, the OSDs and the raw capacity of each class.
+	Tiers(context.Context) (Tiers, error)
 	// Capacity is the shared OSD set's raw capacity.
 	Capacity(context.Context) (RawCapacity, error)
-	// Subscribe is told when the node count, the CephCluster's presence or
-	// the raw capacity changes.
+	// Subscribe is told when the tiers, the CephCluster's presence or the
+	// raw capacity change.
 	Subscribe() <-chan event.GenericEvent
 }
 
@@ -147,16 +149,21 @@ func (r *ConsumerReconciler[T, R]) derive(ctx context.Context, obj T) (consumerO
 	if reason, message, failed := firstFailure(in, consumerPreconditions); failed {
 		return consumerOutcome{Phase: cephv1alpha1.StorageDegraded, Reason: reason, Message: message}, nil
 	}
-	repl, err := ComputeReplication(obj.RequestedReplicas(), in.nodes)
-	if err != nil {
-		return consumerOutcome{}, err
-	}
+	place := in.place
+	repl := place.Data
 	out := consumerOutcome{Replication: &repl, CephWarning: &in.budget.Warning}
+	if r.Kind.metadataPlacement != nil {
+		out.MetadataClass = &place.Metadata.DeviceClass
+	}
 	prev := obj.StorageStatus()
 	specChanged := prev.ObservedGeneration != 0 && prev.ObservedGeneration != obj.GetGeneration()
-	out.ReplicationChangeReason, out.ReplicationChange = DescribeReplicationChange(prev.Replicas, prev.FailureDomain, repl, specChanged)
+	placed := PlacedOf(prev)
+	if r.Kind.metadataPlacement == nil {
+		placed.MetadataClass = placed.DeviceClass // no metadata pools: they go with the data
+	}
+	out.ReplicationChangeReason, out.ReplicationChange = DescribeReplicationChange(placed, place, specChanged)
 
-	rook, err := r.ensureRookObject(ctx, obj, have, repl)
+	rook, err := r.ensureRookObject(ctx, obj, have, place)
 	if err != nil {
 		return out, err
 	}
@@ -164,8 +171,8 @@ func (r *ConsumerReconciler[T, R]) derive(ctx context.Context, obj T) (consumerO
 	if err != nil {
 		return out, err
 	}
-	out.Capacity = UsableCapacity(raw, repl.Size)
-	out.CephBudget = PoolsOf(r.Kind.budgetOf(obj.GetName(), repl, rook, true)).Use()
+	out.Capacity = UsableCapacity(raw.OnTier(in.tiers.Of(repl.DeviceClass)), repl.Size)
+	out.CephBudget = PoolsOf(r.Kind.budgetOf(obj.GetName(), place, rook, true)).Use()
 	if out.DefaultClass, err = r.defaultClass(ctx, obj); err != nil {
 		return out, err
 	}
@@ -206,9 +213,11 @@ func (r *ConsumerReconciler[T, R]) gather(ctx context.Context, obj T) (in consum
 	} else if err != nil {
 		return in, have, err
 	}
-	if in.nodes, err = r.View.Nodes(ctx); err != nil {
+	if in.tiers, err = r.View.Tiers(ctx); err != nil {
 		return in, have, err
 	}
+	in.nodes = in.tiers.All.Nodes
+	in.place, in.placeErr = r.Kind.Place(obj, in.tiers)
 	name := r.Kind.derivedName(obj.GetName())
 	rook := r.Kind.newRook()
 	switch err := r.Client.Get(ctx, client.ObjectKey{Namespace: r.Config.ClusterNamespace, Name: name}, rook); {
@@ -228,7 +237,7 @@ func (r *ConsumerReconciler[T, R]) gather(ctx context.Context, obj T) (in consum
 	// refused (fitsCephBudgets), but what Ceph warns of changes with the
 	// OSDs. Consumers are few (CRUSH rules cap them near 126), and all of
 	// this is read from the cache.
-	if in.budget, err = r.budget(ctx, obj, in.nodes, len(devices)); err != nil {
+	if in.budget, err = r.budget(ctx, obj, in.tiers, len(devices)); err != nil {
 		return in, have, err
 	}
 	return in, have, nil
@@ -277,11 +286,11 @@ func (r *ConsumerReconciler[T, R]) rookFailure(ctx context.Context, rook R) (str
 // ensureRookObject creates the Rook object when there is none (have is
 // nil), or patches the fields we own when they differ. The preconditions
 // made sure an existing one is ours.
-func (r *ConsumerReconciler[T, R]) ensureRookObject(ctx context.Context, obj T, have R, repl Replication) (R, error) {
-	want := r.Kind.renderRook(obj, r.Config, repl)
+func (r *ConsumerReconciler[T, R]) ensureRookObject(ctx context.Context, obj T, have R, place Placement) (R, error) {
+	want := r.Kind.renderRook(obj, r.Config, place)
 	if any(have) == any(*new(R)) {
-		for annotation, domain := range r.Kind.domainRecords() {
-			setAnnotation(want, annotation, domain(want))
+		for _, rec := range r.Kind.domainRecords() {
+			setAnnotation(want, rec.annotation, rec.of(want))
 		}
 		if err := r.Client.Create(ctx, want); err != nil {
 			return want, fmt.Errorf("create %s %s/%s: %w", r.Kind.rookKind, want.GetNamespace(), want.GetName(), err)
@@ -295,8 +304,8 @@ func (r *ConsumerReconciler[T, R]) ensureRookObject(ctx context.Context, obj T, 
 	// The history is recorded before the domain changes: the rule the
 	// change leaves behind is counted even if this patch is the last
 	// thing the plugin does.
-	for annotation, domain := range r.Kind.domainRecords() {
-		setAnnotation(have, annotation, NextFailureDomains(have.GetAnnotations()[annotation], domain(have), domain(want)))
+	for _, rec := range r.Kind.domainRecords() {
+		setAnnotation(have, rec.annotation, NextFailureDomains(rec.history(have), rec.of(have), rec.of(want)))
 	}
 	r.Kind.patchRook(have, want)
 	labels := have.GetLabels()
@@ -485,8 +494,9 @@ func orNone(s string) string {
 
 // budget checks obj against Ceph's budgets beside every older live
 // consumer (olderFirst, the contested disks' rule), over osds, the devices
-// the CephCluster lists (one OSD each).
-func (r *ConsumerReconciler[T, R]) budget(ctx context.Context, obj T, nodes, osds int) (BudgetVerdict, error) {
+// the CephCluster lists (one OSD each), the union's tiers saying how many
+// are of each class.
+func (r *ConsumerReconciler[T, R]) budget(ctx context.Context, obj T, tiers Tiers, osds int) (BudgetVerdict, error) {
 	var older []ConsumerBudget
 	for _, kind := range consumerKinds {
 		consumers, err := kind.List(ctx, r.Client)
@@ -498,16 +508,16 @@ func (r *ConsumerReconciler[T, R]) budget(ctx context.Context, obj T, nodes, osd
 				continue
 			}
 			// The rules a moved failure domain left behind count too.
-			b, err := kind.Budget(ctx, r.Client, r.Config.ClusterNamespace, c, nodes)
+			b, err := kind.Budget(ctx, r.Client, r.Config.ClusterNamespace, c, tiers)
 			if err != nil {
 				return BudgetVerdict{}, err
 			}
 			older = append(older, b)
 		}
 	}
-	me, err := r.Kind.Budget(ctx, r.Client, r.Config.ClusterNamespace, obj, nodes)
+	me, err := r.Kind.Budget(ctx, r.Client, r.Config.ClusterNamespace, obj, tiers)
 	if err != nil {
 		return BudgetVerdict{}, err
 	}
-	return CheckBudget(older, me, osds, CephBudgetLimits(r.Config.CephMaxPGPerOSD)), nil
+	return CheckBudget(older, me, osds, tiers, CephBudgetLimits(r.Config.CephMaxPGPerOSD)), nil
 }

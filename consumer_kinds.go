@@ -25,6 +25,7 @@ type consumerObject interface {
 	client.Object
 	StorageStatus() *cephv1alpha1.StorageStatus
 	RequestedReplicas() *int32
+	RequestedDeviceClass() cephv1alpha1.DiskType
 }
 
 // consumerKind is one consumer kind as the plugin's setup, its cache and
@@ -36,10 +37,12 @@ type consumerKind interface {
 	NewRookObject() client.Object
 	// DerivedName is the name of both derived objects of a consumer.
 	DerivedName(consumer string) string
-	// Budget is what a consumer asks of Ceph's budgets on nodes nodes:
-	// its pools' sizes and the failure domains they have had, read from
-	// its Rook object (none yet: nil histories).
-	Budget(ctx context.Context, c client.Reader, namespace string, consumer consumerObject, nodes int) (ConsumerBudget, error)
+	// Budget is what a consumer asks of Ceph's budgets over tiers: its
+	// pools' sizes and classes and the placements they have had, read
+	// from its Rook object (none yet: nil histories).
+	Budget(ctx context.Context, c client.Reader, namespace string, consumer consumerObject, tiers Tiers) (ConsumerBudget, error)
+	// Place is where and how a consumer's pools replicate over tiers.
+	Place(consumer consumerObject, tiers Tiers) (Placement, error)
 	// List lists the consumers of the kind.
 	List(ctx context.Context, c client.Reader) ([]consumerObject, error)
 	// setupReconciler registers the kind's ConsumerReconciler.
@@ -55,19 +58,26 @@ type kind[T consumerObject, R client.Object] struct {
 	newList        func() client.ObjectList
 	newRook        func() R
 	derivedName    func(consumer string) string
-	renderRook     func(obj T, cfg Config, r Replication) R
+	renderRook     func(obj T, cfg Config, p Placement) R
 	// patchRook copies the fields the plugin owns from want into have, so
 	// a merge patch from the old have touches nothing a concurrent writer
 	// set (nor fields Rook's older Go types do not know).
 	patchRook func(have, want R)
-	// failureDomain is the failure domain of the Rook object's pools (the
-	// plugin writes the consumer's to all of them but an object store's
-	// metadata pools).
+	// failureDomain is the placement (PoolPlacement) of the Rook object's
+	// data pool.
 	failureDomain func(R) string
-	// metadataFailureDomain is set for a kind whose metadata pools
-	// replicate apart from the consumer (an object store's, as automatic
-	// sizing says): their domain, recorded in its own history.
+	// metadataFailureDomain is set for a kind with metadata pools, which
+	// may be placed apart from the data (their own class; an object
+	// store's replicate as automatic sizing says): their placement,
+	// recorded in its own history.
 	metadataFailureDomain func(R) string
+	// metadataSeed, when set, is the history a metadata record starts
+	// from on an object written before it had one: a filesystem's data
+	// and metadata pools shared one record until classes could part them.
+	metadataSeed string
+	// metadataPlacement is set for a kind with metadata pools: their
+	// replication, the data's being data.
+	metadataPlacement func(obj T, data Replication, tiers Tiers) (Replication, error)
 	rookPhase             func(R) string
 	renderClass           func(obj T, cfg Config) *storagev1.StorageClass
 	// renderSnapshotClass is an optional capability: set for a kind whose
@@ -93,54 +103,98 @@ func (k kind[T, R]) List(ctx context.Context, c client.Reader) ([]consumerObject
 	return out, err
 }
 
-func (k kind[T, R]) Budget(ctx context.Context, c client.Reader, namespace string, consumer consumerObject, nodes int) (ConsumerBudget, error) {
-	repl, err := ComputeReplication(consumer.RequestedReplicas(), nodes)
+func (k kind[T, R]) Budget(ctx context.Context, c client.Reader, namespace string, consumer consumerObject, tiers Tiers) (ConsumerBudget, error) {
+	place, err := k.Place(consumer, tiers)
 	if err != nil {
-		repl = Replication{Nodes: nodes} // no nodes yet: sizes 0, counted as 1
+		// No disks (of its class) yet: sizes 0, counted as 1.
+		place = Placement{Data: Replication{DeviceClass: consumer.RequestedDeviceClass()}}
+		place.Metadata = place.Data
 	}
 	rook := k.newRook()
 	name := k.derivedName(consumer.GetName())
 	switch err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, rook); {
 	case apierrors.IsNotFound(err):
-		return k.budgetOf(consumer.GetName(), repl, rook, false), nil
+		return k.budgetOf(consumer.GetName(), place, rook, false), nil
 	case err != nil:
 		return ConsumerBudget{}, fmt.Errorf("read %s %s/%s: %w", k.rookKind, namespace, name, err)
 	}
-	return k.budgetOf(consumer.GetName(), repl, rook, true), nil
+	return k.budgetOf(consumer.GetName(), place, rook, true), nil
 }
 
-// budgetOf is a consumer's budget sized by repl, with the failure domain
-// histories of its Rook object when it exists.
-func (k kind[T, R]) budgetOf(consumer string, repl Replication, rook R, exists bool) ConsumerBudget {
-	b := ConsumerBudget{Kind: k.kind, Name: consumer, Size: repl.Size}
+// Place sizes the consumer's data pool on its class's tier
+// (TierReplication) and places its metadata pools as the kind does.
+func (k kind[T, R]) Place(consumer consumerObject, tiers Tiers) (Placement, error) {
+	obj, ok := consumer.(T)
+	if !ok {
+		return Placement{}, fmt.Errorf("a %s is not a %T", k.kind, consumer)
+	}
+	data, err := TierReplication(obj.RequestedReplicas(), obj.RequestedDeviceClass(), tiers)
+	if err != nil {
+		return Placement{}, err
+	}
+	place := Placement{Data: data, Metadata: data}
+	if k.metadataPlacement != nil {
+		place.Metadata, err = k.metadataPlacement(obj, data, tiers)
+	}
+	return place, err
+}
+
+// budgetOf is a consumer's budget as placed, with the placement histories
+// of its Rook object when it exists (else the placements it will be
+// created with).
+func (k kind[T, R]) budgetOf(consumer string, place Placement, rook R, exists bool) ConsumerBudget {
+	b := ConsumerBudget{Kind: k.kind, Name: consumer, Size: place.Data.Size,
+		DeviceClass: place.Data.DeviceClass, MetadataClass: place.Metadata.DeviceClass}
 	if k.metadataFailureDomain != nil {
-		b.MetadataSize = repl.Automatic().Size
+		b.MetadataSize = place.Metadata.Size
 	}
 	if !exists {
+		if place.Data.FailureDomain != "" {
+			b.FailureDomains = []string{PoolPlacement(place.Data.FailureDomain, place.Data.DeviceClass)}
+			b.MetadataFailureDomains = []string{PoolPlacement(place.Metadata.FailureDomain, place.Metadata.DeviceClass)}
+		}
 		return b
 	}
-	b.FailureDomains = recordedDomains(rook, FailureDomainsAnnotation, k.failureDomain)
-	if k.metadataFailureDomain != nil {
-		b.MetadataFailureDomains = recordedDomains(rook, MetadataFailureDomainsAnnotation, k.metadataFailureDomain)
+	records := k.domainRecords()
+	b.FailureDomains = recordedDomains(rook, records[0])
+	if len(records) > 1 {
+		b.MetadataFailureDomains = recordedDomains(rook, records[1])
 	}
 	return b
 }
 
-// domainRecords are the failure domain histories the kind keeps on its
-// Rook object: the annotation each lives in and the domain it follows.
-func (k kind[T, R]) domainRecords() map[string]func(R) string {
-	records := map[string]func(R) string{FailureDomainsAnnotation: k.failureDomain}
+// placementRecord is one placement history the kind keeps on its Rook
+// object: the annotation it lives in, the annotation it starts from when
+// it has none yet (seed, optional), and the placement it follows.
+type placementRecord[R client.Object] struct {
+	annotation, seed string
+	of               func(R) string
+}
+
+// domainRecords are the placement histories the kind keeps, the data
+// pool's first.
+func (k kind[T, R]) domainRecords() []placementRecord[R] {
+	records := []placementRecord[R]{{annotation: FailureDomainsAnnotation, of: k.failureDomain}}
 	if k.metadataFailureDomain != nil {
-		records[MetadataFailureDomainsAnnotation] = k.metadataFailureDomain
+		records = append(records, placementRecord[R]{annotation: MetadataFailureDomainsAnnotation, seed: k.metadataSeed, of: k.metadataFailureDomain})
 	}
 	return records
 }
 
-// recordedDomains is a failure domain history of a Rook object: the record
-// in annotation, or the current domain for an object written before the
-// record existed.
-func recordedDomains[R client.Object](rook R, annotation string, domain func(R) string) []string {
-	history := NextFailureDomains(rook.GetAnnotations()[annotation], domain(rook), "")
+// history is the record as stored, or its seed's for an object written
+// before it had one.
+func (rec placementRecord[R]) history(rook R) string {
+	annotations := rook.GetAnnotations()
+	if h, ok := annotations[rec.annotation]; ok || rec.seed == "" {
+		return h
+	}
+	return annotations[rec.seed]
+}
+
+// recordedDomains is a placement history of a Rook object: the record, or
+// the current placement for an object written before the record existed.
+func recordedDomains[R client.Object](rook R, rec placementRecord[R]) []string {
+	history := NextFailureDomains(rec.history(rook), rec.of(rook), "")
 	if history == "" {
 		return nil
 	}
@@ -216,13 +270,13 @@ var blockStorageKind = kind[*cephv1alpha1.BlockStorage, *cephv1.CephBlockPool]{
 	newList:     func() client.ObjectList { return &cephv1alpha1.BlockStorageList{} },
 	newRook:     func() *cephv1.CephBlockPool { return &cephv1.CephBlockPool{} },
 	derivedName: BlockPoolName,
-	renderRook: func(o *cephv1alpha1.BlockStorage, cfg Config, r Replication) *cephv1.CephBlockPool {
-		return RenderBlockPool(o, cfg.ClusterNamespace, r)
+	renderRook: func(o *cephv1alpha1.BlockStorage, cfg Config, p Placement) *cephv1.CephBlockPool {
+		return RenderBlockPool(o, cfg.ClusterNamespace, p.Data)
 	},
 	patchRook: func(have, want *cephv1.CephBlockPool) {
 		patchPool(&have.Spec.PoolSpec, want.Spec.PoolSpec)
 	},
-	failureDomain: func(p *cephv1.CephBlockPool) string { return p.Spec.FailureDomain },
+	failureDomain: func(p *cephv1.CephBlockPool) string { return placementOf(p.Spec.PoolSpec) },
 	rookPhase:     blockPoolPhase,
 	renderClass: func(o *cephv1alpha1.BlockStorage, cfg Config) *storagev1.StorageClass {
 		return RenderRBDStorageClass(o, cfg)
@@ -238,8 +292,8 @@ var fileStorageKind = kind[*cephv1alpha1.FileStorage, *cephv1.CephFilesystem]{
 	newList:     func() client.ObjectList { return &cephv1alpha1.FileStorageList{} },
 	newRook:     func() *cephv1.CephFilesystem { return &cephv1.CephFilesystem{} },
 	derivedName: FilesystemName,
-	renderRook: func(o *cephv1alpha1.FileStorage, cfg Config, r Replication) *cephv1.CephFilesystem {
-		return RenderFilesystem(o, cfg.ClusterNamespace, r)
+	renderRook: func(o *cephv1alpha1.FileStorage, cfg Config, p Placement) *cephv1.CephFilesystem {
+		return RenderFilesystem(o, cfg.ClusterNamespace, p)
 	},
 	patchRook: func(have, want *cephv1.CephFilesystem) {
 		patchPool(&have.Spec.MetadataPool.PoolSpec, want.Spec.MetadataPool.PoolSpec)
@@ -259,8 +313,20 @@ var fileStorageKind = kind[*cephv1alpha1.FileStorage, *cephv1.CephFilesystem]{
 		have.Spec.MetadataServer.ActiveCount = want.Spec.MetadataServer.ActiveCount
 		have.Spec.MetadataServer.ActiveStandby = want.Spec.MetadataServer.ActiveStandby
 	},
-	failureDomain: func(f *cephv1.CephFilesystem) string { return f.Spec.MetadataPool.FailureDomain },
-	rookPhase:     filesystemPhase,
+	failureDomain: func(f *cephv1.CephFilesystem) string {
+		for _, pool := range f.Spec.DataPools {
+			if pool.Name == FilesystemDataPool {
+				return placementOf(pool.PoolSpec)
+			}
+		}
+		return placementOf(f.Spec.MetadataPool.PoolSpec)
+	},
+	metadataFailureDomain: func(f *cephv1.CephFilesystem) string { return placementOf(f.Spec.MetadataPool.PoolSpec) },
+	metadataSeed:          FailureDomainsAnnotation,
+	metadataPlacement: func(o *cephv1alpha1.FileStorage, data Replication, tiers Tiers) (Replication, error) {
+		return MetadataReplication(data, o.Spec.Replicas, o.Spec.MetadataDeviceClass, tiers)
+	},
+	rookPhase: filesystemPhase,
 	renderClass: func(o *cephv1alpha1.FileStorage, cfg Config) *storagev1.StorageClass {
 		return RenderCephFSStorageClass(o, cfg)
 	},
@@ -274,8 +340,8 @@ var objectStorageKind = kind[*cephv1alpha1.ObjectStorage, *cephv1.CephObjectStor
 	newList:     func() client.ObjectList { return &cephv1alpha1.ObjectStorageList{} },
 	newRook:     func() *cephv1.CephObjectStore { return &cephv1.CephObjectStore{} },
 	derivedName: ObjectStoreName,
-	renderRook: func(o *cephv1alpha1.ObjectStorage, cfg Config, r Replication) *cephv1.CephObjectStore {
-		return RenderObjectStore(o, cfg.ClusterNamespace, r)
+	renderRook: func(o *cephv1alpha1.ObjectStorage, cfg Config, p Placement) *cephv1.CephObjectStore {
+		return RenderObjectStore(o, cfg.ClusterNamespace, p)
 	},
 	patchRook: func(have, want *cephv1.CephObjectStore) {
 		patchPool(&have.Spec.MetadataPool, want.Spec.MetadataPool)
@@ -284,19 +350,29 @@ var objectStorageKind = kind[*cephv1alpha1.ObjectStorage, *cephv1.CephObjectStor
 		have.Spec.Gateway.Port = want.Spec.Gateway.Port
 		have.Spec.Gateway.Instances = want.Spec.Gateway.Instances
 	},
-	failureDomain:         func(o *cephv1.CephObjectStore) string { return o.Spec.DataPool.FailureDomain },
-	metadataFailureDomain: func(o *cephv1.CephObjectStore) string { return o.Spec.MetadataPool.FailureDomain },
+	failureDomain:         func(o *cephv1.CephObjectStore) string { return placementOf(o.Spec.DataPool) },
+	metadataFailureDomain: func(o *cephv1.CephObjectStore) string { return placementOf(o.Spec.MetadataPool) },
+	metadataPlacement: func(_ *cephv1alpha1.ObjectStorage, data Replication, tiers Tiers) (Replication, error) {
+		return SharedMetadataReplication(data, tiers)
+	},
 	rookPhase:             objectStorePhase,
 	renderClass: func(o *cephv1alpha1.ObjectStorage, cfg Config) *storagev1.StorageClass {
 		return RenderBucketStorageClass(o, cfg)
 	},
 }
 
+// placementOf is a pool spec's entry in a placement history.
+func placementOf(p cephv1.PoolSpec) string {
+	return PoolPlacement(p.FailureDomain, cephv1alpha1.DiskType(p.DeviceClass))
+}
+
 // patchPool copies the replication a consumer decides onto a pool spec,
 // with enableCrushUpdates, without which Rook keeps an existing pool's old
-// CRUSH rule when the failure domain changes (replicatedPool).
+// CRUSH rule when the failure domain or device class changes
+// (replicatedPool).
 func patchPool(have *cephv1.PoolSpec, want cephv1.PoolSpec) {
 	have.FailureDomain = want.FailureDomain
+	have.DeviceClass = want.DeviceClass
 	have.EnableCrushUpdates = want.EnableCrushUpdates
 	have.Replicated.Size = want.Replicated.Size
 	have.Replicated.RequireSafeReplicaSize = want.Replicated.RequireSafeReplicaSize

@@ -36,11 +36,11 @@ func TestPatchRookCopiesEnableCrushUpdates(t *testing.T) {
 }
 
 func checkPatchCopiesCrushUpdates[T consumerObject, R client.Object](t *testing.T, k kind[T, R], consumer T) {
-	have := k.renderRook(consumer, testConfig(), mustReplication(t, nil, 1))
+	have := k.renderRook(consumer, testConfig(), samePlacement(mustReplication(t, nil, 1)))
 	for _, pool := range rookPools(have) {
 		pool.EnableCrushUpdates = false // as the plugin wrote it before
 	}
-	want := k.renderRook(consumer, testConfig(), mustReplication(t, nil, 2))
+	want := k.renderRook(consumer, testConfig(), samePlacement(mustReplication(t, nil, 2)))
 	k.patchRook(have, want)
 	pools := rookPools(have)
 	require.NotEmpty(t, pools)

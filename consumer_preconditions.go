@@ -17,6 +17,11 @@ type consumerInput struct {
 	clusterMissing error
 	// nodes is how many nodes contribute disks (the union's node count).
 	nodes int
+	// tiers is the union by device class; place the consumer's pools'
+	// placement on them, or placeErr why there is none.
+	tiers    Tiers
+	place    Placement
+	placeErr error
 	// rookKind names the kind of rook, for messages.
 	rookKind string
 	// rook is the same-named Rook object, nil when there is none.
@@ -42,6 +47,7 @@ type precondition struct {
 var consumerPreconditions = []precondition{
 	{"the CephCluster exists", cephClusterExists},
 	{"some node contributes disks", disksContribute},
+	{"its device classes have disks", classesHaveDisks},
 	{"the Rook object is ours or absent", rookObjectIsOurs},
 	{"the StorageClass is ours or absent", storageClassIsOurs},
 	{"a new consumer fits Ceph's budgets", fitsCephBudgets},
@@ -70,6 +76,16 @@ func disksContribute(in consumerInput) (string, string, bool) {
 		return "", "", false
 	}
 	return ReasonNoDisks, ErrNoDisks.Error(), true
+}
+
+// classesHaveDisks refuses a consumer whose class (or metadata class) no
+// DiskPool contributes disks of: nothing is written, and a pool that
+// exists keeps its rule until disks of the class come back.
+func classesHaveDisks(in consumerInput) (string, string, bool) {
+	if in.placeErr == nil {
+		return "", "", false
+	}
+	return ReasonNoDisksOfClass, in.placeErr.Error(), true
 }
 
 func rookObjectIsOurs(in consumerInput) (string, string, bool) {

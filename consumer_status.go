@@ -30,6 +30,7 @@ const (
 	ReasonReady             = "Ready"
 	ReasonProvisioning      = "Provisioning"
 	ReasonNoDisks           = "NoDisks"
+	ReasonNoDisksOfClass    = "NoDisksOfClass"
 	ReasonForeignObject     = "ForeignObject"
 	ReasonStorageClassDrift = "StorageClassDrift"
 	ReasonReconcileError    = "ReconcileError"
@@ -53,8 +54,12 @@ type consumerOutcome struct {
 	Phase   cephv1alpha1.StoragePhase
 	Reason  string
 	Message string
-	// Replication is set once the consumer has been sized.
+	// Replication is set once the consumer has been sized: its data
+	// pool's, device class included.
 	Replication *Replication
+	// MetadataClass is the device class of the metadata pools of a kind
+	// that has them, once placed.
+	MetadataClass *cephv1alpha1.DiskType
 	// StorageClassName is set once the class is known to be ours.
 	StorageClassName string
 	// ReplicationChange, when not empty, describes a change of the pools'
@@ -97,6 +102,10 @@ func consumerStatus(prev cephv1alpha1.StorageStatus, out consumerOutcome, genera
 	if out.Replication != nil {
 		next.Replicas = out.Replication.Size
 		next.FailureDomain = out.Replication.FailureDomain
+		next.DeviceClass = out.Replication.DeviceClass
+	}
+	if out.MetadataClass != nil {
+		next.MetadataDeviceClass = *out.MetadataClass
 	}
 	if out.Capacity != nil {
 		next.Capacity = out.Capacity

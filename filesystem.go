@@ -17,13 +17,14 @@ const FilesystemDataPool = "data"
 func FilesystemDataPoolName(fsName string) string { return fsName + "-" + FilesystemDataPool }
 
 // RenderFilesystem is the CephFilesystem cephfs-<name> of a FileStorage, in
-// the CephCluster's namespace, controlled by the FileStorage. Metadata and
-// data pools replicate at the same size. It runs spec.metadataServers
+// the CephCluster's namespace, controlled by the FileStorage. The data pool
+// is placed as p.Data, the metadata pool as p.Metadata (the same size and
+// failure domain, maybe a faster class: MetadataReplication). It runs spec.metadataServers
 // active MDS daemons, each with a standby (activeStandby), so a crashed
 // MDS fails over without an operator. preserveFilesystemOnDelete is always
 // true: deleting the FileStorage removes the CephFilesystem object, never
 // the data.
-func RenderFilesystem(fs *cephv1alpha1.FileStorage, clusterNamespace string, r Replication) *cephv1.CephFilesystem {
+func RenderFilesystem(fs *cephv1alpha1.FileStorage, clusterNamespace string, p Placement) *cephv1.CephFilesystem {
 	active := fs.Spec.MetadataServers
 	if active < 1 {
 		active = 1
@@ -32,8 +33,8 @@ func RenderFilesystem(fs *cephv1alpha1.FileStorage, clusterNamespace string, r R
 		TypeMeta:   metav1.TypeMeta{APIVersion: cephv1.SchemeGroupVersion.String(), Kind: "CephFilesystem"},
 		ObjectMeta: derivedMeta(FilesystemName(fs.Name), clusterNamespace, fs, "FileStorage"),
 		Spec: cephv1.FilesystemSpec{
-			MetadataPool:               cephv1.NamedPoolSpec{PoolSpec: replicatedPool(r)},
-			DataPools:                  []cephv1.NamedPoolSpec{{Name: FilesystemDataPool, PoolSpec: replicatedPool(r)}},
+			MetadataPool:               cephv1.NamedPoolSpec{PoolSpec: replicatedPool(p.Metadata)},
+			DataPools:                  []cephv1.NamedPoolSpec{{Name: FilesystemDataPool, PoolSpec: replicatedPool(p.Data)}},
 			PreserveFilesystemOnDelete: true,
 			MetadataServer:             cephv1.MetadataServerSpec{ActiveCount: active, ActiveStandby: true},
 		},

@@ -35,7 +35,7 @@ func TestRenderFilesystem(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			r := mustReplication(t, nil, tc.nodes)
-			got := RenderFilesystem(fileStorage("shared", tc.mds), "rook-ceph", r)
+			got := RenderFilesystem(fileStorage("shared", tc.mds), "rook-ceph", samePlacement(r))
 			assert.Equal(t, "cephfs-shared", got.Name)
 			assert.Equal(t, "rook-ceph", got.Namespace)
 			assert.Equal(t, tc.wantActive, got.Spec.MetadataServer.ActiveCount)
@@ -62,7 +62,7 @@ func TestRenderFilesystem(t *testing.T) {
 
 func TestRenderFilesystemNamesItsDataPoolForTheStorageClass(t *testing.T) {
 	fs := fileStorage("shared", 1)
-	rendered := RenderFilesystem(fs, "rook-ceph", mustReplication(t, nil, 3))
+	rendered := RenderFilesystem(fs, "rook-ceph", samePlacement(mustReplication(t, nil, 3)))
 	require.Len(t, rendered.Spec.DataPools, 1)
 	require.NotEmpty(t, rendered.Spec.DataPools[0].Name, "an unnamed data pool gets a name Rook picks")
 	rookPoolName := rendered.Name + "-" + rendered.Spec.DataPools[0].Name
@@ -91,7 +91,7 @@ func rookDaemonLetters(index int) string {
 // active, each with a standby), must still fit.
 func TestLongestFileStorageNameFitsRooksMDSLabels(t *testing.T) {
 	assert.Equal(t, []string{"a", "z", "aa", "cv"}, []string{rookDaemonLetters(0), rookDaemonLetters(25), rookDaemonLetters(26), rookDaemonLetters(99)})
-	fs := RenderFilesystem(fileStorage(strings.Repeat("f", 53), 50), "rook-ceph", mustReplication(t, nil, 3))
+	fs := RenderFilesystem(fileStorage(strings.Repeat("f", 53), 50), "rook-ceph", samePlacement(mustReplication(t, nil, 3)))
 	daemons := int(fs.Spec.MetadataServer.ActiveCount)
 	if fs.Spec.MetadataServer.ActiveStandby {
 		daemons *= 2

@@ -17,15 +17,17 @@ const ObjectStorePort = 80
 // deleting the ObjectStorage keeps the cephobj-<name>.rgw.* pools and their
 // data.
 //
-// The data pool replicates as r says. The metadata pools replicate as
-// automatic sizing says, whatever the consumer asked for: Rook creates and
+// The data pool is placed as p.Data. The metadata pools are placed as
+// p.Metadata: they replicate as automatic sizing says, whatever the
+// consumer asked for, on a class every store agrees on
+// (SharedMetadataReplication): Rook creates and
 // updates the one .rgw.root pool every object store shares with each
 // store's metadataPool spec (pkg/operator/ceph/object/objectstore.go,
 // CreateObjectStorePools), so stores with different replicas would take
 // turns resizing it, and one store's replicas: 1 would leave every store's
 // realm configuration with a single copy. Metadata is small; the cost of
 // the extra copies is negligible.
-func RenderObjectStore(store *cephv1alpha1.ObjectStorage, clusterNamespace string, r Replication) *cephv1.CephObjectStore {
+func RenderObjectStore(store *cephv1alpha1.ObjectStorage, clusterNamespace string, p Placement) *cephv1.CephObjectStore {
 	instances := store.Spec.GatewayInstances
 	if instances < 1 {
 		instances = 1
@@ -34,8 +36,8 @@ func RenderObjectStore(store *cephv1alpha1.ObjectStorage, clusterNamespace strin
 		TypeMeta:   metav1.TypeMeta{APIVersion: cephv1.SchemeGroupVersion.String(), Kind: "CephObjectStore"},
 		ObjectMeta: derivedMeta(ObjectStoreName(store.Name), clusterNamespace, store, "ObjectStorage"),
 		Spec: cephv1.ObjectStoreSpec{
-			MetadataPool:          replicatedPool(r.Automatic()),
-			DataPool:              replicatedPool(r),
+			MetadataPool:          replicatedPool(p.Metadata),
+			DataPool:              replicatedPool(p.Data),
 			PreservePoolsOnDelete: true,
 			Gateway:               cephv1.GatewaySpec{Port: ObjectStorePort, Instances: instances},
 		},

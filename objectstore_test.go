@@ -35,7 +35,7 @@ func TestRenderObjectStore(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			r := mustReplication(t, tc.requested, tc.nodes)
-			got := RenderObjectStore(objectStorage("s3", tc.gateways), "rook-ceph", r)
+			got := RenderObjectStore(objectStorage("s3", tc.gateways), "rook-ceph", storePlacement(r))
 			assert.Equal(t, "cephobj-s3", got.Name)
 			assert.Equal(t, "rook-ceph", got.Namespace)
 			assert.Equal(t, tc.wantInst, got.Spec.Gateway.Instances)
@@ -58,10 +58,10 @@ func TestRenderObjectStore(t *testing.T) {
 // follows the request.
 func TestObjectStoresAgreeOnTheSharedRootPool(t *testing.T) {
 	const nodes = 3
-	auto := RenderObjectStore(objectStorage("auto", 1), "rook-ceph", mustReplication(t, nil, nodes))
+	auto := RenderObjectStore(objectStorage("auto", 1), "rook-ceph", storePlacement(mustReplication(t, nil, nodes)))
 	for _, requested := range []int32{1, 2, 3} {
 		t.Run(fmt.Sprintf("replicas %d", requested), func(t *testing.T) {
-			got := RenderObjectStore(objectStorage("asked", 1), "rook-ceph", mustReplication(t, ptrTo(requested), nodes))
+			got := RenderObjectStore(objectStorage("asked", 1), "rook-ceph", storePlacement(mustReplication(t, ptrTo(requested), nodes)))
 			assert.Equal(t, auto.Spec.MetadataPool, got.Spec.MetadataPool, "metadata pools as every other store has them")
 			assert.Equal(t, uint(3), got.Spec.MetadataPool.Replicated.Size)
 			assert.Equal(t, FailureDomainHost, got.Spec.MetadataPool.FailureDomain)

@@ -109,7 +109,7 @@ func TestRenderedCephFilesystemsAreAccepted(t *testing.T) {
 		for _, mds := range []int32{1, 3} {
 			i++
 			t.Run(fmt.Sprintf("%s, %d MDS", variant, mds), func(t *testing.T) {
-				fs := withLiveOwner(t, RenderFilesystem(fileStorage(fmt.Sprintf("fs%d", i), mds), "rook-ceph", r))
+				fs := withLiveOwner(t, RenderFilesystem(fileStorage(fmt.Sprintf("fs%d", i), mds), "rook-ceph", samePlacement(r)))
 				createStrict(t, fs)
 				got := fs // the create's answer, as stored (see createStrict)
 				assert.Equal(t, mds, got.Spec.MetadataServer.ActiveCount)
@@ -121,7 +121,7 @@ func TestRenderedCephFilesystemsAreAccepted(t *testing.T) {
 		}
 	}
 	t.Run("the longest FileStorage name", func(t *testing.T) {
-		createStrict(t, withLiveOwner(t, RenderFilesystem(fileStorage(strings.Repeat("f", 53), 1), "rook-ceph", mustReplication(t, nil, 3))))
+		createStrict(t, withLiveOwner(t, RenderFilesystem(fileStorage(strings.Repeat("f", 53), 1), "rook-ceph", samePlacement(mustReplication(t, nil, 3)))))
 	})
 }
 
@@ -132,7 +132,7 @@ func TestRenderedCephObjectStoresAreAccepted(t *testing.T) {
 		for _, gateways := range []int32{1, 4} {
 			i++
 			t.Run(fmt.Sprintf("%s, %d gateways", variant, gateways), func(t *testing.T) {
-				store := withLiveOwner(t, RenderObjectStore(objectStorage(fmt.Sprintf("os%d", i), gateways), "rook-ceph", r))
+				store := withLiveOwner(t, RenderObjectStore(objectStorage(fmt.Sprintf("os%d", i), gateways), "rook-ceph", storePlacement(r)))
 				createStrict(t, store)
 				got := store // the create's answer, as stored (see createStrict)
 				assert.Equal(t, gateways, got.Spec.Gateway.Instances)
@@ -142,7 +142,7 @@ func TestRenderedCephObjectStoresAreAccepted(t *testing.T) {
 		}
 	}
 	t.Run("the longest ObjectStorage name", func(t *testing.T) {
-		createStrict(t, withLiveOwner(t, RenderObjectStore(objectStorage(strings.Repeat("o", 30), 1), "rook-ceph", mustReplication(t, nil, 3))))
+		createStrict(t, withLiveOwner(t, RenderObjectStore(objectStorage(strings.Repeat("o", 30), 1), "rook-ceph", storePlacement(mustReplication(t, nil, 3)))))
 	})
 }
 

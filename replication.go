@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
 )
 
 // CRUSH failure domains the plugin uses.
@@ -34,6 +36,16 @@ type Replication struct {
 	Message string
 	// Nodes is the node count the replication was sized against.
 	Nodes int
+	// DeviceClass is the class the pool's CRUSH rule takes its OSDs from
+	// (TierReplication); "" for every OSD.
+	DeviceClass cephv1alpha1.DiskType
+}
+
+// Placement is how a consumer's pools replicate and where: its data
+// pool's, and its metadata pools' (a FileStorage's, an ObjectStorage's;
+// a BlockStorage has none, and its Metadata is its Data).
+type Placement struct {
+	Data, Metadata Replication
 }
 
 // Automatic is the replication an absent replicas field gives on the same
@@ -100,41 +112,93 @@ const (
 	ReasonNodesLeft   = "NodesLeft"
 )
 
+// Placed is a consumer's placement as its status last reported it.
+type Placed struct {
+	Size                       int32
+	FailureDomain              string
+	DeviceClass, MetadataClass cephv1alpha1.DiskType
+}
+
+// PlacedOf reads a consumer's last placement from its status.
+func PlacedOf(s *cephv1alpha1.StorageStatus) Placed {
+	return Placed{Size: s.Replicas, FailureDomain: s.FailureDomain, DeviceClass: s.DeviceClass, MetadataClass: s.MetadataDeviceClass}
+}
+
 // DescribeReplicationChange says, for an Event and a condition, how a
-// pool's replication changes and what Ceph does about it, with its cause:
-// specChanged when the consumer's spec was edited since the sizing it had,
-// else the contributing nodes changed (more copies or wider placement mean
-// nodes joined). Every change of size or failure domain is described,
-// explicit or automatic; a first sizing or an unchanged one is not ("").
-func DescribeReplicationChange(oldSize int32, oldDomain string, next Replication, specChanged bool) (reason, message string) {
-	if oldSize == 0 || oldSize == next.Size && oldDomain == next.FailureDomain {
+// consumer's pools' replication or device class changes and what Ceph does
+// about it, with its cause: specChanged when the consumer's spec was
+// edited since the placement it had, else the contributing nodes changed
+// (more copies, wider placement or a faster metadata class mean nodes
+// joined). Every change is described, explicit or automatic; a first
+// placement or an unchanged one is not ("").
+func DescribeReplicationChange(old Placed, next Placement, specChanged bool) (reason, message string) {
+	data := next.Data
+	if old.Size == 0 || old.Size == data.Size && old.FailureDomain == data.FailureDomain &&
+		old.DeviceClass == data.DeviceClass && old.MetadataClass == next.Metadata.DeviceClass {
 		return "", ""
 	}
 	var effects []string
 	switch {
-	case next.Size > oldSize:
+	case data.Size > old.Size:
 		effects = append(effects, "Ceph re-replicates every byte in the pool")
-	case next.Size < oldSize:
+	case data.Size < old.Size:
 		effects = append(effects, "Ceph drops the extra copies")
 	}
 	switch {
-	case oldDomain == FailureDomainOSD && next.FailureDomain == FailureDomainHost:
+	case old.FailureDomain == FailureDomainOSD && data.FailureDomain == FailureDomainHost:
 		// enableCrushUpdates (replicatedPool) is what lets this reach Ceph.
 		effects = append(effects, "Rook gives it a new CRUSH rule that moves the copies onto separate hosts")
-	case oldDomain == FailureDomainHost && next.FailureDomain == FailureDomainOSD:
+	case old.FailureDomain == FailureDomainHost && data.FailureDomain == FailureDomainOSD:
 		effects = append(effects, "Rook gives it a new CRUSH rule that lets copies share a host")
 	}
-	message = fmt.Sprintf("replication changes from %d (%s) to %d (%s): %s",
-		oldSize, oldDomain, next.Size, next.FailureDomain, strings.Join(effects, ", and "))
+	if old.DeviceClass != data.DeviceClass {
+		effects = append(effects, fmt.Sprintf("Rook gives it a new CRUSH rule and Ceph moves every byte in it from %s to %s",
+			classOSDs(old.DeviceClass), classOSDs(data.DeviceClass)))
+	}
+	// Metadata that only follows its data is told by the data's move.
+	followsData := old.MetadataClass == old.DeviceClass && next.Metadata.DeviceClass == data.DeviceClass
+	if old.MetadataClass != next.Metadata.DeviceClass && !followsData {
+		effects = append(effects, fmt.Sprintf("Ceph moves its metadata from %s to %s",
+			classOSDs(old.MetadataClass), classOSDs(next.Metadata.DeviceClass)))
+	}
+	message = fmt.Sprintf("replication changes from %s to %s: %s",
+		describePlaced(old.Size, old.FailureDomain, old.DeviceClass), describePlaced(data.Size, data.FailureDomain, data.DeviceClass), strings.Join(effects, ", and "))
 	switch {
 	case specChanged:
 		reason = ReasonSpecChanged
-	case next.Size > oldSize || next.FailureDomain == FailureDomainHost && oldDomain != FailureDomainHost:
+	case data.Size > old.Size || data.FailureDomain == FailureDomainHost && old.FailureDomain != FailureDomainHost ||
+		data.Size == old.Size && data.FailureDomain == old.FailureDomain && fasterOrEqual(next.Metadata.DeviceClass, old.MetadataClass):
 		reason = ReasonNodesJoined
 	default:
 		reason = ReasonNodesLeft
 	}
 	return reason, message
+}
+
+// describePlaced is "3 (host)", or "3 (host, ssd)" for a pool on a class.
+func describePlaced(size int32, domain string, class cephv1alpha1.DiskType) string {
+	if class == "" {
+		return fmt.Sprintf("%d (%s)", size, domain)
+	}
+	return fmt.Sprintf("%d (%s, %s)", size, domain, class)
+}
+
+// classOSDs names the OSDs of a class for a message.
+func classOSDs(class cephv1alpha1.DiskType) string {
+	if class == "" {
+		return "every OSD"
+	}
+	return "the " + string(class) + " OSDs"
+}
+
+// fasterOrEqual says whether class a comes no later than b in
+// deviceClasses (a class comes before none).
+func fasterOrEqual(a, b cephv1alpha1.DiskType) bool {
+	ai, bi := classIndex(a), classIndex(b)
+	if bi < 0 {
+		return true
+	}
+	return ai >= 0 && ai <= bi
 }
 
 func plural(n int, word string) string {

@@ -139,7 +139,7 @@ func TestDescribeReplicationChange(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			reason, msg := DescribeReplicationChange(tc.oldSize, tc.oldDomain, tc.next, tc.specChanged)
+			reason, msg := DescribeReplicationChange(Placed{Size: tc.oldSize, FailureDomain: tc.oldDomain}, samePlacement(tc.next), tc.specChanged)
 			assert.Equal(t, tc.wantReason, reason)
 			assert.Equal(t, tc.want, msg)
 		})

@@ -186,15 +186,17 @@ type ConsumerNeed struct {
 	Consumer string // "BlockStorage app-data"
 	Size     int32
 	Domain   string
+	// Class is the device class its pools are on ("": every OSD): only
+	// that class's hosts and OSDs hold its copies.
+	Class cephv1alpha1.DiskType
 }
 
 // PreflightInput is what the consumers' checks are made against.
 type PreflightInput struct {
-	// HostsAfter and OSDsAfter count the nodes and devices of the shared
-	// OSD set once the disk is gone (its replacement, when it joined or
-	// is joining, included).
-	HostsAfter, OSDsAfter int
-	Consumers             []ConsumerNeed
+	// After is the shared OSD set by device class once the disk is gone
+	// (its replacement, when it joined or is joining, included).
+	After     Tiers
+	Consumers []ConsumerNeed
 }
 
 // Preflight checks a retirement against what the consumers ask, before
@@ -226,15 +228,19 @@ func copiesCheck(in PreflightInput) cephv1alpha1.PreflightCheck {
 func hostsCheck(in PreflightInput) cephv1alpha1.PreflightCheck {
 	var short []string
 	for _, c := range in.Consumers {
-		have, unit := in.HostsAfter, "hosts"
+		tier := in.After.Of(c.Class)
+		have, unit := tier.Nodes, "hosts"
 		if c.Domain == FailureDomainOSD {
-			have, unit = in.OSDsAfter, "OSDs"
+			have, unit = tier.OSDs, "OSDs"
+		}
+		if c.Class != "" {
+			unit = string(c.Class) + " " + unit
 		}
 		if int(c.Size) > have {
 			short = append(short, fmt.Sprintf("%s keeps %d copies on different %s", c.Consumer, c.Size, unit))
 		}
 	}
-	after := fmt.Sprintf("%s and %s would remain", plural(in.HostsAfter, "host"), plural(in.OSDsAfter, "OSD"))
+	after := fmt.Sprintf("%s and %s would remain", plural(in.After.All.Nodes, "host"), plural(in.After.All.OSDs, "OSD"))
 	if len(short) > 0 {
 		return cephv1alpha1.PreflightCheck{Name: CheckHosts, Message: fmt.Sprintf("%s: too few for %s; add a disk on another node first (a replacement does)", after, summarizeClauses(short))}
 	}

@@ -389,20 +389,17 @@ func (r *DiskRetirementReconciler) preflight(ctx context.Context, disk, joining 
 	if err != nil {
 		return nil, err
 	}
-	in := PreflightInput{}
 	gone := DeviceIDOf(disk)
-	hosts := map[string]bool{}
+	var after []*cephv1alpha1.Disk
 	for _, d := range union.Disks {
-		if id := DeviceIDOf(d); id != gone {
-			hosts[id.Node] = true
-			in.OSDsAfter++
+		if DeviceIDOf(d) != gone {
+			after = append(after, d)
 		}
 	}
 	if joining != nil {
-		hosts[joining.Status.NodeName] = true
-		in.OSDsAfter++
+		after = append(after, joining)
 	}
-	in.HostsAfter = len(hosts)
+	in := PreflightInput{After: TiersOf(after)}
 	for _, kind := range consumerKinds {
 		consumers, err := kind.List(ctx, r.Client)
 		if err != nil {
@@ -412,11 +409,15 @@ func (r *DiskRetirementReconciler) preflight(ctx context.Context, disk, joining 
 			if !c.GetDeletionTimestamp().IsZero() {
 				continue
 			}
-			rep, err := ComputeReplication(c.RequestedReplicas(), union.Nodes)
+			place, err := kind.Place(c, union.Tiers)
 			if err != nil {
-				continue // no disks at all: the consumer holds no data
+				continue // no disks (of its class): the consumer holds no data
 			}
-			in.Consumers = append(in.Consumers, ConsumerNeed{Consumer: kind.Kind() + " " + c.GetName(), Size: rep.Size, Domain: rep.FailureDomain})
+			name := kind.Kind() + " " + c.GetName()
+			in.Consumers = append(in.Consumers, ConsumerNeed{Consumer: name, Size: place.Data.Size, Domain: place.Data.FailureDomain, Class: place.Data.DeviceClass})
+			if place.Metadata.DeviceClass != place.Data.DeviceClass {
+				in.Consumers = append(in.Consumers, ConsumerNeed{Consumer: name + "'s metadata", Size: place.Metadata.Size, Domain: place.Metadata.FailureDomain, Class: place.Metadata.DeviceClass})
+			}
 		}
 	}
 	return Preflight(in), nil

@@ -152,7 +152,7 @@ func TestFindOSDByLabel(t *testing.T) {
 
 func TestPreflight(t *testing.T) {
 	healthy := PreflightInput{
-		HostsAfter: 3, OSDsAfter: 5,
+		After:     tiersWith(Tier{Nodes: 3, OSDs: 5}, Tier{Class: "ssd", Nodes: 2, OSDs: 2}),
 		Consumers: []ConsumerNeed{{Consumer: "BlockStorage db", Size: 3, Domain: FailureDomainHost}},
 	}
 	tests := []struct {
@@ -161,15 +161,21 @@ func TestPreflight(t *testing.T) {
 		failed map[string]string // check name -> part of its message
 	}{
 		{name: "enough hosts for every consumer", change: func(*PreflightInput) {}},
-		{name: "too few hosts for a consumer's copies", change: func(in *PreflightInput) { in.HostsAfter = 2 },
+		{name: "too few hosts for a consumer's copies", change: func(in *PreflightInput) { in.After.All.Nodes = 2 },
 			failed: map[string]string{CheckHosts: "2 hosts and 5 OSDs would remain: too few for BlockStorage db keeps 3 copies on different hosts"}},
 		{name: "copies on OSDs count OSDs", change: func(in *PreflightInput) {
-			in.HostsAfter, in.OSDsAfter = 1, 1
+			in.After.All = Tier{Nodes: 1, OSDs: 1}
 			in.Consumers = []ConsumerNeed{{Consumer: "FileStorage f", Size: 2, Domain: FailureDomainOSD}}
 		}, failed: map[string]string{CheckHosts: "FileStorage f keeps 2 copies on different OSDs"}},
 		{name: "two copies on the OSDs of one node that remain", change: func(in *PreflightInput) {
-			in.HostsAfter, in.OSDsAfter = 1, 2
+			in.After.All = Tier{Nodes: 1, OSDs: 2}
 			in.Consumers = []ConsumerNeed{{Consumer: "FileStorage f", Size: 2, Domain: FailureDomainOSD}}
+		}},
+		{name: "a consumer on a class counts that class's hosts", change: func(in *PreflightInput) {
+			in.Consumers = append(in.Consumers, ConsumerNeed{Consumer: "BlockStorage fast", Size: 3, Domain: FailureDomainHost, Class: "ssd"})
+		}, failed: map[string]string{CheckHosts: "too few for BlockStorage fast keeps 3 copies on different ssd hosts"}},
+		{name: "a consumer on a class fits its class's hosts", change: func(in *PreflightInput) {
+			in.Consumers = []ConsumerNeed{{Consumer: "BlockStorage fast", Size: 2, Domain: FailureDomainHost, Class: "ssd"}}
 		}},
 		{name: "a consumer with a single copy", change: func(in *PreflightInput) {
 			in.Consumers = append(in.Consumers, ConsumerNeed{Consumer: "ObjectStorage media", Size: 1, Domain: FailureDomainOSD})

@@ -81,7 +81,8 @@ func BootstrapCephCluster(cfg Config) *cephv1.CephCluster {
 }
 
 // ApplyClusterSettings sets the CephCluster fields the configuration owns:
-// the Ceph image, the mon and mgr counts and whether metrics run. On a
+// the Ceph image, the mon and mgr counts and whether metrics run; and
+// allowDeviceClassUpdate, which tiers need. On a
 // CephCluster the plugin created they follow the configuration at every
 // start, so that a changed CEPH_IMAGE, MON_COUNT or METRICS reaches Rook
 // (an image change is Rook's upgrade of every daemon; a count change adds
@@ -94,12 +95,19 @@ func ApplyClusterSettings(spec *cephv1.ClusterSpec, cfg Config) bool {
 	spec.Mon.Count, spec.Mon.AllowMultiplePerNode = cfg.MonCount, cfg.AllowMultiplePerNode
 	spec.Mgr.Count, spec.Mgr.AllowMultiplePerNode = cfg.MgrCount, cfg.AllowMultiplePerNode
 	spec.Monitoring.MetricsDisabled = !cfg.Metrics
+	// The device class each device's Disk gives it (RenderStorageNodes)
+	// reaches an OSD made before, too: Rook re-classes it after the OSD
+	// reconcile (osd.go updateDeviceClassIfChanged) and restarts it with
+	// the class in its Deployment (spec.go makeDeployment), one update
+	// batch at a time as for any OSD update. Pools without a class do not
+	// move: a class changes only its shadow tree (docs/rook-contract.md).
+	spec.Storage.AllowDeviceClassUpdate = true
 	return !slices.Equal(before, clusterSettings(spec))
 }
 
 func clusterSettings(spec *cephv1.ClusterSpec) []any {
 	return []any{spec.CephVersion.Image, spec.Mon.Count, spec.Mon.AllowMultiplePerNode,
-		spec.Mgr.Count, spec.Mgr.AllowMultiplePerNode, spec.Monitoring.MetricsDisabled}
+		spec.Mgr.Count, spec.Mgr.AllowMultiplePerNode, spec.Monitoring.MetricsDisabled, spec.Storage.AllowDeviceClassUpdate}
 }
 
 func ptrTo[T any](v T) *T { return &v }

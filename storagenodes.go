@@ -65,7 +65,8 @@ type StorageNodesPlan struct {
 // PlanStorageNodes folds the devices the pools want (want, from
 // RenderStorageNodes) into the current list: devices listed by others stay,
 // devices the plugin listed and the pools no longer want go, and whatever
-// else is set on a node or device (config, resources) is carried over.
+// else is set on a node or device (config, resources) is carried over but
+// the device class of the plugin's devices, which follows their Disks.
 // Nodes and devices come out sorted so an unchanged input never differs.
 //
 // Entries carried over are shared with current, not copied (at 10,000
@@ -126,11 +127,11 @@ func PlanStorageNodes(current []any, managedAnnotation string, want []cephv1.Nod
 			if _, listed := e.device[dev.Name]; listed {
 				continue
 			}
-			if prev, ok := ours[id]; ok {
-				e.device[dev.Name] = prev
-			} else {
-				e.device[dev.Name] = map[string]any{"name": dev.Name}
+			prev, ok := ours[id]
+			if !ok {
+				prev = map[string]any{"name": dev.Name}
 			}
+			e.device[dev.Name] = withDeviceClass(prev, dev.Config[DeviceClassConfigKey])
 		}
 	}
 	names := make([]string, 0, len(byNode))
@@ -156,6 +157,28 @@ func PlanStorageNodes(current []any, managedAnnotation string, want []cephv1.Nod
 		nodes = append(nodes, e.node)
 	}
 	return StorageNodesPlan{Nodes: nodes, Managed: encodeManaged(managedNext)}
+}
+
+// withDeviceClass is a device entry of the plugin's carrying class as its
+// config.deviceClass (RenderStorageNodes), the rest of its config kept:
+// entry itself when it already does or class is "", else a copy (entries
+// are shared with the CephCluster as read).
+func withDeviceClass(entry map[string]any, class string) map[string]any {
+	config, _ := entry["config"].(map[string]any)
+	if have, _ := config[DeviceClassConfigKey].(string); class == "" || have == class {
+		return entry
+	}
+	out := make(map[string]any, len(entry)+1)
+	for k, v := range entry {
+		out[k] = v
+	}
+	nextConfig := make(map[string]any, len(config)+1)
+	for k, v := range config {
+		nextConfig[k] = v
+	}
+	nextConfig[DeviceClassConfigKey] = class
+	out["config"] = nextConfig
+	return out
 }
 
 // hasOtherFields keeps a node entry someone configured beyond its devices.

@@ -82,6 +82,29 @@ func TestPlanStorageNodes(t *testing.T) {
 			wantManaged: managed("a|/dev/new", "a|/dev/ours"),
 		},
 		{
+			name:        "a new device of the plugin carries its Disk's class",
+			current:     `[]`,
+			want:        classed(wantNodes([]string{"a", "/dev/new"}), "ssd"),
+			wantNodes:   `[{"name":"a","devices":[{"name":"/dev/new","config":{"deviceClass":"ssd"}}]}]`,
+			wantManaged: managed("a|/dev/new"),
+		},
+		{
+			name:        "the class of a device of the plugin follows its Disk, the rest of its config kept",
+			current:     `[{"name":"a","devices":[{"name":"/dev/ours","config":{"deviceClass":"hdd","osdsPerDevice":"1"}},{"name":"/dev/theirs","config":{"deviceClass":"hdd"}}]}]`,
+			managed:     managed("a|/dev/ours"),
+			want:        classed(wantNodes([]string{"a", "/dev/ours"}), "nvme"),
+			wantNodes:   `[{"name":"a","devices":[{"name":"/dev/ours","config":{"deviceClass":"nvme","osdsPerDevice":"1"}},{"name":"/dev/theirs","config":{"deviceClass":"hdd"}}]}]`,
+			wantManaged: managed("a|/dev/ours"),
+		},
+		{
+			name:        "a device of the plugin made before classes gets its class",
+			current:     `[{"name":"a","devices":[{"name":"/dev/ours"}]}]`,
+			managed:     managed("a|/dev/ours"),
+			want:        classed(wantNodes([]string{"a", "/dev/ours"}), "hdd"),
+			wantNodes:   `[{"name":"a","devices":[{"name":"/dev/ours","config":{"deviceClass":"hdd"}}]}]`,
+			wantManaged: managed("a|/dev/ours"),
+		},
+		{
 			name:        "a device both listed by someone else and wanted becomes managed, once",
 			current:     `[{"name":"a","devices":[{"name":"/dev/both"}]}]`,
 			want:        wantNodes([]string{"a", "/dev/both"}),
@@ -106,8 +129,18 @@ func TestPlanStorageNodes(t *testing.T) {
 	}
 }
 
+// classed gives every device of nodes the class.
+func classed(nodes []cephv1.Node, class string) []cephv1.Node {
+	for i := range nodes {
+		for j := range nodes[i].Devices {
+			nodes[i].Devices[j].Config = map[string]string{DeviceClassConfigKey: class}
+		}
+	}
+	return nodes
+}
+
 func TestPlanStorageNodesIsStable(t *testing.T) {
-	want := wantNodes([]string{"a", "/dev/x", "/dev/y"}, []string{"b", "/dev/z"})
+	want := classed(wantNodes([]string{"a", "/dev/x", "/dev/y"}, []string{"b", "/dev/z"}), "ssd")
 	first := PlanStorageNodes(nil, "", want)
 	second := PlanStorageNodes(first.Nodes, first.Managed, want)
 	assert.Equal(t, first, second, "planning again over its own result changes nothing (no write)")

@@ -256,6 +256,8 @@ type DiskUnion struct {
 	// RawBytes is the summed size of Disks: the shared OSD set's raw
 	// capacity before Ceph reports its own (UsableCapacity).
 	RawBytes int64
+	// Tiers is Disks by device class (TiersOf).
+	Tiers Tiers
 	// Owners maps each listed disk to its owning pool (Disk.status.claimedBy).
 	Owners map[string]string
 	// Pools holds each live pool's resolution, by pool name, for its status.
@@ -290,6 +292,7 @@ func Union(pools []cephv1alpha1.DiskPool, byName map[string]*cephv1alpha1.Disk, 
 	}
 	u.Disks = sortedByDevice(u.Disks)
 	u.Nodes = len(nodes)
+	u.Tiers = TiersOf(u.Disks)
 	return u
 }
 
@@ -361,7 +364,7 @@ func (v *ClusterView) ComputeUnion(ctx context.Context, inCluster map[DeviceID]b
 	v.mu.Lock()
 	v.unionKnown = true
 	v.mu.Unlock()
-	v.observe(func(f *clusterFacts) { f.nodes, f.capacity.DiskBytes = union.Nodes, union.RawBytes })
+	v.observe(func(f *clusterFacts) { f.tiers, f.capacity.DiskBytes = union.Tiers, union.RawBytes })
 	return union, nil
 }
 

@@ -10,6 +10,13 @@ type BlockStorageSpec struct {
 	// +kubebuilder:validation:XValidation:rule="self <= 3",message="replicas must be at most 3: the plugin keeps min(3, nodes) copies, and a fourth would cost a disk's worth of every byte for no failure domain it could add"
 	// +optional
 	Replicas *int32 `json:"replicas,omitempty"`
+	// DeviceClass is the kind of disk the pool lives on: hdd, ssd or nvme,
+	// the Disk type the plugin gives each OSD as its Ceph device class. The
+	// pool's CRUSH rule then takes only OSDs of that class, and replicas
+	// are sized against the nodes with disks of it. Absent: every OSD.
+	// Changing it moves the data onto the other class's OSDs.
+	// +optional
+	DeviceClass DiskType `json:"deviceClass,omitempty"`
 	// Default marks the derived StorageClass as the cluster default.
 	// +optional
 	Default bool `json:"default,omitempty"`
@@ -26,6 +33,7 @@ type BlockStorageSpec struct {
 // +kubebuilder:printcolumn:name="Storage Class",type=string,JSONPath=`.status.storageClassName`
 // +kubebuilder:printcolumn:name="Replicas",type=integer,JSONPath=`.status.replicas`
 // +kubebuilder:printcolumn:name="Failure Domain",type=string,JSONPath=`.status.failureDomain`
+// +kubebuilder:printcolumn:name="Class",type=string,JSONPath=`.status.deviceClass`
 // +kubebuilder:printcolumn:name="Usable",type=string,JSONPath=`.status.capacity.usable`
 // +kubebuilder:printcolumn:name="Default",type=boolean,JSONPath=`.spec.default`,priority=1
 // +kubebuilder:printcolumn:name="Message",type=string,JSONPath=`.status.message`,priority=1

@@ -11,6 +11,19 @@ type FileStorageSpec struct {
 	// +kubebuilder:validation:XValidation:rule="self <= 3",message="replicas must be at most 3: the plugin keeps min(3, nodes) copies, and a fourth would cost a disk's worth of every byte for no failure domain it could add"
 	// +optional
 	Replicas *int32 `json:"replicas,omitempty"`
+	// DeviceClass is the kind of disk the data pool lives on: hdd, ssd or nvme,
+	// the Disk type the plugin gives each OSD as its Ceph device class. The
+	// pool's CRUSH rule then takes only OSDs of that class, and replicas
+	// are sized against the nodes with disks of it. Absent: every OSD.
+	// Changing it moves the data onto the other class's OSDs.
+	// +optional
+	DeviceClass DiskType `json:"deviceClass,omitempty"`
+	// MetadataDeviceClass is the device class of the metadata pool. Absent
+	// with deviceClass set: the fastest class present (nvme, then ssd, then
+	// hdd) whose nodes give the metadata the data's replicas and failure
+	// domain, else deviceClass. Absent with deviceClass absent: every OSD.
+	// +optional
+	MetadataDeviceClass DiskType `json:"metadataDeviceClass,omitempty"`
 	// MetadataServers is the number of active MDS daemons; each is paired
 	// with a standby.
 	// +kubebuilder:default=1
@@ -31,6 +44,7 @@ type FileStorageSpec struct {
 // +kubebuilder:printcolumn:name="Storage Class",type=string,JSONPath=`.status.storageClassName`
 // +kubebuilder:printcolumn:name="Replicas",type=integer,JSONPath=`.status.replicas`
 // +kubebuilder:printcolumn:name="Failure Domain",type=string,JSONPath=`.status.failureDomain`
+// +kubebuilder:printcolumn:name="Class",type=string,JSONPath=`.status.deviceClass`
 // +kubebuilder:printcolumn:name="Usable",type=string,JSONPath=`.status.capacity.usable`
 // +kubebuilder:printcolumn:name="MDS",type=integer,JSONPath=`.spec.metadataServers`,priority=1
 // +kubebuilder:printcolumn:name="Message",type=string,JSONPath=`.status.message`,priority=1

@@ -11,6 +11,13 @@ type ObjectStorageSpec struct {
 	// +kubebuilder:validation:XValidation:rule="self <= 3",message="replicas must be at most 3: the plugin keeps min(3, nodes) copies, and a fourth would cost a disk's worth of every byte for no failure domain it could add"
 	// +optional
 	Replicas *int32 `json:"replicas,omitempty"`
+	// DeviceClass is the kind of disk the data pool lives on: hdd, ssd or nvme,
+	// the Disk type the plugin gives each OSD as its Ceph device class. The
+	// pool's CRUSH rule then takes only OSDs of that class, and replicas
+	// are sized against the nodes with disks of it. Absent: every OSD.
+	// Changing it moves the data onto the other class's OSDs.
+	// +optional
+	DeviceClass DiskType `json:"deviceClass,omitempty"`
 	// GatewayInstances is the number of RGW pods behind the store's Service.
 	// Rook sets no limit; 20 gateways serve far more than one store of a
 	// plugin-managed cluster needs, and an unbounded count would let anyone
@@ -34,6 +41,7 @@ type ObjectStorageSpec struct {
 // +kubebuilder:printcolumn:name="Storage Class",type=string,JSONPath=`.status.storageClassName`
 // +kubebuilder:printcolumn:name="Replicas",type=integer,JSONPath=`.status.replicas`
 // +kubebuilder:printcolumn:name="Failure Domain",type=string,JSONPath=`.status.failureDomain`
+// +kubebuilder:printcolumn:name="Class",type=string,JSONPath=`.status.deviceClass`
 // +kubebuilder:printcolumn:name="Usable",type=string,JSONPath=`.status.capacity.usable`
 // +kubebuilder:printcolumn:name="Gateways",type=integer,JSONPath=`.spec.gatewayInstances`,priority=1
 // +kubebuilder:printcolumn:name="Message",type=string,JSONPath=`.status.message`,priority=1

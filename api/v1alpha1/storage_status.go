@@ -42,6 +42,14 @@ type StorageStatus struct {
 	// FailureDomain is the CRUSH failure domain in effect: host or osd.
 	// +optional
 	FailureDomain string `json:"failureDomain,omitempty"`
+	// DeviceClass is the device class the data pool is on (its CRUSH rule
+	// takes only OSDs of it); empty: every OSD.
+	// +optional
+	DeviceClass DiskType `json:"deviceClass,omitempty"`
+	// MetadataDeviceClass is the device class a FileStorage's or an
+	// ObjectStorage's metadata pools are on; empty: every OSD.
+	// +optional
+	MetadataDeviceClass DiskType `json:"metadataDeviceClass,omitempty"`
 	// Message explains clamping of replicas or why the phase is Degraded.
 	// +optional
 	Message string `json:"message,omitempty"`
@@ -119,14 +127,23 @@ func (b *BlockStorage) StorageStatus() *StorageStatus { return &b.Status }
 // RequestedReplicas is spec.replicas (nil: automatic).
 func (b *BlockStorage) RequestedReplicas() *int32 { return b.Spec.Replicas }
 
+// RequestedDeviceClass is spec.deviceClass ("": every OSD).
+func (b *BlockStorage) RequestedDeviceClass() DiskType { return b.Spec.DeviceClass }
+
 // StorageStatus returns the status every consumer kind shares.
 func (f *FileStorage) StorageStatus() *StorageStatus { return &f.Status }
 
 // RequestedReplicas is spec.replicas (nil: automatic).
 func (f *FileStorage) RequestedReplicas() *int32 { return f.Spec.Replicas }
 
+// RequestedDeviceClass is spec.deviceClass ("": every OSD).
+func (f *FileStorage) RequestedDeviceClass() DiskType { return f.Spec.DeviceClass }
+
 // StorageStatus returns the status every consumer kind shares.
 func (o *ObjectStorage) StorageStatus() *StorageStatus { return &o.Status }
 
 // RequestedReplicas is spec.replicas (nil: automatic).
 func (o *ObjectStorage) RequestedReplicas() *int32 { return o.Spec.Replicas }
+
+// RequestedDeviceClass is spec.deviceClass ("": every OSD).
+func (o *ObjectStorage) RequestedDeviceClass() DiskType { return o.Spec.DeviceClass }
