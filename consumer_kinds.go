@@ -78,8 +78,8 @@ type kind[T consumerObject, R client.Object] struct {
 	// metadataPlacement is set for a kind with metadata pools: their
 	// replication, the data's being data.
 	metadataPlacement func(obj T, data Replication, tiers Tiers) (Replication, error)
-	rookPhase             func(R) string
-	renderClass           func(obj T, cfg Config) *storagev1.StorageClass
+	rookPhase         func(R) string
+	renderClass       func(obj T, cfg Config) *storagev1.StorageClass
 	// renderSnapshotClass is an optional capability: set for a kind whose
 	// volumes can be snapshotted (snapshotclass.go).
 	renderSnapshotClass func(obj T, cfg Config) *snapshotv1.VolumeSnapshotClass
@@ -355,7 +355,7 @@ var objectStorageKind = kind[*cephv1alpha1.ObjectStorage, *cephv1.CephObjectStor
 	metadataPlacement: func(_ *cephv1alpha1.ObjectStorage, data Replication, tiers Tiers) (Replication, error) {
 		return SharedMetadataReplication(data, tiers)
 	},
-	rookPhase:             objectStorePhase,
+	rookPhase: objectStorePhase,
 	renderClass: func(o *cephv1alpha1.ObjectStorage, cfg Config) *storagev1.StorageClass {
 		return RenderBucketStorageClass(o, cfg)
 	},
