@@ -26,7 +26,13 @@
 //     join one node at a time, and after each every pool's size and CRUSH
 //     rule and every PG's acting set, read from Ceph, follow the
 //     replication rules; the payload reads back; HEALTH_OK at the end
-//  9. upgrade (with -upgrade; `just e2e-upgrade`): the current plugin
+//  9. tiers: the second disk of nodes B and C is solid-state (the kernel's
+//     rotational flag), so Ceph has OSDs of classes hdd and ssd; a
+//     BlockStorage on each class gets a pool whose CRUSH rule takes only
+//     that class's shadow tree, sized on that class's hosts (2 for ssd, 3
+//     for hdd), every PG active+clean on OSDs of the class, one rule each
+//     as the plugin counts; both deleted, their pools gone
+//  10. upgrade (with -upgrade; `just e2e-upgrade`): the current plugin
 //     deployed over it: the Rook step (helm
 //     upgrade to v1.18.11) once its preflight passes, every daemon rewritten
 //     by the new operator; then a new CEPH_IMAGE (the same Ceph under a
@@ -34,19 +40,19 @@
 //     at a time; after each, HEALTH_OK, the payload intact, and the
 //     plugin's record on the CephCluster (the console's Upgrade section)
 //     and its Events say Done
-//  10. outage: a node stopped for real; Ceph, the CephCluster, the plugin's
+//  11. outage: a node stopped for real; Ceph, the CephCluster, the plugin's
 //     status and the console's overview say HEALTH_WARN; the payload reads
 //     back; the node returns and Ceph is HEALTH_OK
-//  11. drain: two retirements asked together (the second waits); the
+//  12. drain: two retirements asked together (the second waits); the
 //     first retires a disk for real in Ceph's order (out while up, drained,
 //     stopped, purged, wiped); the purged OSD stays gone after Rook
 //     prepares the node again; the second aborts by itself when another
 //     OSD fails under its drain, its OSD back in and up
-//  12. replace: a disk plugged in while the cluster runs replaces one, its
+//  13. replace: a disk plugged in while the cluster runs replaces one, its
 //     OSD up and in before the old one goes out
-//  13. swap: two disks trade kernel names under running OSDs; retiring
+//  14. swap: two disks trade kernel names under running OSDs; retiring
 //     the Disk at one name retires the OSD that device holds
-//  14. leave: the last node's disks leave the pool and replication follows
+//  15. leave: the last node's disks leave the pool and replication follows
 //     the rules back down (NodesLeft)
 //
 // Every consumer's CSI StorageClass names a registered CSIDriver and

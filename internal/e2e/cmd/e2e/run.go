@@ -101,13 +101,13 @@ func newRun(ctx context.Context) (*run, error) {
 		loops: map[string][]string{}, disks: map[string][]string{}}, nil
 }
 
-var order = []string{"cluster", "platform", "rook", "ceph", "file", "object", "retire", "join", "upgrade", "outage", "drain", "replace", "swap", "leave"}
+var order = []string{"cluster", "platform", "rook", "ceph", "file", "object", "retire", "join", "tiers", "upgrade", "outage", "drain", "replace", "swap", "leave"}
 
 // phases runs the phases from from to until, both included. Starting past
 // the cluster phase continues on the cluster an earlier -keep run left up.
 func (r *run) phases(from, until string) error {
 	steps := map[string]func() error{"cluster": r.cluster, "platform": r.platform, "rook": r.rook, "ceph": r.ceph, "file": r.file,
-		"object": r.object, "retire": r.retire, "join": r.join, "upgrade": r.upgrade, "outage": r.outage, "drain": r.drain, "replace": r.replace, "swap": r.swap, "leave": r.leave}
+		"object": r.object, "retire": r.retire, "join": r.join, "tiers": r.tiers, "upgrade": r.upgrade, "outage": r.outage, "drain": r.drain, "replace": r.replace, "swap": r.swap, "leave": r.leave}
 	first, last := slices.Index(order, from), slices.Index(order, until)
 	if first < 0 || last < first {
 		return fmt.Errorf("-from %q -until %q: want two of %v, in that order", from, until, order)
@@ -666,7 +666,29 @@ func (r *run) newLoopDevice(index int) (string, error) {
 		return "", err
 	}
 	out, err := r.sh("losetup", "--find", "--show", file)
-	return strings.TrimSpace(out), err
+	dev := strings.TrimSpace(out)
+	if err != nil || !r.solidStateLoop(index) {
+		return dev, err
+	}
+	// Before Rook's discovery sees it: discovery reports the flag, the
+	// plugin makes it the Disk's type and the device's class.
+	rotational := filepath.Join("/sys/block", filepath.Base(dev), "queue", "rotational")
+	if err := os.WriteFile(rotational, []byte("0"), 0o644); err != nil {
+		return dev, fmt.Errorf("mark %s solid-state: %w", dev, err)
+	}
+	return dev, nil
+}
+
+// solidStateLoop says whether the disk file of that index is attached as
+// a solid-state device (the kernel's rotational flag off), which discovery
+// reports and the plugin makes class ssd: the second disk of every node
+// but the first, so the tiers phase finds hdd on three hosts and ssd on
+// two. Node A's disks, which the swap phase detaches and attaches again
+// (the flag does not survive that), stay rotational, as does the replace
+// phase's new disk.
+func (r *run) solidStateLoop(index int) bool {
+	node, disk := index/loopDevices, index%loopDevices
+	return node >= 1 && node < len(r.nodes) && disk == loopDevices-1
 }
 
 // giveDevice makes the block device dev appear in the node's own /dev

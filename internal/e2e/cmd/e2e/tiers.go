@@ -1,0 +1,206 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// tier is one consumer of the tiers phase and what Ceph must show of it.
+type tier struct {
+	class string
+	// hosts is how many nodes have disks of the class (solidStateLoop):
+	// the copies the plugin gives the pool.
+	hosts int
+}
+
+// tiers proves device classes on real Ceph: the disks the cluster phase
+// marked solid-state are OSDs of class ssd, the others hdd; a BlockStorage
+// on each class gets a pool whose CRUSH rule takes only that class's
+// shadow tree, sized on that class's hosts, every PG of it active+clean on
+// OSDs of the class; each keeps the one rule named after it, as the
+// plugin's budget counts. The consumers are deleted at the end, their
+// pools gone from Ceph, so the later phases see the pools they expect.
+func (r *run) tiers() error {
+	if len(r.nodes) < 3 {
+		r.step("fewer than three nodes: every disk is hdd, there is one tier")
+		return nil
+	}
+	classes, err := r.osdClasses(r.ctx)
+	if err != nil {
+		return err
+	}
+	r.step("Ceph's device classes: %v", classNames(classes))
+	if len(classes["ssd"]) != len(r.nodes)-1 || len(classes["hdd"]) < len(r.nodes) {
+		return fmt.Errorf("OSDs by class %v: want %d ssd (the second disk of every node but the first) and the rest hdd", classes, len(r.nodes)-1)
+	}
+	tiers := []tier{{class: "ssd", hosts: len(r.nodes) - 1}, {class: "hdd", hosts: len(r.nodes)}}
+	var consumers []*unstructured.Unstructured
+	defer func() { r.deleteTierConsumers(consumers) }()
+	for _, t := range tiers {
+		bs := object("BlockStorage", "e2e-"+t.class, map[string]any{"deviceClass": t.class})
+		if err := r.c.Create(r.ctx, bs); err != nil {
+			return err
+		}
+		consumers = append(consumers, bs)
+	}
+	for i, t := range tiers {
+		if err := r.waitPhase(consumers[i], "Ready", 10*time.Minute); err != nil {
+			return err
+		}
+		if err := r.checkTier(consumers[i], t, classes[t.class]); err != nil {
+			return err
+		}
+	}
+	return r.deleteTierConsumers(consumers)
+}
+
+// checkTier reads from Ceph that the consumer's pool is on its class alone.
+func (r *run) checkTier(consumer *unstructured.Unstructured, t tier, classOSDs []int) error {
+	pool := "ceph-" + consumer.GetName()
+	return r.until(10*time.Minute, func(ctx context.Context) error {
+		p, err := r.readPlacement(ctx)
+		if err != nil {
+			return err
+		}
+		cp, ok := p.pools[pool]
+		if !ok {
+			return fmt.Errorf("no pool %s in Ceph", pool)
+		}
+		var rules []crushRule
+		if err := r.cephJSON(ctx, &rules, "osd", "crush", "rule", "dump"); err != nil {
+			return err
+		}
+		rule := ruleNamed(rules, cp.rule)
+		if take := rule.take(); take != "default~"+t.class {
+			return fmt.Errorf("pool %s is on rule %s, which takes %q, want default~%s", pool, cp.rule, take, t.class)
+		}
+		if cp.size != t.hosts || cp.domain != "host" {
+			return fmt.Errorf("pool %s: size %d on %s, want %d on host (%s is on %d hosts)", pool, cp.size, cp.domain, t.hosts, t.class, t.hosts)
+		}
+		if left := rulesOf(rules, pool); len(left) != 1 || left[0] != pool {
+			return fmt.Errorf("pool %s: rules %v, want only %s (made on its class, Rook keeps it on the rule named after it)", pool, left, pool)
+		}
+		for _, pg := range p.pgs {
+			if pg.pool != pool {
+				continue
+			}
+			if !clean(pg.state) {
+				return fmt.Errorf("PG %s of %s is %s", pg.id, pool, pg.state)
+			}
+			for _, osd := range pg.acting {
+				if !slices.Contains(classOSDs, osd) {
+					return fmt.Errorf("PG %s of %s acts on osd.%d, not of class %s (%v)", pg.id, pool, osd, t.class, classOSDs)
+				}
+			}
+			if hosts := p.hostsOf(pg.acting); len(hosts) != t.hosts {
+				return fmt.Errorf("PG %s of %s acts on hosts %v, want %d", pg.id, pool, hosts, t.hosts)
+			}
+		}
+		budget, _, _ := unstructured.NestedInt64(consumer.Object, "status", "cephBudget", "crushRules")
+		if budget != 1 {
+			return fmt.Errorf("BlockStorage %s counts %d CRUSH rules; Ceph holds 1", consumer.GetName(), budget)
+		}
+		r.step("pool %s: rule %s takes default~%s, size %d on %d hosts, every PG active+clean on %s OSDs %v, one CRUSH rule as the plugin counts",
+			pool, cp.rule, t.class, cp.size, t.hosts, t.class, classOSDs)
+		return nil
+	})
+}
+
+// crushRule is a rule as `ceph osd crush rule dump` shows it.
+type crushRule struct {
+	Name  string `json:"rule_name"`
+	Steps []struct {
+		Op       string `json:"op"`
+		ItemName string `json:"item_name"`
+	} `json:"steps"`
+}
+
+// take is the bucket the rule starts from: default~<class> for a rule on
+// a class's shadow tree.
+func (c crushRule) take() string {
+	for _, s := range c.Steps {
+		if s.Op == "take" {
+			return s.ItemName
+		}
+	}
+	return ""
+}
+
+func ruleNamed(rules []crushRule, name string) crushRule {
+	for _, rule := range rules {
+		if rule.Name == name {
+			return rule
+		}
+	}
+	return crushRule{}
+}
+
+// rulesOf are the rules named after pool: the one it was made on and
+// every <pool>_<domain>[_<class>] Rook moved it to.
+func rulesOf(rules []crushRule, pool string) []string {
+	var names []string
+	for _, rule := range rules {
+		if rule.Name == pool || strings.HasPrefix(rule.Name, pool+"_") {
+			names = append(names, rule.Name)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+// osdClasses are the OSDs of each device class Ceph knows (`ceph osd crush
+// class ls`, then `class ls-osd`).
+func (r *run) osdClasses(ctx context.Context) (map[string][]int, error) {
+	var names []string
+	if err := r.cephJSON(ctx, &names, "osd", "crush", "class", "ls"); err != nil {
+		return nil, err
+	}
+	classes := map[string][]int{}
+	for _, name := range names {
+		var osds []int
+		if err := r.cephJSON(ctx, &osds, "osd", "crush", "class", "ls-osd", name); err != nil {
+			return nil, err
+		}
+		slices.Sort(osds)
+		classes[name] = osds
+	}
+	return classes, nil
+}
+
+func classNames(classes map[string][]int) []string {
+	var out []string
+	for name, osds := range classes {
+		out = append(out, fmt.Sprintf("%s %v", name, osds))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// deleteTierConsumers deletes the phase's BlockStorages and waits until
+// their pools are gone from Ceph (Rook deletes a CephBlockPool's pool when
+// no image is in it). Called twice on success; the second finds nothing.
+func (r *run) deleteTierConsumers(consumers []*unstructured.Unstructured) error {
+	for _, c := range consumers {
+		if err := r.c.Delete(r.ctx, c); client.IgnoreNotFound(err) != nil {
+			return err
+		}
+	}
+	return r.until(10*time.Minute, func(ctx context.Context) error {
+		p, err := r.readPlacement(ctx)
+		if err != nil {
+			return err
+		}
+		for _, c := range consumers {
+			if _, ok := p.pools["ceph-"+c.GetName()]; ok {
+				return fmt.Errorf("pool ceph-%s still in Ceph", c.GetName())
+			}
+		}
+		return nil
+	})
+}
