@@ -11,16 +11,22 @@ import { quantityToBytes, formatBytes } from './_shared.js';
 
 // What one consumer of each kind makes in Ceph, per budget.go's PoolsOf:
 // its pools, each with CRUSH_RULES_PER_NEW_POOL rules, and pg_num ×
-// replicas placement group copies (32 per pool, Ceph's default). An object
-// store's 6 metadata pools (8 PGs each, Rook's) replicate at the automatic
-// size whatever the store asks (objectstore.go RenderObjectStore): their
-// PG copies are metadataPgsPerReplica × that size. A Go test reads these
-// lines to check them against budget.go: keep one kind per line.
+// replicas placement group copies (32 per pool, Ceph's default): its data
+// pool's pgsPerReplica × its replicas, its metadata pools'
+// metadataPgsPerReplica × theirs. A FileStorage's metadata pool keeps the
+// data's copies (MetadataReplication: a tier changes its class, not its
+// size); an object store's 6 metadata pools (8 PGs each, Rook's) replicate
+// at the automatic size whatever the store asks (objectstore.go
+// RenderObjectStore; METADATA_AT_AUTOMATIC). A Go test reads these lines
+// to check them against budget.go: keep one kind per line.
 export const POOLS_PER_KIND = {
   BlockStorage: { pools: 1, pgsPerReplica: 32, metadataPgsPerReplica: 0 },
-  FileStorage: { pools: 2, pgsPerReplica: 64, metadataPgsPerReplica: 0 },
+  FileStorage: { pools: 2, pgsPerReplica: 32, metadataPgsPerReplica: 32 },
   ObjectStorage: { pools: 7, pgsPerReplica: 32, metadataPgsPerReplica: 48 },
 };
+// METADATA_AT_AUTOMATIC are the kinds whose metadata pools are sized
+// apart from what the consumer asks: at the automatic size.
+const METADATA_AT_AUTOMATIC = new Set(['ObjectStorage']);
 // CRUSH rule IDs are one byte: Ceph refuses the 257th rule.
 export const CEPH_MAX_CRUSH_RULES = 256;
 // mon_max_pg_per_osd's default (the plugin's FUNP_CEPH_MAX_PG_PER_OSD when
@@ -76,7 +82,8 @@ export function failureDomain(size, nodes) {
 // size there), the shared pools not included (sharedCost).
 export function kindCost(kind, replicas, nodes) {
   const { pools, pgsPerReplica, metadataPgsPerReplica } = POOLS_PER_KIND[kind];
-  const pgCopies = pgsPerReplica * Math.max(replicas, 1) + metadataPgsPerReplica * effectiveReplicas(null, nodes);
+  const metadataSize = METADATA_AT_AUTOMATIC.has(kind) ? effectiveReplicas(null, nodes) : Math.max(replicas, 1);
+  const pgCopies = pgsPerReplica * Math.max(replicas, 1) + metadataPgsPerReplica * metadataSize;
   return { pools, crushRules: pools * CRUSH_RULES_PER_NEW_POOL, pgCopies };
 }
 
@@ -192,7 +199,7 @@ export function autoscalerGrowth(osds, targetPGsPerOSD) {
 // automatic size whatever its consumers ask (an object store's): an edit of
 // its replicas moves only its data pool.
 export function metadataSizedApart(kind) {
-  return POOLS_PER_KIND[kind].metadataPgsPerReplica > 0;
+  return METADATA_AT_AUTOMATIC.has(kind);
 }
 
 // editedUse is what an existing consumer with Rook pools uses at a new
@@ -204,10 +211,13 @@ export function metadataSizedApart(kind) {
 //
 // An object store's edit moves only its data pool: its metadata pools keep
 // the automatic size and domain whatever it asks.
-export function editedUse(existing, size, nodes) {
+//
+// domainNodes are the nodes the data pool is placed on, when it is on a
+// tier (the hosts with disks of its class); nodes, every node.
+export function editedUse(existing, size, nodes, domainNodes = nodes) {
   const cost = kindCost(existing.kind, size, nodes);
   let { crushRules } = existing.use;
-  const moved = existing.failureDomain !== '' && failureDomain(size, nodes) !== existing.failureDomain;
+  const moved = existing.failureDomain !== '' && failureDomain(size, domainNodes) !== existing.failureDomain;
   const movingPools = metadataSizedApart(existing.kind) ? 1 : existing.use.pools;
   if (moved && crushRules < 3 * existing.use.pools) crushRules += movingPools;
   return { pools: existing.use.pools, crushRules, pgCopies: cost.pgCopies, movesDomain: moved };

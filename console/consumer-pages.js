@@ -11,6 +11,7 @@ import {
   rawCapacity, replicaChoices, budgetSentences, usableSentence, capacitySummary, budgetSummary,
 } from './budget.js';
 import { k8s, followsKind } from './live.js';
+import { tiersOf, tierOf, tierLabel, metadataClass, sharedMetadataClass, classOSDs } from './tiers.js';
 
 const countField = (key, label, hintText) => ({
   key, label, hint: hintText,
@@ -89,6 +90,10 @@ export const CONSUMER_KINDS = {
     summary: 'CephFS volumes (ReadWriteMany) from a derived StorageClass.',
     consume: (sc) => `Reference StorageClass ${sc} in a PersistentVolumeClaim (ReadWriteMany).`,
     accessMode: 'ReadWriteMany',
+    // Its metadata pool has a class of its own: chosen in the sheets
+    // (spec.metadataDeviceClass), or the fastest that keeps the data's
+    // copies.
+    metadataTier: 'chosen',
     name: { max: 53, dots: false, rule: 'metadata.name must be at most 53 characters without dots: Rook puts each MDS daemon id, cephfs-<name>-<one or two letters>, in label values (at most 63)' },
     deletion: (name) => [
       `Its CephFilesystem cephfs-${name}, StorageClass cephfs-${name} and VolumeSnapshotClass cephfs-${name} go with it; Rook holds the deletion while subvolumes (PersistentVolumeClaims) or subvolume groups use the filesystem.`,
@@ -103,6 +108,9 @@ export const CONSUMER_KINDS = {
     title: 'Object storage',
     summary: 'S3-compatible buckets, claimed with ObjectBucketClaims on a derived StorageClass.',
     consume: (sc) => `Create an ObjectBucketClaim with storageClassName ${sc}, or use the Buckets section below.`,
+    // Its metadata pools' class is every store's (they share .rgw.root):
+    // shown, not chosen.
+    metadataTier: 'shared',
     name: { max: 30, dots: false, rule: "metadata.name must be at most 30 characters without dots: the derived CephObjectStore cephobj-<name> must stay within Rook's 38 and name the Service rook-ceph-rgw-cephobj-<name>" },
     deletion: (name) => [
       `Its CephObjectStore cephobj-${name} and StorageClass cephobj-${name} go with it; Rook holds the deletion while any bucket exists.`,
@@ -136,6 +144,7 @@ function listColumns(config) {
     { label: 'Phase', cell: (o) => badge(status(o).phase) },
     { label: 'StorageClass', cell: (o) => status(o).storageClassName },
     { label: 'Replicas', cell: (o) => replicasSummary(status(o)) },
+    { label: 'Tier', cell: (o) => tierSummary(status(o), 'deviceClass') },
     { label: 'Usable', cell: (o) => (status(o).capacity ? status(o).capacity.usable : '') },
     ...config.fields.map((f) => ({ label: f.label, cell: (o) => f.show(spec(o)[f.key]) })),
     { label: 'Message', cell: (o) => status(o).message },
@@ -146,6 +155,20 @@ function replicasSummary(s) {
   if (s.replicas === undefined) return '';
   return s.failureDomain ? `${s.replicas} (failure domain ${s.failureDomain})` : String(s.replicas);
 }
+
+// tierSummary is the class status says a consumer's data (key
+// deviceClass) or metadata (metadataDeviceClass) is on: empty is every
+// disk, once the plugin has placed it (status.replicas); nothing before.
+function tierSummary(s, key) {
+  if (s.replicas === undefined) return '';
+  return s[key] || 'every disk';
+}
+
+// EVERY_DISK and AUTOMATIC_METADATA are the tier selects' empty choices:
+// no spec.deviceClass (every OSD, as before tiers), and no
+// spec.metadataDeviceClass (the plugin picks).
+const EVERY_DISK = 'Every disk (no class)';
+const AUTOMATIC_METADATA = "Automatic: fastest class that keeps the data's copies";
 
 // consumerDetailPage starts the detail page of a consumer kind; extraSections
 // (ctx, object) adds kind-specific cards (ObjectStorage's Buckets). It
@@ -168,6 +191,8 @@ export function consumerDetailPage(kindName, extraSections = async () => []) {
           ...(config.accessMode ? [['VolumeSnapshotClass', snapshotClassSummary(s)]] : []),
           ['Replicas', s.replicas === undefined ? '' : String(s.replicas)],
           ['Failure domain', s.failureDomain],
+          ['Tier', tierSummary(s, 'deviceClass')],
+          config.metadataTier ? ['Metadata tier', tierSummary(s, 'metadataDeviceClass')] : null,
           ['Usable capacity', capacitySummary(s.capacity, s.replicas)],
           ['Ceph budget', budgetSummary(s.cephBudget)],
         ]),
@@ -179,6 +204,8 @@ export function consumerDetailPage(kindName, extraSections = async () => []) {
         heading('Spec', 2),
         deflist([
           ['Replicas', formatReplicas(spec(object).replicas)],
+          ['Tier', spec(object).deviceClass || EVERY_DISK],
+          config.metadataTier === 'chosen' ? ['Metadata tier', spec(object).metadataDeviceClass || AUTOMATIC_METADATA] : null,
           ...config.fields.map((f) => [f.label, f.show(spec(object)[f.key])]),
         ])),
       conditionsCard(s.conditions || []),
@@ -280,7 +307,9 @@ async function createForm(root, config) {
   const name = input('name', { required: true, autocomplete: 'off', spellcheck: false });
   const replicas = select('replicas', REPLICAS_OPTIONS, '');
   const controls = config.fields.map((f) => ({ f, control: f.control(undefined) }));
-  const preview = cephPreview(config, await cephFacts(), null, replicas);
+  const facts = await cephFacts();
+  const choice = placementChoice(config, facts, replicas, {});
+  const preview = cephPreview(config, facts, null, choice);
   const problem = h('p', { class: 'plugin-error', id: 'name-problem', hidden: true, attrs: { 'data-name-problem': 'true', 'aria-live': 'polite' } });
   name.setAttribute('aria-describedby', 'name-rule name-problem');
   const check = () => {
@@ -301,7 +330,7 @@ async function createForm(root, config) {
           name,
           h('p', { class: 'plugin-hint', id: 'name-rule', text: nameRuleSentence(config) }),
           problem),
-        replicasField(replicas), preview, controls.map(({ f, control }) => field(f.label, control, f.hint))],
+        replicasField(replicas), tierFields(choice), preview, controls.map(({ f, control }) => field(f.label, control, f.hint))],
       submitLabel: 'Create',
       onCancel: () => closeSheet(),
       onSubmit: async () => {
@@ -312,7 +341,7 @@ async function createForm(root, config) {
           name.focus();
           throw new Error(sentence);
         }
-        const spec = specFrom(replicas, controls);
+        const spec = specFrom(choice, controls);
         // Absent fields are left to the API server's defaults on create.
         for (const key of Object.keys(spec)) if (spec[key] === null) delete spec[key];
         const created = await config.api.create(newObject(config.kind, name.value.trim(), spec));
@@ -326,18 +355,21 @@ async function editForm(root, ctx, config) {
   const current = spec(object);
   const replicas = select('replicas', REPLICAS_OPTIONS, current.replicas === undefined ? '' : String(current.replicas));
   const controls = config.fields.map((f) => ({ f, control: f.control(current[f.key]) }));
-  const preview = cephPreview(config, facts, object, replicas);
-  const warning = replicaWarning(config, object, facts, replicas);
+  const choice = placementChoice(config, facts, replicas, current);
+  const preview = cephPreview(config, facts, object, choice);
+  const warning = replicaWarning(config, object, facts, choice);
+  const moving = tierWarning(config, object, facts, choice);
   mount(root,
     heading(`Edit ${config.title.toLowerCase()} ${object.metadata.name}`, 1),
     form({
-      children: [replicasField(replicas), warning, preview, controls.map(({ f, control }) => field(f.label, control, f.hint))],
+      children: [replicasField(replicas), warning, tierFields(choice), moving, preview, controls.map(({ f, control }) => field(f.label, control, f.hint))],
       submitLabel: 'Save',
       onCancel: () => closeSheet(),
       onSubmit: async () => {
         // Only spec is sent, so status is never overwritten; a null replicas
-        // removes the field and returns the object to automatic sizing.
-        await config.api.patch(object.metadata.name, { spec: specFrom(replicas, controls) });
+        // removes the field and returns the object to automatic sizing, a
+        // null deviceClass to every disk.
+        await config.api.patch(object.metadata.name, { spec: specFrom(choice, controls) });
         closeSheet();
       },
     }));
@@ -345,28 +377,79 @@ async function editForm(root, ctx, config) {
 
 // replicaWarning says, before saving, what a replica change costs: Ceph
 // re-replicates the consumer, copying every byte of its data to the new
-// placement. It follows the replicas select and is silent while the choice
-// is what the spec says.
-function replicaWarning(config, object, facts, replicas) {
+// placement. It follows the replicas and tier selects (a tier on fewer
+// hosts can mean fewer copies) and is silent while the choice is what the
+// spec says.
+function replicaWarning(config, object, facts, { replicas, tier }) {
   const el = h('div', { attrs: { 'data-replica-warning': 'true' } });
   const current = spec(object).replicas === undefined ? '' : String(spec(object).replicas);
-  const nodes = facts.error ? 0 : facts.nodes;
+  const currentClass = spec(object).deviceClass || '';
+  const nodesOn = (deviceClass) => (facts.error ? 0 : placementOn(facts, deviceClass).nodes);
   const what = `${config.title.toLowerCase()} ${object.metadata.name}`;
   const update = () => {
     el.replaceChildren();
-    if (replicas.value === current) return;
-    const now = status(object).replicas || effectiveReplicas(replicasFromSelect(current), nodes);
+    if (replicas.value === current && tier.value === currentClass) return;
+    const nodes = nodesOn(tier.value);
+    // A tier without disks is refused; tierWarning says so.
+    if (tier.value && !(nodes >= 1)) return;
+    const now = status(object).replicas || effectiveReplicas(replicasFromSelect(current), nodesOn(currentClass));
     const next = effectiveReplicas(replicasFromSelect(replicas.value), nodes);
+    // Only the tier moved, at the same copies: tierWarning says what moves.
+    if (replicas.value === current && next === now) return;
     const copies = (n) => `${n} ${n === 1 ? 'copy' : 'copies'}`;
+    const where = `${nodes} ${nodes === 1 ? 'node' : 'nodes'}${tier.value ? ` with ${tier.value} disks` : ''}`;
     el.append(h('p', {
       class: 'plugin-error',
       attrs: { role: 'alert' },
       text: next !== now
         ? `▲ Ceph will re-replicate ${what}: going from ${copies(now)} to ${copies(next)}, it copies every byte of its data to the new placement. Disks and network are busier until that is done.`
-        : `▲ On ${nodes} ${nodes === 1 ? 'node' : 'nodes'} this still means ${copies(now)}, so nothing is copied now; but when the node count changes, Ceph will re-replicate ${what}, copying every byte of its data.`,
+        : `▲ On ${where} this still means ${copies(now)}, so nothing is copied now; but when the node count changes, Ceph will re-replicate ${what}, copying every byte of its data.`,
     }));
   };
   replicas.addEventListener('change', update);
+  tier.addEventListener('change', update);
+  update();
+  return el;
+}
+
+// tierWarning says, before saving, what a tier change costs: Ceph moves all
+// of the consumer's data onto the other class's OSDs (and its metadata,
+// when that moves apart from the data), and a tier without disks is
+// refused. It follows the selects and is silent while the choice is what
+// the spec says.
+function tierWarning(config, object, facts, choice) {
+  const el = h('div', { attrs: { 'data-tier-warning': 'true' } });
+  const sp = spec(object);
+  const s = status(object);
+  const placed = s.replicas !== undefined;
+  const what = `${config.title.toLowerCase()} ${object.metadata.name}`;
+  const unchanged = () => choice.tier.value === (sp.deviceClass || '')
+    && (!choice.metadataTier || choice.metadataTier.value === (sp.metadataDeviceClass || ''))
+    && choice.replicas.value === (sp.replicas === undefined ? '' : String(sp.replicas));
+  const alert = (sentence, kind) => h('p', { class: 'plugin-error', attrs: { role: 'alert', 'data-tier-move': kind }, text: sentence });
+  const update = () => {
+    el.replaceChildren();
+    if (unchanged()) return;
+    const next = choice.tier.value;
+    if (next && facts.tiers && !(tierOf(facts.tiers, next).nodes >= 1)) {
+      el.append(alert(`✖ No DiskPool contributes ${next} disks: the plugin will refuse ${what} (NoDisksOfClass) until one does. Choose a tier the DiskPools have.`, 'refused'));
+      return;
+    }
+    // Where the data is: the class status reports once placed, else the spec's.
+    const from = placed ? s.deviceClass || '' : sp.deviceClass || '';
+    if (next !== from) {
+      el.append(alert(`▲ Ceph will move all of ${what}'s data from ${classOSDs(from)} to ${classOSDs(next)}: Rook gives its pools a new CRUSH rule, and Ceph copies every byte of its data onto the other class's OSDs. Disks and network are busier until that is done.`, 'data'));
+    }
+    if (!config.metadataTier || !facts.tiers || !placed) return;
+    const metaFrom = s.metadataDeviceClass || '';
+    const metaNext = nextMetadataClass(config, facts, choice);
+    // Metadata that only follows its data is told by the data's move.
+    const followsData = metaFrom === from && metaNext === next;
+    if (metaNext !== metaFrom && !followsData) {
+      el.append(alert(`▲ Ceph will move ${what}'s metadata from ${classOSDs(metaFrom)} to ${classOSDs(metaNext)}.`, 'metadata'));
+    }
+  };
+  for (const control of [choice.replicas, choice.tier, choice.metadataTier]) if (control) control.addEventListener('change', update);
   update();
   return el;
 }
@@ -404,34 +487,98 @@ function replicasField(control) {
   return field('Replicas', control, 'Copies Ceph keeps. Automatic uses the number of nodes contributing disks, up to 3; more than there are nodes is clamped.');
 }
 
+// placementChoice makes the sheet's tier selects beside replicas: the
+// tier (spec.deviceClass; '' is every disk) offers only the classes the
+// DiskPools' disks have, each with what it holds, and a FileStorage's
+// metadata tier (spec.metadataDeviceClass; '' is automatic) the same.
+// current is the spec being edited: a class it names that has no disks
+// now is kept as a choice, so that saving does not drop it unasked.
+function placementChoice(config, facts, replicas, current) {
+  const offered = (facts.tiers ? facts.tiers.present : []).map((t) => [t.deviceClass, tierLabel(t)]);
+  const options = (empty, value) => {
+    const list = [empty, ...offered];
+    if (value && !list.some(([v]) => v === value)) list.push([value, `${value} — no disks of this class in the DiskPools`]);
+    return list;
+  };
+  const tier = select('deviceClass', options(['', EVERY_DISK], current.deviceClass || ''), current.deviceClass || '');
+  const metadataTier = config.metadataTier === 'chosen'
+    ? select('metadataDeviceClass', options(['', AUTOMATIC_METADATA], current.metadataDeviceClass || ''), current.metadataDeviceClass || '')
+    : null;
+  return { replicas, tier, metadataTier, facts, config };
+}
+
+// tierFields are the tier selects with their hints; a FileStorage's says
+// where automatic puts its metadata, following the choices.
+function tierFields(choice) {
+  const fields = [field('Tier', choice.tier, choice.facts.tiers
+    ? "The kind of disk the data lives on: its pools take only that class's OSDs, and replicas are sized on the hosts with such disks. Only the classes the DiskPools' disks have are offered."
+    : "The kind of disk the data lives on. The DiskPools' disks could not be read, so no class is offered.")];
+  if (!choice.metadataTier) return fields;
+  const where = h('p', { class: 'plugin-hint', attrs: { 'data-metadata-tier': 'true', 'aria-live': 'polite' } });
+  const update = () => {
+    const cls = choice.facts.tiers ? nextMetadataClass(choice.config, choice.facts, choice) : null;
+    where.textContent = cls === null ? '' : `The metadata pool goes on ${classOSDs(cls)}${choice.metadataTier.value ? '' : ' (automatic)'}.`;
+  };
+  for (const control of [choice.replicas, choice.tier, choice.metadataTier]) control.addEventListener('change', update);
+  update();
+  const metadata = field('Metadata tier', choice.metadataTier, 'The kind of disk the metadata pool lives on. Automatic: without a tier, every disk, like the data; with one, the fastest class whose hosts keep the data\'s copies as far apart, else the data\'s class.');
+  metadata.append(where);
+  fields.push(metadata);
+  return fields;
+}
+
+// nextMetadataClass is where the choices put the metadata pools: a
+// FileStorage's as MetadataReplication decides, an ObjectStorage's as
+// every store's (SharedMetadataReplication).
+function nextMetadataClass(config, facts, choice) {
+  const dataClass = choice.tier.value;
+  if (config.metadataTier === 'shared') return sharedMetadataClass(dataClass, facts.tiers);
+  return metadataClass(dataClass, choice.metadataTier ? choice.metadataTier.value : '', replicasFromSelect(choice.replicas.value), facts.tiers);
+}
+
+// placementOn is what a consumer on deviceClass is sized on: without a
+// class, the nodes listing devices in the CephCluster and Ceph's raw
+// capacity (or the DiskPools' before it reports), as before tiers; on a
+// class, the hosts with disks of it in the DiskPools and their summed
+// size (Ceph reports its capacity for every OSD together only).
+function placementOn(facts, deviceClass) {
+  if (!deviceClass) return { deviceClass: '', nodes: facts.nodes, raw: facts.raw };
+  const tier = tierOf(facts.tiers, deviceClass);
+  return { deviceClass, nodes: tier.nodes, raw: { bytes: tier.rawBytes, source: 'Disks' } };
+}
+
 const SHARED_DISKS = 'Every storage kind shares the same disks: what one stores, the others can no longer.';
 
-// cephFacts reads what the sheets' budget and capacity are computed from:
-// every consumer of the three kinds, and the DiskPools and the CephCluster
-// they feed. A failure is kept, to be shown in place of the figures: the
+// cephFacts reads what the sheets' budget, capacity and tiers are computed
+// from: every consumer of the three kinds, the DiskPools and the
+// CephCluster they feed, and the Disks (the classes the pools' disks
+// have). A failure is kept, to be shown in place of the figures: the
 // form works without them.
 async function cephFacts() {
   try {
-    const [lists, fed] = await Promise.all([
+    const [lists, fed, disks] = await Promise.all([
       Promise.all(Object.values(CONSUMER_KINDS).map(async (k) => ({ kind: k.kind, items: (await k.api.list()).items }))),
       fedCephCluster(),
+      sdk().k8s.list(RESOURCES.disks),
     ]);
     const { osds, nodes } = clusterDevices(fed.cluster);
     return {
       consumers: lists.flatMap(({ kind, items }) => items.map((object) => existingConsumer(kind, object, nodes))),
       osds, nodes, ref: fed.ref, ratio: fullRatio(fed.cluster), raw: rawCapacity(fed.cluster, fed.pools, fed.ref),
+      tiers: tiersOf(disks.items),
     };
   } catch (err) {
     return { error: err };
   }
 }
 
-// cephPreview shows, before saving, what the replica choice costs Ceph's
-// budgets and how much it can store; it follows the replicas select. object
-// is the consumer being edited (null on create): with its pools made it is
+// cephPreview shows, before saving, what the replica and tier choice costs
+// Ceph's budgets and how much it can store; it follows the selects (a tier
+// sizes the copies on its hosts and holds its disks' capacity). object is
+// the consumer being edited (null on create): with its pools made it is
 // counted once, as it is today; without, it is a newcomer beside the
 // consumers older than it, as the plugin checks it.
-function cephPreview(config, facts, object, replicas) {
+function cephPreview(config, facts, object, { replicas, tier }) {
   const el = h('div', { attrs: { 'data-ceph-preview': 'true' } });
   if (facts.error) {
     el.append(errorBox(facts.error, "Could not read Ceph's budget and capacity"));
@@ -442,11 +589,13 @@ function cephPreview(config, facts, object, replicas) {
   const usable = h('section', { class: 'plugin-card', attrs: { 'data-usable': 'true' } });
   const update = () => {
     const requested = replicasFromSelect(replicas.value);
-    const copies = effectiveReplicas(requested, facts.nodes);
-    mount(budget, budgetNodes(config, facts, self, copies));
-    mount(usable, usableNodes(facts, requested, copies));
+    const placement = placementOn(facts, tier.value);
+    const copies = effectiveReplicas(requested, placement.nodes);
+    mount(budget, budgetNodes(config, facts, self, copies, placement));
+    mount(usable, usableNodes(facts, placement, requested, copies));
   };
   replicas.addEventListener('change', update);
+  tier.addEventListener('change', update);
   update();
   el.append(budget, usable);
   return el;
@@ -460,12 +609,12 @@ function domainMoveSentence(kind, copies, from, added) {
     + `Rook makes ${added} more CRUSH ${added === 1 ? 'rule' : 'rules'} and removes none.`;
 }
 
-function budgetNodes(config, facts, self, copies) {
+function budgetNodes(config, facts, self, copies, placement) {
   const counted = Boolean(self && self.measured);
   let subject;
   let answer;
   if (counted) {
-    const use = editedUse(self, copies, facts.nodes);
+    const use = editedUse(self, copies, facts.nodes, placement.nodes);
     subject = { ...self, replicas: copies, use };
     const others = facts.consumers.filter((c) => c !== self);
     answer = checkBudget({ others, subject, current: self, osds: facts.osds });
@@ -497,39 +646,54 @@ function budgetNodes(config, facts, self, copies) {
     hint(counted
       ? "Counted from every consumer's status.cephBudget, this one's as it is today; mon_max_pg_per_osd at Ceph's default."
       : "Counted from every consumer's status.cephBudget, or its kind's pools at its replicas while it has none; mon_max_pg_per_osd at Ceph's default."),
+    placement.deviceClass
+      ? hint(`Placement groups are counted here over every OSD. On a tier Ceph places this one's on ${classOSDs(placement.deviceClass)} only, and the plugin checks the busiest OSDs: it may count more per OSD.`)
+      : null,
   ];
 }
 
-function usableNodes(facts, requested, copies) {
+// usableNodes shows what the choice can store on placement (placementOn):
+// every OSD, or a tier's.
+function usableNodes(facts, placement, requested, copies) {
+  const { deviceClass, nodes: hosts, raw } = placement;
   const nodes = [heading('Usable capacity', 2)];
-  if (!(facts.raw.bytes > 0)) {
-    nodes.push(hint('Nothing to show yet: no DiskPool reports disks, and Ceph has not reported its capacity.'));
+  if (!(raw.bytes > 0)) {
+    nodes.push(hint(deviceClass
+      ? `Nothing to show: no DiskPool contributes ${deviceClass} disks.`
+      : 'Nothing to show yet: no DiskPool reports disks, and Ceph has not reported its capacity.'));
     return nodes;
   }
   const selected = requested === null ? copies : requested;
   const choices = table([
-    { label: 'Replicas', cell: (c) => (c.copies < c.requested ? `${c.requested} (clamped to ${c.copies}: ${facts.nodes} ${facts.nodes === 1 ? 'node' : 'nodes'})` : String(c.requested)) },
+    { label: 'Replicas', cell: (c) => (c.copies < c.requested ? `${c.requested} (clamped to ${c.copies}: ${hosts} ${hosts === 1 ? 'node' : 'nodes'})` : String(c.requested)) },
     { label: 'Usable', cell: (c) => formatBytes(c.usableBytes) },
     { label: 'Selected', cell: (c) => (c.requested === selected ? '✔ Selected' : '') },
-  ], replicaChoices(facts.raw.bytes, facts.ratio, facts.nodes), { rowKey: (c) => String(c.requested) });
+  ], replicaChoices(raw.bytes, facts.ratio, hosts), { rowKey: (c) => String(c.requested) });
   const row = choices.querySelector(`tr[data-row="${selected}"]`);
   if (row) row.setAttribute('aria-current', 'true');
   const cluster = facts.ref ? `CephCluster ${facts.ref.namespace}/${facts.ref.name}` : 'the CephCluster';
+  let source = "Raw capacity is the summed size of the DiskPools' disks: Ceph has not reported yet.";
+  if (deviceClass) source = `Raw capacity is the summed size of the DiskPools' ${deviceClass} disks: Ceph reports its capacity for every OSD together only.`;
+  else if (raw.source === 'Ceph') source = `Raw capacity is what Ceph reports of its OSDs (${cluster}).`;
+  let automatic = hosts >= 1
+    ? `Automatic is min(3, nodes): ${hosts} ${hosts === 1 ? 'node lists' : 'nodes list'} devices in ${cluster}.`
+    : `No node lists devices in ${cluster} yet: automatic is counted as 3 copies.`;
+  if (deviceClass) automatic = `Automatic is min(3, nodes): ${hosts} ${hosts === 1 ? 'node has' : 'nodes have'} ${deviceClass} disks in the DiskPools.`;
   nodes.push(
-    h('p', { class: 'plugin-text', attrs: { 'data-usable-selected': 'true' }, text: usableSentence(facts.raw.bytes, facts.ratio, copies) }),
+    h('p', { class: 'plugin-text', attrs: { 'data-usable-selected': 'true' }, text: usableSentence(raw.bytes, facts.ratio, copies) }),
     choices,
-    hint(facts.raw.source === 'Ceph'
-      ? `Raw capacity is what Ceph reports of its OSDs (${cluster}).`
-      : "Raw capacity is the summed size of the DiskPools' disks: Ceph has not reported yet."),
-    hint(facts.nodes >= 1
-      ? `Automatic is min(3, nodes): ${facts.nodes} ${facts.nodes === 1 ? 'node lists' : 'nodes list'} devices in ${cluster}.`
-      : `No node lists devices in ${cluster} yet: automatic is counted as 3 copies.`),
+    hint(source),
+    hint(automatic),
     text(SHARED_DISKS));
   return nodes;
 }
 
-function specFrom(replicas, controls) {
-  const result = { replicas: replicasFromSelect(replicas.value) };
+// specFrom is the spec the form says: null (on edit, in a merge patch:
+// remove the field) for automatic replicas, every disk and automatic
+// metadata.
+function specFrom({ replicas, tier, metadataTier }, controls) {
+  const result = { replicas: replicasFromSelect(replicas.value), deviceClass: tier.value || null };
+  if (metadataTier) result.metadataDeviceClass = metadataTier.value || null;
   for (const { f, control } of controls) result[f.key] = f.read(control);
   return result;
 }

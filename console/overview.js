@@ -2,8 +2,9 @@
 // of Rook's CephCluster kind (definition.yaml), since the console routes
 // pages per kind. What needs attention comes first, each with its reason;
 // then the CephCluster's phase, health and raw capacity, the devices it
-// lists by node and type, and every pool, consumer and disk retirement by
-// phase, each object linked to its page.
+// lists by node and type, the pools' disks by device class (the tiers a
+// storage kind can be placed on), and every pool, consumer and disk
+// retirement by phase, each object linked to its page.
 //
 // It reads one list of each kind, Disks included, and counts: at 10,000
 // Disks it renders per-node counts, never a row per disk, and every list of
@@ -17,8 +18,9 @@
 // changed, so focus and screen readers are left alone in between.
 import {
   RESOURCES, sdk, h, mount, heading, hint, text, deflist, table, badge, link, navigateToDetail, card, errorBox,
-  capacityMeter, startPage,
+  capacityMeter, startPage, formatBytes,
 } from './_shared.js';
+import { tiersOf } from './tiers.js';
 
 const REFRESH_MS = 10000;
 const LIST_CAP = 50;
@@ -102,6 +104,7 @@ export function overviewModel({ disks, clusters, byKind }) {
     upgrade,
     devices: devicesByNode(cluster.object, disks),
     inventory: inventoryCounts(disks),
+    tiers: tiersOf(disks),
     kinds: KINDS.map((k) => kindSummary(k, byKind[k.kind] || [])),
   };
 }
@@ -342,6 +345,7 @@ function renderOverview(model) {
     heading('Ceph storage overview', 1),
     attentionSection(model.attention),
     clusterSection(model.cluster, model.devices, model.inventory),
+    tiersSection(model.tiers),
     upgradeSection(model.upgrade),
     h('section', { class: 'plugin-card', attrs: { 'data-kinds': 'true', 'aria-labelledby': 'kinds-heading' } },
       h('h2', { class: 'plugin-heading', id: 'kinds-heading', text: 'Pools, storage and retirements by phase' }),
@@ -411,6 +415,26 @@ function clusterStatus(cluster) {
       ? [capacityMeter(cluster.capacity), hint('Raw capacity across every OSD, before replication; shared by every pool and storage kind.')]
       : hint('Ceph reports no capacity yet.'),
   ];
+}
+
+// tiersSection is the capacity by device class: for each class the
+// DiskPools' disks have, its hosts, disks and raw capacity, and every disk
+// together; what a storage kind with that tier is placed on and sized by.
+function tiersSection(tiers) {
+  return h('section', { class: 'plugin-card', attrs: { 'data-tiers': 'true', 'aria-labelledby': 'tiers-heading' } },
+    h('h2', { class: 'plugin-heading', id: 'tiers-heading', text: 'Capacity by class' }),
+    tiers.all.disks === 0
+      ? hint('No DiskPool contributes disks yet: there is no class to place storage on.')
+      : [
+        table([
+          { label: 'Class', cell: (t) => t.deviceClass || 'Every disk' },
+          { label: 'Hosts', cell: (t) => String(t.nodes) },
+          { label: 'Disks', cell: (t) => String(t.disks) },
+          { label: 'Raw capacity', cell: (t) => formatBytes(t.rawBytes) },
+        ], [...tiers.present, tiers.all], { rowKey: (t) => t.deviceClass || 'all' }),
+        hint("Summed from the disks the DiskPools claim, retired ones left out: Ceph reports its capacity for every OSD together only. "
+          + "A storage kind on a tier is placed on that class's OSDs alone: its copies spread over the class's hosts, and it stores at most their raw capacity, times Ceph's full ratio, divided by its copies."),
+      ]);
 }
 
 // STAGE_SENTENCES say what each stage of an upgrade means for the operator.

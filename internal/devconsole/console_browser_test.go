@@ -229,7 +229,8 @@ func TestConsoleInBrowser(t *testing.T) {
 		assert.Equal(t, "application/merge-patch+json", patches[0].ContentType)
 		var body map[string]any
 		require.NoError(t, json.Unmarshal(patches[0].Body, &body))
-		assert.Equal(t, map[string]any{"spec": map[string]any{"replicas": float64(3), "default": true}}, body, "only spec is sent")
+		assert.Equal(t, map[string]any{"spec": map[string]any{"replicas": float64(3), "deviceClass": nil, "default": true}}, body,
+			"only spec is sent; deviceClass null keeps it on every disk, as it was")
 
 		// Back to automatic: replicas null removes the field.
 		b.Click(browser.PageFrame, `[data-action="edit"]`)

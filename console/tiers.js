@@ -1,0 +1,132 @@
+// Tiers: the disks the DiskPools give Ceph, by device class, and the
+// replication a consumer gets on one, as the plugin decides them (tiers.go:
+// TiersOf, TierReplication, MetadataReplication). A Disk's status.type is
+// the device class its OSD has in Ceph; a consumer's spec.deviceClass puts
+// its pools on the OSDs of that class only, and its replicas are sized on
+// the hosts with disks of it.
+//
+// The console knows the union from the Disks alone: a disk is in it when a
+// DiskPool claims it (status.claimedBy) and no DiskRetirement took it out
+// of Ceph (its retired annotation). The plugin also leaves out a disk that
+// is neither available nor in the CephCluster yet; the console cannot tell
+// those apart, and counts them.
+//
+// Pure: Disks in, numbers and sentences out; no DOM, no calls.
+import { quantityToBytes, formatBytes } from './_shared.js';
+import { effectiveReplicas, failureDomain } from './budget.js';
+
+// DEVICE_CLASSES are the classes the plugin gives OSDs, fastest first
+// (tiers.go's deviceClasses): the order the sheets and the overview list
+// them in, and the order metadata looks for its class in.
+export const DEVICE_CLASSES = ['nvme', 'ssd', 'hdd'];
+
+// The annotation a DiskRetirement leaves on a retired disk
+// (v1alpha1.RetiredAnnotation): its OSD is out of Ceph.
+const RETIRED_ANNOTATION = 'ceph.fundament.io/retired';
+
+// inUnion says whether a Disk is among those the DiskPools give Ceph.
+export function inUnion(disk) {
+  const s = disk.status || {};
+  const annotations = (disk.metadata && disk.metadata.annotations) || {};
+  return Boolean(s.claimedBy) && !annotations[RETIRED_ANNOTATION];
+}
+
+// tiersOf sums the union's disks by class: all is every disk of the union
+// (where a consumer without a class is placed), present the classes that
+// have disks, fastest first. A tier is {deviceClass, nodes, disks,
+// rawBytes}; nodes is how many hosts have disks of it, what replication on
+// it is sized against. A disk without a known type counts in all only.
+export function tiersOf(disks) {
+  const blank = (deviceClass) => ({ deviceClass, nodes: 0, disks: 0, rawBytes: 0 });
+  const all = blank('');
+  const byClass = new Map(DEVICE_CLASSES.map((c) => [c, blank(c)]));
+  const hosts = new Map();
+  const add = (tier, disk) => {
+    const s = disk.status || {};
+    if (!hosts.has(tier)) hosts.set(tier, new Set());
+    hosts.get(tier).add(s.nodeName || '');
+    tier.nodes = hosts.get(tier).size;
+    tier.disks += 1;
+    const size = quantityToBytes(s.size);
+    if (size > 0) tier.rawBytes += size;
+  };
+  for (const disk of disks) {
+    if (!inUnion(disk)) continue;
+    add(all, disk);
+    const tier = byClass.get(String((disk.status || {}).type || '').toLowerCase());
+    if (tier) add(tier, disk);
+  }
+  return { all, present: DEVICE_CLASSES.map((c) => byClass.get(c)).filter((t) => t.disks > 0) };
+}
+
+// tierOf is the tier of deviceClass ('' is every disk); a class without
+// disks is a tier of none.
+export function tierOf(tiers, deviceClass) {
+  if (!deviceClass) return tiers.all;
+  return tiers.present.find((t) => t.deviceClass === deviceClass) || { deviceClass, nodes: 0, disks: 0, rawBytes: 0 };
+}
+
+// tierReplication is what requested replicas (null: automatic) give on
+// deviceClass: {size, failureDomain, nodes}, the size clamped to the
+// class's hosts; null when the class has no disks (the plugin refuses it,
+// NoDisksOfClass).
+export function tierReplication(requested, deviceClass, tiers) {
+  const { nodes } = tierOf(tiers, deviceClass);
+  if (!(nodes >= 1)) return null;
+  const size = effectiveReplicas(requested, nodes);
+  return { size, failureDomain: failureDomain(size, nodes), nodes };
+}
+
+// metadataClass is the class a FileStorage's metadata pool goes to: the
+// one it names; without a data class, the data's (every OSD); else the
+// fastest class present whose hosts keep at least the data's copies as far
+// apart, and the data's own class when none does (MetadataReplication).
+export function metadataClass(dataClass, explicit, requested, tiers) {
+  if (explicit) return explicit;
+  if (!dataClass) return '';
+  const data = tierReplication(requested, dataClass, tiers);
+  if (!data) return dataClass;
+  for (const tier of tiers.present) {
+    const r = tierReplication(requested, tier.deviceClass, tiers);
+    if (r && keepsCopies(r, data)) return tier.deviceClass;
+  }
+  return dataClass;
+}
+
+// sharedMetadataClass is the class an ObjectStorage's metadata pools go
+// to: every store's are sized as automatic over every host says, and share
+// .rgw.root, so a store with a data class puts them on the fastest class
+// present whose hosts give that replication, else on every OSD; a store
+// without one keeps them on every OSD (SharedMetadataReplication).
+export function sharedMetadataClass(dataClass, tiers) {
+  const auto = tierReplication(null, '', tiers);
+  if (!dataClass || !auto) return '';
+  for (const tier of tiers.present) {
+    const r = tierReplication(null, tier.deviceClass, tiers);
+    if (r && keepsCopies(r, auto)) return tier.deviceClass;
+  }
+  return '';
+}
+
+// keepsCopies says whether r keeps at least want's copies, as far apart.
+function keepsCopies(r, want) {
+  return r.size >= want.size && (r.failureDomain === want.failureDomain || want.failureDomain === 'osd');
+}
+
+// tierLabel names a tier in a select: its hosts, raw capacity and the
+// most copies it allows, e.g. "ssd — 2 hosts, 1.8 TiB raw, up to 2
+// copies across hosts".
+export function tierLabel(tier) {
+  const most = effectiveReplicas(null, tier.nodes);
+  const copies = tier.nodes >= 2 ? `up to ${most} copies across hosts` : '1 copy, on its one host';
+  return `${tier.deviceClass} — ${plural(tier.nodes, 'host', 'hosts')}, ${formatBytes(tier.rawBytes)} raw, ${copies}`;
+}
+
+// classOSDs names the OSDs of a class in a sentence ('' is every OSD).
+export function classOSDs(deviceClass) {
+  return deviceClass ? `the ${deviceClass} OSDs` : 'every OSD';
+}
+
+function plural(n, one, many) {
+  return `${n} ${n === 1 ? one : many}`;
+}
