@@ -87,13 +87,22 @@ func RenderStorageNodes(disks []*cephv1alpha1.Disk, retained ...DeviceID) []ceph
 		for _, dev := range sortedKeys(byNode[name]) {
 			device := cephv1.Device{Name: dev}
 			if class := byNode[name][dev]; class != "" {
-				device.Config = map[string]string{DeviceClassConfigKey: string(class)}
+				device.Config = classConfigs[class]
 			}
 			node.Devices = append(node.Devices, device)
 		}
 		nodes = append(nodes, node)
 	}
 	return nodes
+}
+
+// classConfigs are the device configs RenderStorageNodes gives, one per
+// class, shared by every device of it (10,000 devices would otherwise
+// carry 10,000 equal maps): read, never written.
+var classConfigs = map[cephv1alpha1.DiskType]map[string]string{
+	cephv1alpha1.DiskTypeHDD:  {DeviceClassConfigKey: string(cephv1alpha1.DiskTypeHDD)},
+	cephv1alpha1.DiskTypeSSD:  {DeviceClassConfigKey: string(cephv1alpha1.DiskTypeSSD)},
+	cephv1alpha1.DiskTypeNVMe: {DeviceClassConfigKey: string(cephv1alpha1.DiskTypeNVMe)},
 }
 
 // DeviceClassConfigKey is the per-device config key Rook gives

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	cephv1 "github.com/rook/rook/pkg/apis/ceph.rook.io/v1"
+
+	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
 )
 
 // ManagedDevicesAnnotation records, on the CephCluster, the devices the
@@ -172,13 +174,34 @@ func withDeviceClass(entry map[string]any, class string) map[string]any {
 	for k, v := range entry {
 		out[k] = v
 	}
-	nextConfig := make(map[string]any, len(config)+1)
+	if len(config) == 0 || len(config) == 1 && config[DeviceClassConfigKey] != nil {
+		out["config"] = classOnlyConfig(class)
+		return out
+	}
+	nextConfig := make(map[string]any, len(config))
 	for k, v := range config {
 		nextConfig[k] = v
 	}
 	nextConfig[DeviceClassConfigKey] = class
 	out["config"] = nextConfig
 	return out
+}
+
+// classOnlyConfigs are the configs of devices that carry nothing but
+// their class, shared by every such device of a plan (a plan is never
+// modified).
+var classOnlyConfigs = map[string]map[string]any{
+	string(cephv1alpha1.DiskTypeHDD):  {DeviceClassConfigKey: string(cephv1alpha1.DiskTypeHDD)},
+	string(cephv1alpha1.DiskTypeSSD):  {DeviceClassConfigKey: string(cephv1alpha1.DiskTypeSSD)},
+	string(cephv1alpha1.DiskTypeNVMe): {DeviceClassConfigKey: string(cephv1alpha1.DiskTypeNVMe)},
+}
+
+// classOnlyConfig is the shared config of a device carrying only class.
+func classOnlyConfig(class string) map[string]any {
+	if config, ok := classOnlyConfigs[class]; ok {
+		return config
+	}
+	return map[string]any{DeviceClassConfigKey: class}
 }
 
 // hasOtherFields keeps a node entry someone configured beyond its devices.

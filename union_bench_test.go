@@ -12,6 +12,11 @@ import (
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
 )
 
+// benchDiskTypes are the bench nodes' disks by index, as the scale
+// benchmark's simulated nodes have them (4 NVMe, 4 SSD, 12 HDD of 20):
+// each device the plan lists carries its class.
+var benchDiskTypes = []cephv1alpha1.DiskType{"nvme", "hdd", "hdd", "ssd", "hdd"}
+
 // benchInventory is nodes×devices Available disks and pools over 80% of them.
 func benchInventory(nodes, devices, pools int) ([]cephv1alpha1.DiskPool, []cephv1alpha1.Disk) {
 	var disks []cephv1alpha1.Disk
@@ -21,7 +26,8 @@ func benchInventory(nodes, devices, pools int) ([]cephv1alpha1.DiskPool, []cephv
 			disks = append(disks, cephv1alpha1.Disk{
 				ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("n%04d-d%02d", n, d)},
 				Status: cephv1alpha1.DiskStatus{NodeName: fmt.Sprintf("node-%04d", n), Path: fmt.Sprintf("/dev/sd%c", 'b'+d),
-					StablePath: fmt.Sprintf("/dev/disk/by-id/wwn-%04d%02d", n, d), Size: &size, State: cephv1alpha1.DiskAvailable, Available: true},
+					StablePath: fmt.Sprintf("/dev/disk/by-id/wwn-%04d%02d", n, d), Size: &size, State: cephv1alpha1.DiskAvailable, Available: true,
+					Type: benchDiskTypes[d%len(benchDiskTypes)]},
 			})
 		}
 	}
