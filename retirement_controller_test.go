@@ -385,6 +385,13 @@ func TestRetiringADiskFollowsCephsOrder(t *testing.T) {
 		for _, d := range h.osdDeployments() {
 			assert.False(t, envOf(&d, envOSDNodeName) == "ret-1" && envOf(&d, envOSDBlockPath) == "/dev/sdb",
 				"%s runs on the retired device again", d.Name)
+			// The class ceph-volume was given, from the device's config.deviceClass.
+			class := "hdd"
+			if envOf(&d, envOSDBlockPath) == "/dev/sdd" {
+				class = "ssd"
+			}
+			assert.Equal(t, class, d.Labels["device-class"], "%s", d.Name)
+			assert.Equal(t, class, envOf(&d, "ROOK_OSD_DEVICE_CLASS"), "%s", d.Name)
 		}
 	})
 	t.Run("deleting the finished retirement does not bring the device back", func(t *testing.T) {

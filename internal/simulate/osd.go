@@ -158,15 +158,20 @@ func (o *OSDs) prepareListed(ctx context.Context, used map[int]bool) error {
 	if err := o.Client.List(ctx, &disks); err != nil {
 		return err
 	}
-	kernelPath := map[string]string{}
+	kernelPath, detected := map[string]string{}, map[string]string{}
 	for _, d := range disks.Items {
 		for _, name := range []string{d.Status.StablePath, d.Status.Path} {
 			if name != "" {
 				kernelPath[d.Status.NodeName+"\x00"+name] = d.Status.Path
+				detected[d.Status.NodeName+"\x00"+name] = detectedClass(d.Status.Rotational)
 			}
 		}
 	}
 	listed, err := ListedDevices(ctx, o.Client, o.Namespace)
+	if err != nil {
+		return err
+	}
+	configured, err := configuredClasses(ctx, o.Client, o.Namespace)
 	if err != nil {
 		return err
 	}
@@ -187,6 +192,11 @@ func (o *OSDs) prepareListed(ctx context.Context, used map[int]bool) error {
 		// ceph-volume writes the device's label before the operator makes
 		// the OSD's Deployment.
 		d := OSDDeployment(o.Namespace, id, dev.Node, path)
+		class := configured[dev]
+		if class == "" {
+			class = detected[dev.Node+"\x00"+dev.Device]
+		}
+		withDeviceClass(d, class)
 		o.Ceph.Prepared(id, dev.Node, path, envValue(d, "ROOK_OSD_UUID"))
 		if err := CreateOSD(ctx, o.Client, d); err != nil && !apierrors.IsAlreadyExists(err) {
 			return err
@@ -227,14 +237,60 @@ func envValue(d *appsv1.Deployment, name string) string {
 	return ""
 }
 
+// detectedClass is the device class Ceph's OSD gives itself when none is
+// configured: hdd on a rotational device, else ssd.
+func detectedClass(rotational bool) string {
+	if rotational {
+		return "hdd"
+	}
+	return "ssd"
+}
+
+// withDeviceClass gives an OSD Deployment its class as Rook writes it: the
+// label device-class (labels.go) and ROOK_OSD_DEVICE_CLASS (envs.go),
+// from the device's config.deviceClass, which ceph-volume was given as
+// --crush-device-class.
+func withDeviceClass(d *appsv1.Deployment, class string) {
+	d.Labels["device-class"] = class
+	d.Spec.Template.Labels["device-class"] = class
+	c := &d.Spec.Template.Spec.Containers[0]
+	c.Env = append(c.Env, corev1.EnvVar{Name: "ROOK_OSD_DEVICE_CLASS", Value: class})
+}
+
+// configuredClasses are the devices of the CephCluster's device list that
+// carry a config.deviceClass, and that class.
+func configuredClasses(ctx context.Context, c client.Client, namespace string) (map[ListedDevice]string, error) {
+	list, err := cephClusters(ctx, c, namespace)
+	if err != nil {
+		return nil, err
+	}
+	classes := map[ListedDevice]string{}
+	for i := range list.Items {
+		nodes, _, _ := unstructured.NestedSlice(list.Items[i].Object, "spec", "storage", "nodes")
+		for _, n := range nodes {
+			node, _ := n.(map[string]any)
+			name, _ := node["name"].(string)
+			devices, _ := node["devices"].([]any)
+			for _, d := range devices {
+				dev, _ := d.(map[string]any)
+				devName, _ := dev["name"].(string)
+				config, _ := dev["config"].(map[string]any)
+				if class, _ := config["deviceClass"].(string); class != "" {
+					classes[ListedDevice{Node: name, Device: devName}] = class
+				}
+			}
+		}
+	}
+	return classes, nil
+}
+
 // ListedDevice is one device of the CephCluster's spec.storage.nodes.
 type ListedDevice struct{ Node, Device string }
 
 // ListedDevices reads the CephCluster's device list.
 func ListedDevices(ctx context.Context, c client.Client, namespace string) ([]ListedDevice, error) {
-	list := &unstructured.UnstructuredList{}
-	list.SetGroupVersionKind(schema.GroupVersionKind{Group: "ceph.rook.io", Version: "v1", Kind: "CephClusterList"})
-	if err := c.List(ctx, list, client.InNamespace(namespace)); err != nil {
+	list, err := cephClusters(ctx, c, namespace)
+	if err != nil {
 		return nil, err
 	}
 	var out []ListedDevice
@@ -242,6 +298,16 @@ func ListedDevices(ctx context.Context, c client.Client, namespace string) ([]Li
 		out = append(out, clusterDevices(&list.Items[i])...)
 	}
 	return out, nil
+}
+
+// cephClusters lists the CephClusters of namespace.
+func cephClusters(ctx context.Context, c client.Client, namespace string) (*unstructured.UnstructuredList, error) {
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(schema.GroupVersionKind{Group: "ceph.rook.io", Version: "v1", Kind: "CephClusterList"})
+	if err := c.List(ctx, list, client.InNamespace(namespace)); err != nil {
+		return nil, err
+	}
+	return list, nil
 }
 
 // clusterDevices is what one CephCluster's spec.storage.nodes lists.
