@@ -32,6 +32,13 @@ import (
 // Namespace is the plugin's default operator and cluster namespace.
 const Namespace = "rook-ceph"
 
+// floorQPS and floorBurst are the floor client's limits: the plugin's
+// defaults (config.go defaultKubeAPIQPS, defaultKubeAPIBurst).
+const (
+	floorQPS   = 1000
+	floorBurst = 2000
+)
+
 // Scenario is one inventory size and what runs on it.
 type Scenario struct {
 	Nodes, DevicesPerNode int
@@ -59,9 +66,11 @@ type Scenario struct {
 // Sample is one round of the interleaved convergence measure: the two
 // floors, then the plugin, on the same API server, one after the other.
 type Sample struct {
-	// FloorSeconds: a plain client with FloorWorkers workers creates the
-	// inventory's Disks and writes their status, the plugin stopped, on
-	// the plugin's path (the counting proxy, the benchmark's watch open).
+	// FloorSeconds: a plain client with FloorWorkers workers and the
+	// plugin's client limits (QPS 1000, burst 2000) creates the
+	// inventory's Disks and writes their status, the plugin stopped,
+	// straight to the API server, the benchmark's watch of Disks open: the
+	// bare API server, as the plugin talks to it while it converges.
 	FloorSeconds float64 `json:"floorSeconds"`
 	// LimitSeconds: the same straight to the API server, nothing watching,
 	// with LimitWorkers workers: as many as it takes before its throughput
@@ -69,7 +78,9 @@ type Sample struct {
 	LimitSeconds float64 `json:"limitSeconds"`
 	// ConvergeSeconds: from the first discovery ConfigMap's create to the
 	// watch seeing the last Disk with its status, the plugin (started
-	// fresh, ready and leading) waiting before the clock starts.
+	// fresh, ready and leading, straight to the API server: no proxy)
+	// waiting before the clock starts. Its writes are the API server's
+	// own counts (apiServerCounter).
 	ConvergeSeconds float64 `json:"convergeSeconds"`
 	// FirstDiskSeconds is when the watch saw the first published Disk;
 	// ConfigMapsSeconds is when the last ConfigMap was created.
@@ -195,9 +206,12 @@ type run struct {
 	sc     Scenario
 	binary string
 	admin  client.Client
-	// proxied is a client like admin that goes through the proxy, as the
-	// plugin does.
-	proxied    client.Client
+	// bare is the floor's client: the plugin's client limits, nothing
+	// between it and the API server.
+	bare client.Client
+	// apiCounts reads what the API server served, for a plugin with no
+	// proxy in front of it.
+	apiCounts  *apiServerCounter
 	env        *testenv.Env
 	proxy      *countingProxy
 	kubeconfig string
@@ -207,11 +221,21 @@ type run struct {
 	res        *Result
 }
 
-// startPlugin starts a plugin process and waits until it is ready and its
-// inventory controller runs (it leads): what it does from then on is what
-// is measured.
+// startPlugin starts a plugin process behind the counting proxy and waits
+// until it is ready and its inventory controller runs (it leads): what it
+// does from then on is what is measured.
 func (r *run) startPlugin(ctx context.Context) error {
-	p, err := startPluginProcess(r.binary, r.kubeconfig, r.repo, r.sc.PluginEnv, r.sc.Profiles != "", r.pluginLog)
+	return r.startPluginOn(ctx, r.kubeconfig)
+}
+
+// startPluginBare is startPlugin with nothing between the plugin and the
+// API server: how discovery convergence is timed.
+func (r *run) startPluginBare(ctx context.Context) error {
+	return r.startPluginOn(ctx, r.env.Kubeconfig)
+}
+
+func (r *run) startPluginOn(ctx context.Context, kubeconfig string) error {
+	p, err := startPluginProcess(r.binary, kubeconfig, r.repo, r.sc.PluginEnv, r.sc.Profiles != "", r.pluginLog)
 	if err != nil {
 		return err
 	}
@@ -265,7 +289,8 @@ func Run(ctx context.Context, binary string, sc Scenario, log io.Writer) (res Re
 	if err := cephv1alpha1.AddToScheme(scheme); err != nil {
 		return res, err
 	}
-	env, err := testenv.Start(testenv.Options{Scheme: scheme})
+	// etcd without fsync: the machine's disk is nobody's cost here.
+	env, err := testenv.Start(testenv.Options{Scheme: scheme, UnsafeNoFsync: true})
 	if err != nil {
 		return res, err
 	}
@@ -277,14 +302,20 @@ func Run(ctx context.Context, binary string, sc Scenario, log io.Writer) (res Re
 		return res, err
 	}
 	admin := r.admin
+	// The floor client has the plugin's client limits (config.go).
+	plain := rest.CopyConfig(env.Config)
+	plain.QPS, plain.Burst = floorQPS, floorBurst
+	if r.bare, err = client.New(plain, client.Options{Scheme: scheme}); err != nil {
+		return res, err
+	}
+	if r.apiCounts, err = newAPIServerCounter(env.Config); err != nil {
+		return res, err
+	}
 	if r.proxy, err = startProxy(env.Config); err != nil {
 		return res, err
 	}
 	proxy := r.proxy
 	defer proxy.Close()
-	if r.proxied, err = client.New(&rest.Config{Host: proxy.URL, QPS: fast.QPS, Burst: fast.Burst}, client.Options{Scheme: scheme}); err != nil {
-		return res, err
-	}
 	dir, err := os.MkdirTemp("", "bench-")
 	if err != nil {
 		return res, err
@@ -358,25 +389,24 @@ func Run(ctx context.Context, binary string, sc Scenario, log io.Writer) (res Re
 		if s.LimitSeconds, s.LimitCPU, err = timeFloor(ctx, admin, sc.LimitWorkers, sc.Nodes, sc.DevicesPerNode, r.cpuNow); err != nil {
 			return res, fmt.Errorf("write-limit floor: %w", err)
 		}
-		// The floor takes the plugin's path: through the counting proxy,
-		// with the benchmark's watch of Disks open. Those instruments are
-		// the measure's, not the plugin's, and cost the floor what they
-		// cost the plugin.
+		// The floor takes the plugin's path: straight to the API server,
+		// with the benchmark's watch of Disks open, which costs the floor
+		// what it costs the plugin.
 		if watcher, err = newWatcher(ctx, env.Config, scheme); err != nil {
 			return res, err
 		}
 		err = apiProfiler.cpuFor(ctx, "floor", floorLength, func() (err error) {
-			s.FloorSeconds, s.FloorCPU, err = timeFloor(ctx, r.proxied, sc.FloorWorkers, sc.Nodes, sc.DevicesPerNode, r.cpuNow)
+			s.FloorSeconds, s.FloorCPU, err = timeFloor(ctx, r.bare, sc.FloorWorkers, sc.Nodes, sc.DevicesPerNode, r.cpuNow)
 			return err
 		})
 		if err != nil {
 			return res, fmt.Errorf("floor: %w", err)
 		}
-		if err := r.startPlugin(ctx); err != nil {
+		if err := r.startPluginBare(ctx); err != nil {
 			return res, err
 		}
 		// Nothing the start-up wrote is still under way when the clock starts.
-		if err := waitQuiet(ctx, r.proxy, time.Second, time.Minute); err != nil {
+		if err := waitQuiet(ctx, r.apiCounts, time.Second, time.Minute); err != nil {
 			return res, err
 		}
 		var pluginProfiler *profiler
@@ -396,10 +426,18 @@ func Run(ctx context.Context, binary string, sc Scenario, log io.Writer) (res Re
 		logf("  CPU seconds: floor {%s}, write limit {%s}, plugin {%s}", s.FloorCPU, s.LimitCPU, s.ConvergeCPU)
 	}
 	res.summarise()
-	plugin := r.plugin
-	if err := plugin.profiler(sc.Profiles, res.Disks).heap(ctx, "converged"); err != nil {
+	if err := r.plugin.profiler(sc.Profiles, res.Disks).heap(ctx, "converged"); err != nil {
 		return res, err
 	}
+	// What follows counts the plugin's requests one by one: behind the
+	// proxy from here on.
+	if err := r.stopPlugin(); err != nil {
+		return res, err
+	}
+	if err := r.startPlugin(ctx); err != nil {
+		return res, err
+	}
+	plugin := r.plugin
 	logf("discovery: %d disks in %s s, floor %s s, write limit %s s", res.Disks, res.Converge.Format("%.2f"), res.Floor.Format("%.2f"), res.Limit.Format("%.2f"))
 
 	// Pools and consumers; the simulated operator marks Rook objects Ready.
@@ -553,11 +591,15 @@ func (r *run) converge(ctx context.Context, w *watcher, s *Sample) error {
 	if err := parallel(ctx, r.sc.FloorWorkers, nodes, func(ctx context.Context, node string) error { return simulate.EnsureNode(ctx, r.admin, node) }); err != nil {
 		return fmt.Errorf("register Nodes: %w", err)
 	}
-	if err := waitQuiet(ctx, r.proxy, 2*time.Second, time.Minute); err != nil {
+	if err := waitQuiet(ctx, r.apiCounts, 2*time.Second, time.Minute); err != nil {
 		return err
 	}
 	disks := r.sc.Nodes * r.sc.DevicesPerNode
-	before, metricsBefore, cpu := r.proxy.snapshot(), mustMetrics(r.plugin), r.cpuNow()
+	before, err := r.apiCounts.requests()
+	if err != nil {
+		return err
+	}
+	metricsBefore, cpu := mustMetrics(r.plugin), r.cpuNow()
 	start := time.Now()
 	if err := parallel(ctx, r.sc.FloorWorkers, cms, func(ctx context.Context, cm *corev1.ConfigMap) error { return r.admin.Create(ctx, cm) }); err != nil {
 		return fmt.Errorf("create discovery ConfigMaps: %w", err)
@@ -569,10 +611,16 @@ func (r *run) converge(ctx context.Context, w *watcher, s *Sample) error {
 	s.ConvergeCPU = CPUSince(cpu, r.cpuNow())
 	first, last := w.publishedSpan()
 	s.ConvergeSeconds, s.FirstDiskSeconds = last.Sub(start).Seconds(), first.Sub(start).Seconds()
-	if err := waitQuiet(ctx, r.proxy, 2*time.Second, time.Minute); err != nil {
+	if err := waitQuiet(ctx, r.apiCounts, 2*time.Second, time.Minute); err != nil {
 		return err
 	}
-	s.ConvergeWrites, s.ConvergeWritesBy = writesSince(before, r.proxy.snapshot())
+	after, err := r.apiCounts.requests()
+	if err != nil {
+		return err
+	}
+	// The API server counts the benchmark's own ConfigMaps too.
+	after["POST configmaps"] -= len(cms)
+	s.ConvergeWrites, s.ConvergeWritesBy = writesSince(before, after)
 	metricsAfter := mustMetrics(r.plugin)
 	s.ReconcileErrors = metricsAfter["errors"] - metricsBefore["errors"]
 	s.ReconcileRetries = (metricsAfter["all error"] - metricsBefore["all error"]) + (metricsAfter["all requeue"] - metricsBefore["all requeue"])
@@ -634,12 +682,19 @@ func waitFor(ctx context.Context, timeout time.Duration, cond func() bool) error
 }
 
 // waitQuiet waits until the plugin has written nothing for quiet.
-func waitQuiet(ctx context.Context, p *countingProxy, quiet, timeout time.Duration) error {
+func waitQuiet(ctx context.Context, p requestCounter, quiet, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
-		before := p.snapshot()
+		before, err := p.requests()
+		if err != nil {
+			return err
+		}
 		time.Sleep(quiet)
-		n, by := writesSince(before, p.snapshot())
+		after, err := p.requests()
+		if err != nil {
+			return err
+		}
+		n, by := writesSince(before, after)
 		if n == 0 {
 			return nil
 		}

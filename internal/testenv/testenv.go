@@ -60,6 +60,11 @@ type Options struct {
 	// the same cluster state (for `just run`). Empty means a throwaway
 	// folder, removed at Stop.
 	DataDir string
+	// UnsafeNoFsync runs etcd with --unsafe-no-fsync: writes are not
+	// synced to disk, so a benchmark measures the API server and its
+	// client rather than the machine's disk (never for data that must
+	// survive a crash).
+	UnsafeNoFsync bool
 }
 
 // Env is a running control plane.
@@ -197,6 +202,12 @@ func Start(opts Options) (*Env, error) {
 			return nil, err
 		}
 		environment.ControlPlane.Etcd = &envtest.Etcd{DataDir: etcdDir}
+	}
+	if opts.UnsafeNoFsync {
+		if environment.ControlPlane.Etcd == nil {
+			environment.ControlPlane.Etcd = &envtest.Etcd{}
+		}
+		environment.ControlPlane.Etcd.Configure().Append("unsafe-no-fsync", "true")
 	}
 	cfg, err := environment.Start()
 	if err != nil {
