@@ -42,12 +42,16 @@ const DefaultMetricsAddr = ":8081"
 //   - HealthProbeBindAddress defaults to "0": the runtime's /livez and
 //     /readyz are the plugin's probes.
 //
+// A leader's graceful stop is logged as what it is, not as an error (see
+// shutdownSink).
+//
 // Everything else is the caller's, leader election included (a plugin runs
 // one replica, so it is off unless asked for).
 func NewManager(config *rest.Config, host pluginruntime.Host, opts manager.Options) (manager.Manager, error) {
 	if opts.Logger.GetSink() == nil {
 		opts.Logger = logr.FromSlogHandler(host.Logger().Handler())
 	}
+	opts.Logger = opts.Logger.WithSink(shutdownSink{opts.Logger.GetSink()})
 	ctrllog.SetLogger(opts.Logger)
 	klog.SetLogger(opts.Logger)
 	if opts.Metrics.BindAddress == "" {
@@ -61,4 +65,35 @@ func NewManager(config *rest.Config, host pluginruntime.Host, opts manager.Optio
 		return nil, fmt.Errorf("controller-runtime manager: %w", err)
 	}
 	return mgr, nil
+}
+
+// Messages of controller-runtime's manager (pkg/manager/internal.go) on a
+// graceful stop of a leader: once its runnables stopped, it cancels leader
+// election itself, whose OnStoppedLeading callback reports "leader
+// election lost" on the error channel, which the stop sequence logs as an
+// error — on every ordinary shutdown of a leader, the lease released as
+// asked (LeaderElectionReleaseOnCancel).
+const (
+	stopSequenceMessage = "error received after stop sequence was engaged"
+	leaderLostError     = "leader election lost"
+)
+
+// shutdownSink logs that one message at info level, as the lease released
+// on shutdown; everything else passes through.
+type shutdownSink struct{ logr.LogSink }
+
+func (s shutdownSink) Error(err error, msg string, keysAndValues ...any) {
+	if msg == stopSequenceMessage && err != nil && err.Error() == leaderLostError {
+		s.LogSink.Info(0, "stopped leading: the leader lease was released on shutdown", keysAndValues...)
+		return
+	}
+	s.LogSink.Error(err, msg, keysAndValues...)
+}
+
+func (s shutdownSink) WithValues(keysAndValues ...any) logr.LogSink {
+	return shutdownSink{s.LogSink.WithValues(keysAndValues...)}
+}
+
+func (s shutdownSink) WithName(name string) logr.LogSink {
+	return shutdownSink{s.LogSink.WithName(name)}
 }
