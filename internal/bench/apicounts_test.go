@@ -26,3 +26,11 @@ apiserver_request_duration_seconds_bucket{le="0.005",resource="disks",verb="POST
 	_, err = ParseRequestCounts([]byte("apiserver_request_total{verb=\"POST\"} many\n"))
 	assert.Error(t, err, "an unreadable count is an error, not a zero")
 }
+
+func TestWaitsBetween(t *testing.T) {
+	before := map[string]float64{"queue seconds": 1, "queue count": 10, "work seconds": 2, "work count": 10, "request seconds": 3, "request count": 100, "limiter seconds": 0.5}
+	after := map[string]float64{"queue seconds": 3, "queue count": 30, "work seconds": 12, "work count": 30, "request seconds": 7, "request count": 500, "limiter seconds": 0.75}
+	assert.Equal(t, Waits{QueueMillis: 100, ReconcileMillis: 500, RequestMillis: 10, LimiterSeconds: 0.25}, waitsBetween(before, after),
+		"means over what happened between the readings")
+	assert.Equal(t, Waits{}, waitsBetween(after, after), "nothing happened: no division by zero")
+}

@@ -90,6 +90,11 @@ type Sample struct {
 	ConvergeWritesBy  map[string]int `json:"convergeWritesBy"`
 	ReconcileErrors   float64        `json:"reconcileErrors"`
 	ReconcileRetries  float64        `json:"reconcileRetries"`
+	// Waits is where the inventory's convergence spent its time, from
+	// the plugin's metrics: a ConfigMap's mean wait in the work queue and
+	// mean reconcile, the API requests' mean time, and the seconds all
+	// requests waited for the client's rate limiter together.
+	Waits Waits `json:"waits"`
 	// CPU seconds by process during the floor, the write limit and the
 	// plugin's convergence.
 	FloorCPU    CPU `json:"floorCPU"`
@@ -424,6 +429,7 @@ func Run(ctx context.Context, binary string, sc Scenario, log io.Writer) (res Re
 			i+1, s.FloorSeconds, s.LimitSeconds, sc.LimitWorkers, s.ConvergeSeconds, s.ConvergeSeconds/s.FloorSeconds, s.ConvergeSeconds/s.LimitSeconds,
 			s.FirstDiskSeconds, s.ConfigMapsSeconds, float64(s.ConvergeWrites)/float64(res.Disks), s.ReconcileErrors, s.ReconcileRetries)
 		logf("  CPU seconds: floor {%s}, write limit {%s}, plugin {%s}", s.FloorCPU, s.LimitCPU, s.ConvergeCPU)
+		logf("  waits: %s", s.Waits)
 	}
 	res.summarise()
 	if err := r.plugin.profiler(sc.Profiles, res.Disks).heap(ctx, "converged"); err != nil {
@@ -622,9 +628,38 @@ func (r *run) converge(ctx context.Context, w *watcher, s *Sample) error {
 	after["POST configmaps"] -= len(cms)
 	s.ConvergeWrites, s.ConvergeWritesBy = writesSince(before, after)
 	metricsAfter := mustMetrics(r.plugin)
+	s.Waits = waitsBetween(metricsBefore, metricsAfter)
 	s.ReconcileErrors = metricsAfter["errors"] - metricsBefore["errors"]
 	s.ReconcileRetries = (metricsAfter["all error"] - metricsBefore["all error"]) + (metricsAfter["all requeue"] - metricsBefore["all requeue"])
 	return nil
+}
+
+// Waits is where a convergence's time went (Sample.Waits).
+type Waits struct {
+	QueueMillis, ReconcileMillis, RequestMillis float64
+	LimiterSeconds                              float64
+}
+
+func (w Waits) String() string {
+	return fmt.Sprintf("a ConfigMap waited %.0f ms in the queue and took %.0f ms; a request %.1f ms; %.2f s waited for the rate limiter in all",
+		w.QueueMillis, w.ReconcileMillis, w.RequestMillis, w.LimiterSeconds)
+}
+
+// waitsBetween is Waits from two readings of the plugin's metrics.
+func waitsBetween(before, after map[string]float64) Waits {
+	mean := func(sum, count string) float64 {
+		n := after[count] - before[count]
+		if n <= 0 {
+			return 0
+		}
+		return 1000 * (after[sum] - before[sum]) / n
+	}
+	return Waits{
+		QueueMillis:     mean("queue seconds", "queue count"),
+		ReconcileMillis: mean("work seconds", "work count"),
+		RequestMillis:   mean("request seconds", "request count"),
+		LimiterSeconds:  after["limiter seconds"] - before["limiter seconds"],
+	}
 }
 
 func mustMetrics(p *pluginProcess) map[string]float64 {

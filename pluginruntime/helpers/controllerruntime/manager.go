@@ -38,7 +38,9 @@ const DefaultMetricsAddr = ":8081"
 //   - Logger defaults to host's logger (as logr), which also becomes
 //     controller-runtime's and klog's global logger, so client-go's
 //     messages are JSON lines with the plugin's attributes too;
-//   - Metrics.BindAddress defaults to DefaultMetricsAddr ("0" disables);
+//   - Metrics.BindAddress defaults to DefaultMetricsAddr ("0" disables),
+//     and the metrics include the API client's request and rate-limiter
+//     latencies by verb (clientmetrics.go);
 //   - HealthProbeBindAddress defaults to "0": the runtime's /livez and
 //     /readyz are the plugin's probes.
 //
@@ -57,6 +59,7 @@ func NewManager(config *rest.Config, host pluginruntime.Host, opts manager.Optio
 	if opts.Metrics.BindAddress == "" {
 		opts.Metrics.BindAddress = DefaultMetricsAddr
 	}
+	exportClientLatencies()
 	if opts.HealthProbeBindAddress == "" {
 		opts.HealthProbeBindAddress = "0"
 	}

@@ -131,6 +131,9 @@ func TestNewManager(t *testing.T) {
 			return res.StatusCode == http.StatusOK
 		}, 10*time.Second, 50*time.Millisecond)
 		assert.Contains(t, body, `controller_runtime_reconcile_total{controller="`+name+`",result="success"}`)
+		// The manager's own list and watch went through the client.
+		assert.Regexp(t, `rest_client_request_duration_seconds_count\{verb="GET"\} [1-9]`, body, "where a request's time goes: the API server")
+		assert.Regexp(t, `rest_client_rate_limiter_duration_seconds_count\{verb="GET"\} [1-9]`, body, "and the client's rate limiter")
 	})
 
 	cancel()
