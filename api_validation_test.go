@@ -259,9 +259,9 @@ func TestKubectlGetShowsUsefulColumnsAndFindsEveryKindByCategory(t *testing.T) {
 	}{
 		"disks":          {"dsk", []string{"Name", "Node", "Path", "Size", "Type", "State", "Claimed By", "Reason", "Stable Path", "Age"}},
 		"diskpools":      {"dp", []string{"Name", "Phase", "Disks", "Raw Capacity", "Message", "Age"}},
-		"blockstorages":  {"bs", []string{"Name", "Phase", "Storage Class", "Replicas", "Failure Domain", "Usable", "Default", "Message", "Age"}},
-		"filestorages":   {"fs", []string{"Name", "Phase", "Storage Class", "Replicas", "Failure Domain", "Usable", "MDS", "Message", "Age"}},
-		"objectstorages": {"os", []string{"Name", "Phase", "Storage Class", "Replicas", "Failure Domain", "Usable", "Gateways", "Message", "Age"}},
+		"blockstorages":  {"bs", []string{"Name", "Phase", "Storage Class", "Replicas", "Failure Domain", "Class", "Usable", "Default", "Message", "Age"}},
+		"filestorages":   {"fs", []string{"Name", "Phase", "Storage Class", "Replicas", "Failure Domain", "Class", "Usable", "MDS", "Message", "Age"}},
+		"objectstorages": {"os", []string{"Name", "Phase", "Storage Class", "Replicas", "Failure Domain", "Class", "Usable", "Gateways", "Message", "Age"}},
 	}
 	found := map[string]bool{}
 	for _, r := range list.APIResources {

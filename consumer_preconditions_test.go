@@ -35,6 +35,9 @@ func TestConsumerPreconditions(t *testing.T) {
 	}{
 		{"nothing in the way: every check passes", ready, "", ""},
 		{"derived objects that are ours pass", with(func(in *consumerInput) { in.rook, in.class = pool(ours), class(ours) }), "", ""},
+		{"a class without disks is refused before anything is written", with(func(in *consumerInput) {
+			in.placeErr = &NoDisksOfClassError{Class: "nvme", Tiers: tiersWith(Tier{Nodes: 2, OSDs: 2}, Tier{Class: "hdd", Nodes: 2, OSDs: 2})}
+		}), ReasonNoDisksOfClass, "no DiskPool contributes disks of class nvme (classes with disks: hdd (2 nodes))"},
 		{"a missing CephCluster comes first", with(func(in *consumerInput) {
 			in.clusterMissing, in.nodes, in.rook = fmt.Errorf("CephCluster rook-ceph/rook-ceph not found"), 0, pool(theirs)
 		}), ReasonNoCephCluster, "not found: nothing can be provisioned"},
@@ -62,12 +65,13 @@ func TestConsumerPreconditions(t *testing.T) {
 
 // Every reason a precondition gives is one of the declared constants.
 func TestPreconditionReasonsAreConstants(t *testing.T) {
-	declared := map[string]bool{ReasonNoCephCluster: true, ReasonNoDisks: true, ReasonForeignObject: true, ReasonOverBudget: true}
+	declared := map[string]bool{ReasonNoCephCluster: true, ReasonNoDisks: true, ReasonNoDisksOfClass: true, ReasonForeignObject: true, ReasonOverBudget: true}
 	overBudget := BudgetVerdict{Budget: "CRUSH rules", Message: "no room"}
 	for _, p := range consumerPreconditions {
 		// Every input that can fail some check; the budget applies to a
 		// consumer without a Rook object.
-		withRook := consumerInput{uid: "u", clusterMissing: fmt.Errorf("gone"), rook: &cephv1.CephBlockPool{}, class: &storagev1.StorageClass{}, budget: overBudget}
+		withRook := consumerInput{uid: "u", clusterMissing: fmt.Errorf("gone"), rook: &cephv1.CephBlockPool{}, class: &storagev1.StorageClass{}, budget: overBudget,
+			placeErr: &NoDisksOfClassError{Class: "nvme"}}
 		withoutRook := withRook
 		withoutRook.rook = nil
 		reason, _, failed := p.check(withRook)
