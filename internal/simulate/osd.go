@@ -266,20 +266,12 @@ func configuredClasses(ctx context.Context, c client.Client, namespace string) (
 	}
 	classes := map[ListedDevice]string{}
 	for i := range list.Items {
-		nodes, _, _ := unstructured.NestedSlice(list.Items[i].Object, "spec", "storage", "nodes")
-		for _, n := range nodes {
-			node, _ := n.(map[string]any)
-			name, _ := node["name"].(string)
-			devices, _ := node["devices"].([]any)
-			for _, d := range devices {
-				dev, _ := d.(map[string]any)
-				devName, _ := dev["name"].(string)
-				config, _ := dev["config"].(map[string]any)
-				if class, _ := config["deviceClass"].(string); class != "" {
-					classes[ListedDevice{Node: name, Device: devName}] = class
-				}
+		eachDevice(&list.Items[i], func(node, device string, entry map[string]any) {
+			config, _ := entry["config"].(map[string]any)
+			if class, _ := config["deviceClass"].(string); class != "" {
+				classes[ListedDevice{Node: node, Device: device}] = class
 			}
-		}
+		})
 	}
 	return classes, nil
 }
@@ -312,8 +304,17 @@ func cephClusters(ctx context.Context, c client.Client, namespace string) (*unst
 
 // clusterDevices is what one CephCluster's spec.storage.nodes lists.
 func clusterDevices(cluster *unstructured.Unstructured) []ListedDevice {
-	nodes, _, _ := unstructured.NestedSlice(cluster.Object, "spec", "storage", "nodes")
 	var out []ListedDevice
+	eachDevice(cluster, func(node, device string, _ map[string]any) {
+		out = append(out, ListedDevice{Node: node, Device: device})
+	})
+	return out
+}
+
+// eachDevice calls visit with every named device entry of the CephCluster's
+// spec.storage.nodes.
+func eachDevice(cluster *unstructured.Unstructured, visit func(node, device string, entry map[string]any)) {
+	nodes, _, _ := unstructured.NestedSlice(cluster.Object, "spec", "storage", "nodes")
 	for _, n := range nodes {
 		node, _ := n.(map[string]any)
 		name, _ := node["name"].(string)
@@ -321,9 +322,8 @@ func clusterDevices(cluster *unstructured.Unstructured) []ListedDevice {
 		for _, d := range devices {
 			dev, _ := d.(map[string]any)
 			if devName, _ := dev["name"].(string); devName != "" {
-				out = append(out, ListedDevice{Node: name, Device: devName})
+				visit(name, devName, dev)
 			}
 		}
 	}
-	return out
 }
