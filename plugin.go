@@ -15,7 +15,6 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -258,15 +257,6 @@ func newScheme() (*runtime.Scheme, error) {
 	return scheme, nil
 }
 
-// storedCephCluster is what the cache keeps of a CephCluster.
-func storedCephCluster(obj any) (any, error) {
-	obj, err := cache.TransformStripManagedFields()(obj)
-	if u, ok := obj.(*unstructured.Unstructured); ok && err == nil {
-		InternClassConfigs(u.Object)
-	}
-	return obj, err
-}
-
 // newManager scopes the cache to what is read: of all ConfigMaps only the
 // discovery ones (operator namespace, app=rook-discover), of the Rook kinds
 // only the cluster namespace.
@@ -285,12 +275,6 @@ func newManager(restCfg *rest.Config, scheme *runtime.Scheme, cfg Config, host p
 	for _, kind := range consumerKinds {
 		scopes[kind.NewRookObject()] = cache.ByObject{Namespaces: inCluster}
 	}
-	// The CephCluster lists every device with its class: one shared config
-	// map per class in the cache (InternClassConfigs), managed fields
-	// stripped as for every kind.
-	cephCluster := &unstructured.Unstructured{}
-	cephCluster.SetGroupVersionKind(cephClusterGVK)
-	scopes[cephCluster] = cache.ByObject{Transform: storedCephCluster}
 	if metricsAddr == "" {
 		metricsAddr = "0"
 	}

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	cephv1 "github.com/rook/rook/pkg/apis/ceph.rook.io/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
 )
@@ -195,31 +194,6 @@ var classOnlyConfigs = map[string]map[string]any{
 	string(cephv1alpha1.DiskTypeHDD):  {DeviceClassConfigKey: string(cephv1alpha1.DiskTypeHDD)},
 	string(cephv1alpha1.DiskTypeSSD):  {DeviceClassConfigKey: string(cephv1alpha1.DiskTypeSSD)},
 	string(cephv1alpha1.DiskTypeNVMe): {DeviceClassConfigKey: string(cephv1alpha1.DiskTypeNVMe)},
-}
-
-// InternClassConfigs replaces, in a CephCluster as decoded (unstructured),
-// every device config that holds nothing but a known class with the shared
-// classOnlyConfigs map: the cache keeps one map per class instead of one a
-// device (at 10,000 devices, megabytes at every copy the informer makes;
-// the plugin never writes into a cached object).
-func InternClassConfigs(cluster map[string]any) {
-	nodes, _, _ := unstructured.NestedFieldNoCopy(cluster, "spec", "storage", "nodes")
-	nodeList, _ := nodes.([]any)
-	for _, n := range nodeList {
-		node, _ := n.(map[string]any)
-		devices, _ := node["devices"].([]any)
-		for _, d := range devices {
-			dev, _ := d.(map[string]any)
-			config, _ := dev["config"].(map[string]any)
-			if len(config) != 1 {
-				continue
-			}
-			class, _ := config[DeviceClassConfigKey].(string)
-			if shared, ok := classOnlyConfigs[class]; ok {
-				dev["config"] = shared
-			}
-		}
-	}
 }
 
 // classOnlyConfig is the shared config of a device carrying only class.

@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -211,21 +210,4 @@ func TestRetainedDevices(t *testing.T) {
 			assert.Equal(t, tc.want, RetainedDevices(inCluster, record, tc.union, tc.described))
 		})
 	}
-}
-
-// The cache keeps one config map per class: a device whose config is only
-// its class shares it; any other config is left as decoded.
-func TestInternClassConfigs(t *testing.T) {
-	cluster := map[string]any{"spec": map[string]any{"storage": map[string]any{"nodes": nodesJSON(t,
-		`[{"name":"a","devices":[{"name":"/dev/x","config":{"deviceClass":"ssd"}},{"name":"/dev/y","config":{"deviceClass":"ssd"}},`+
-			`{"name":"/dev/z","config":{"deviceClass":"hdd","osdsPerDevice":"2"}},{"name":"/dev/w","config":{"deviceClass":"tape"}},{"name":"/dev/v"}]}]`)}}}
-	before := mustJSON(cluster)
-	InternClassConfigs(cluster)
-	assert.JSONEq(t, string(before), string(mustJSON(cluster)), "the content is unchanged")
-	devices := cluster["spec"].(map[string]any)["storage"].(map[string]any)["nodes"].([]any)[0].(map[string]any)["devices"].([]any)
-	config := func(i int) map[string]any { return devices[i].(map[string]any)["config"].(map[string]any) }
-	assert.True(t, reflect.ValueOf(config(0)).Pointer() == reflect.ValueOf(config(1)).Pointer(), "two ssd devices share one map")
-	assert.True(t, reflect.ValueOf(config(0)).Pointer() == reflect.ValueOf(classOnlyConfigs["ssd"]).Pointer())
-	assert.False(t, reflect.ValueOf(config(2)).Pointer() == reflect.ValueOf(classOnlyConfigs["hdd"]).Pointer(), "a config with more than a class stays its own")
-	assert.False(t, reflect.ValueOf(config(3)).Pointer() == reflect.ValueOf(classOnlyConfigs["ssd"]).Pointer(), "an unknown class stays its own")
 }
