@@ -99,11 +99,13 @@ func RenderStorageNodes(disks []*cephv1alpha1.Disk, retained ...DeviceID) []ceph
 // classConfigs are the device configs RenderStorageNodes gives, one per
 // class, shared by every device of it (10,000 devices would otherwise
 // carry 10,000 equal maps): read, never written.
-var classConfigs = map[cephv1alpha1.DiskType]map[string]string{
-	cephv1alpha1.DiskTypeHDD:  {DeviceClassConfigKey: string(cephv1alpha1.DiskTypeHDD)},
-	cephv1alpha1.DiskTypeSSD:  {DeviceClassConfigKey: string(cephv1alpha1.DiskTypeSSD)},
-	cephv1alpha1.DiskTypeNVMe: {DeviceClassConfigKey: string(cephv1alpha1.DiskTypeNVMe)},
-}
+var classConfigs = func() map[cephv1alpha1.DiskType]map[string]string {
+	configs := map[cephv1alpha1.DiskType]map[string]string{}
+	for _, class := range deviceClasses {
+		configs[class] = map[string]string{DeviceClassConfigKey: string(class)}
+	}
+	return configs
+}()
 
 // DeviceClassConfigKey is the per-device config key Rook gives
 // ceph-volume as --crush-device-class when it prepares the OSD

@@ -8,8 +8,6 @@ import (
 	"strings"
 
 	cephv1 "github.com/rook/rook/pkg/apis/ceph.rook.io/v1"
-
-	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
 )
 
 // ManagedDevicesAnnotation records, on the CephCluster, the devices the
@@ -190,11 +188,13 @@ func withDeviceClass(entry map[string]any, class string) map[string]any {
 // classOnlyConfigs are the configs of devices that carry nothing but
 // their class, shared by every such device of a plan (a plan is never
 // modified).
-var classOnlyConfigs = map[string]map[string]any{
-	string(cephv1alpha1.DiskTypeHDD):  {DeviceClassConfigKey: string(cephv1alpha1.DiskTypeHDD)},
-	string(cephv1alpha1.DiskTypeSSD):  {DeviceClassConfigKey: string(cephv1alpha1.DiskTypeSSD)},
-	string(cephv1alpha1.DiskTypeNVMe): {DeviceClassConfigKey: string(cephv1alpha1.DiskTypeNVMe)},
-}
+var classOnlyConfigs = func() map[string]map[string]any {
+	configs := map[string]map[string]any{}
+	for _, class := range deviceClasses {
+		configs[string(class)] = map[string]any{DeviceClassConfigKey: string(class)}
+	}
+	return configs
+}()
 
 // classOnlyConfig is the shared config of a device carrying only class.
 func classOnlyConfig(class string) map[string]any {

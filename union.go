@@ -273,7 +273,6 @@ type DiskUnion struct {
 func Union(pools []cephv1alpha1.DiskPool, byName map[string]*cephv1alpha1.Disk, inCluster map[DeviceID]bool) DiskUnion {
 	u := DiskUnion{Owners: ClaimOwners(pools), Pools: map[string]PoolResolution{}}
 	seen := make(map[DeviceID]bool, len(byName))
-	nodes := map[string]bool{}
 	for _, pool := range byAge(pools) {
 		res := ResolvePool(pool, byName, u.Owners, inCluster)
 		u.Pools[pool.Name] = res
@@ -283,16 +282,13 @@ func Union(pools []cephv1alpha1.DiskPool, byName map[string]*cephv1alpha1.Disk, 
 				continue
 			}
 			seen[id] = true
-			nodes[id.Node] = true
 			u.Disks = append(u.Disks, d)
-			if d.Status.Size != nil {
-				u.RawBytes += d.Status.Size.Value()
-			}
 		}
 	}
 	u.Disks = sortedByDevice(u.Disks)
-	u.Nodes = len(nodes)
+	// Every disk's tier and the whole union's nodes and bytes, one pass.
 	u.Tiers = TiersOf(u.Disks)
+	u.Nodes, u.RawBytes = u.Tiers.All.Nodes, u.Tiers.All.RawBytes
 	return u
 }
 

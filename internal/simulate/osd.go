@@ -3,6 +3,7 @@ package simulate
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -167,13 +168,15 @@ func (o *OSDs) prepareListed(ctx context.Context, used map[int]bool) error {
 			}
 		}
 	}
-	listed, err := ListedDevices(ctx, o.Client, o.Namespace)
+	clusters, err := cephClusters(ctx, o.Client, o.Namespace)
 	if err != nil {
 		return err
 	}
-	configured, err := configuredClasses(ctx, o.Client, o.Namespace)
-	if err != nil {
-		return err
+	var listed []ListedDevice
+	configured := map[ListedDevice]string{}
+	for i := range clusters.Items {
+		listed = append(listed, clusterDevices(&clusters.Items[i])...)
+		maps.Copy(configured, configuredClasses(&clusters.Items[i]))
 	}
 	prepared := map[string]bool{} // nodes whose prepare ran in this pass
 	for _, dev := range listed {
@@ -257,23 +260,17 @@ func withDeviceClass(d *appsv1.Deployment, class string) {
 	c.Env = append(c.Env, corev1.EnvVar{Name: "ROOK_OSD_DEVICE_CLASS", Value: class})
 }
 
-// configuredClasses are the devices of the CephCluster's device list that
+// configuredClasses are the devices of one CephCluster's device list that
 // carry a config.deviceClass, and that class.
-func configuredClasses(ctx context.Context, c client.Client, namespace string) (map[ListedDevice]string, error) {
-	list, err := cephClusters(ctx, c, namespace)
-	if err != nil {
-		return nil, err
-	}
+func configuredClasses(cluster *unstructured.Unstructured) map[ListedDevice]string {
 	classes := map[ListedDevice]string{}
-	for i := range list.Items {
-		eachDevice(&list.Items[i], func(node, device string, entry map[string]any) {
-			config, _ := entry["config"].(map[string]any)
-			if class, _ := config["deviceClass"].(string); class != "" {
-				classes[ListedDevice{Node: node, Device: device}] = class
-			}
-		})
-	}
-	return classes, nil
+	eachDevice(cluster, func(node, device string, entry map[string]any) {
+		config, _ := entry["config"].(map[string]any)
+		if class, _ := config["deviceClass"].(string); class != "" {
+			classes[ListedDevice{Node: node, Device: device}] = class
+		}
+	})
+	return classes
 }
 
 // ListedDevice is one device of the CephCluster's spec.storage.nodes.
