@@ -23,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
@@ -44,6 +45,8 @@ type harness struct {
 	host   *recordingHost
 	writes *writeCounter
 	stop   func()
+	// cache is the running manager's cache (set by start).
+	cache cache.Cache
 }
 
 var harnessSeq atomic.Int32
@@ -113,6 +116,7 @@ func (h *harness) startWith(host pluginruntime.Host, wrap func(http.RoundTripper
 	mgr, err := newManager(restCfg, scheme, h.cfg, host, "0", "")
 	require.NoError(h.t, err)
 	require.NoError(h.t, setupReconcilers(mgr, h.cfg, host))
+	h.cache = mgr.GetCache()
 	ctx, cancel := context.WithCancel(h.ctx)
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()

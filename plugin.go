@@ -15,6 +15,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -275,6 +276,12 @@ func newManager(restCfg *rest.Config, scheme *runtime.Scheme, cfg Config, host p
 	for _, kind := range consumerKinds {
 		scopes[kind.NewRookObject()] = cache.ByObject{Namespaces: inCluster}
 	}
+	// The two kinds whose size grows with the disks keep one copy of what
+	// repeats in them (cachetransform.go).
+	scopes[&cephv1alpha1.Disk{}] = cache.ByObject{Transform: storedDisk(newInterner())}
+	cephCluster := &unstructured.Unstructured{}
+	cephCluster.SetGroupVersionKind(cephClusterGVK)
+	scopes[cephCluster] = cache.ByObject{Transform: storedCephCluster}
 	if metricsAddr == "" {
 		metricsAddr = "0"
 	}
@@ -294,9 +301,7 @@ func newManager(restCfg *rest.Config, scheme *runtime.Scheme, cfg Config, host p
 		// the next leader never races a stale writer.
 		LeaderElectionReleaseOnCancel: true,
 		Cache: cache.Options{
-			// Nothing reads managedFields; at 10,000 Disks they would be a
-			// large share of the cache.
-			DefaultTransform: cache.TransformStripManagedFields(),
+			DefaultTransform: stripManagedFields,
 			ByObject:         scopes,
 		},
 	})
