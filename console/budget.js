@@ -10,15 +10,15 @@
 import { quantityToBytes, formatBytes } from './_shared.js';
 
 // What one consumer of each kind makes in Ceph, per budget.go's PoolsOf:
-// its pools, each with CRUSH_RULES_PER_NEW_POOL rules, and pg_num ×
-// replicas placement group copies (32 per pool, Ceph's default): its data
-// pool's pgsPerReplica × its replicas, its metadata pools'
-// metadataPgsPerReplica × theirs. A FileStorage's metadata pool keeps the
-// data's copies (MetadataReplication: a tier changes its class, not its
-// size); an object store's 6 metadata pools (8 PGs each, Rook's) replicate
-// at the automatic size whatever the store asks (objectstore.go
-// RenderObjectStore; METADATA_AT_AUTOMATIC). A Go test reads these lines
-// to check them against budget.go: keep one kind per line.
+// its pools (the data pool first; CRUSH rules: crushRulesPerPool), and
+// pg_num × replicas placement group copies (32 per pool, Ceph's default):
+// its data pool's pgsPerReplica × its replicas, its metadata pools'
+// metadataPgsPerReplica × theirs. A FileStorage's metadata pool is sized
+// on its own class's hosts (MetadataReplication); an object store's 6
+// metadata pools (8 PGs each, Rook's) replicate at the automatic size
+// whatever the store asks (objectstore.go RenderObjectStore;
+// METADATA_AT_AUTOMATIC); tiers.js placementOf says both. A Go test reads
+// these lines to check them against budget.go: keep one kind per line.
 export const POOLS_PER_KIND = {
   BlockStorage: { pools: 1, pgsPerReplica: 32, metadataPgsPerReplica: 0 },
   FileStorage: { pools: 2, pgsPerReplica: 32, metadataPgsPerReplica: 32 },
@@ -44,21 +44,44 @@ export const CEPH_DEFAULT_FULL_RATIO = 0.95;
 // Ceph's .mgr pool: 1 PG, size 3, on Ceph's default rule; always there.
 export const MGR_PG_COPIES = 3;
 // .rgw.root, which every object store shares: 8 PGs at the automatic size
-// (the stores' metadata pools'), its rules as a new pool's, once any
-// ObjectStorage exists.
+// (the stores' metadata pools'), once any ObjectStorage exists
+// (sharedCost).
 export const RGW_ROOT_PGS_PER_REPLICA = 8;
 
-// CRUSH_RULES_PER_NEW_POOL is how many CRUSH rules a pool not made yet will
-// hold (budget.go's CrushRulesPerPool(nil)): Rook creates it on a rule
-// named after it and moves it at once to <pool>_<domain>. A pool that
-// exists is counted from its consumer's status.cephBudget instead.
+// CRUSH_RULES_PER_NEW_POOL is how many CRUSH rules a pool will hold when
+// nothing says how it is placed (budget.go's CrushRulesPerPool(nil)): Rook
+// creates it on a rule named after it and moves it at once to
+// <pool>_<domain>. A pool that exists is counted from its consumer's
+// status.cephBudget instead.
 export const CRUSH_RULES_PER_NEW_POOL = 2;
+
+// crushRulesPerPool is budget.go's CrushRulesPerPool: how many CRUSH rules a
+// pool holds after the placements it has had (a failure domain, with "~"
+// and the device class when there is one; none: counted as a pool without
+// a class). Rook moves a pool made without a class at once off the rule
+// named after it; one made on a class stays on it, its take step naming
+// the class. Each other placement had is one rule more, none removed.
+export function crushRulesPerPool(placements) {
+  if (placements.length === 0) return CRUSH_RULES_PER_NEW_POOL;
+  return 1 + new Set(placements.filter((p, i) => i > 0 || !p.includes('~'))).size;
+}
+
+// classPlacement is a pool's placement as the console counts its rules:
+// budget.go's PoolPlacement without the failure domain. A history of one
+// placement counts the same whatever its domain, and every object store's
+// metadata pools have the same domain (SharedMetadataReplication sizes
+// them all as automatic over every node), so what .rgw.root gains from the
+// stores differs by class only; editedConsumer counts a moved domain.
+function classPlacement(deviceClass) {
+  return deviceClass ? `~${deviceClass}` : '';
+}
 
 // Replica sizing as replication.go's ComputeReplication does it.
 const MAX_REPLICAS = 3;
 
 // Failure domains (replication.go): host once there are two copies on two
-// nodes, osd otherwise. Only two exist, so a pool holds at most 3 rules.
+// nodes, osd otherwise. Only two exist, so a pool that has had no class
+// holds at most 3 rules.
 const DOMAIN_HOST = 'host';
 const DOMAIN_OSD = 'osd';
 
@@ -77,32 +100,79 @@ export function failureDomain(size, nodes) {
   return size >= 2 && nodes >= 2 ? DOMAIN_HOST : DOMAIN_OSD;
 }
 
-// kindCost is what one consumer of kind with replicas copies makes in Ceph
-// on nodes nodes (its metadata pools, if sized apart, at the automatic
-// size there), the shared pools not included (sharedCost).
-export function kindCost(kind, replicas, nodes) {
+// A place is where the plugin puts a consumer's pools (tiers.js
+// placementOf, as budget.go's ConsumerBudget has it): {replicas,
+// failureDomain, deviceClass, metadataReplicas, metadataClass, placed};
+// classes are '' for every OSD. placed is false when a class it names has
+// no disks: the plugin makes nothing (NoDisksOfClass) and counts its pools
+// with no placement.
+
+// kindCost is what one consumer of kind makes in Ceph placed at place, its
+// pools not made yet, the shared pools not included (sharedCost): each
+// pool is made with its one placement (consumer_kinds.go budgetOf), so
+// takes 1 CRUSH rule on a class and 2 without; its PG copies are counted
+// on the classes of their pools.
+export function kindCost(kind, place) {
   const { pools, pgsPerReplica, metadataPgsPerReplica } = POOLS_PER_KIND[kind];
-  const metadataSize = METADATA_AT_AUTOMATIC.has(kind) ? effectiveReplicas(null, nodes) : Math.max(replicas, 1);
-  const pgCopies = pgsPerReplica * Math.max(replicas, 1) + metadataPgsPerReplica * metadataSize;
-  return { pools, crushRules: pools * CRUSH_RULES_PER_NEW_POOL, pgCopies };
+  const rules = (deviceClass) => crushRulesPerPool(place.placed ? [classPlacement(deviceClass)] : []);
+  const data = pgsPerReplica * Math.max(place.replicas, 1);
+  const metadata = metadataPgsPerReplica * Math.max(place.metadataReplicas, 1);
+  return {
+    pools,
+    crushRules: rules(place.deviceClass) + (pools - 1) * rules(place.metadataClass),
+    pgCopies: data + metadata,
+    byClass: sumByClass(onClass(place.deviceClass, data), onClass(place.metadataClass, metadata)),
+  };
+}
+
+// plannedConsumer is a consumer for the budget whose pools are not made
+// yet, placed at place: a sheet's subject, or an existing consumer without
+// status.cephBudget. metadataPlacements are the placements its metadata
+// pools have had, which .rgw.root takes from an object store's.
+export function plannedConsumer(kind, name, created, place) {
+  return {
+    kind, name, created, place, use: kindCost(kind, place), measured: false, deleting: false,
+    metadataPlacements: place.placed ? [classPlacement(place.metadataClass)] : [],
+  };
 }
 
 // existingConsumer describes an existing consumer object of kind for the
-// budget: what its status.cephBudget says it uses (its Rook object exists),
-// else its kind's cost at its status.replicas, or at what the plugin would
-// size its spec to on nodes nodes (it counts a consumer that has not made
-// its Rook object yet at that size too), or at 3 when nothing says.
-export function existingConsumer(kind, object, nodes) {
-  const spec = object.spec || {};
+// budget. Once placed (status.replicas), status says where its pools are:
+// its copies, failure domain and classes; before, they go where place
+// says, where the plugin places its spec (tiers.js placementOf). It uses
+// what its status.cephBudget says (its Rook object exists), its PG copies
+// on the classes of their pools; else its kind's cost there, as the plugin
+// counts a consumer that has not made its Rook object yet.
+export function existingConsumer(kind, object, place) {
   const status = object.status || {};
-  const replicas = status.replicas || effectiveReplicas(spec.replicas === undefined ? null : spec.replicas, nodes);
-  const use = status.cephBudget
-    ? { pools: status.cephBudget.pools, crushRules: status.cephBudget.crushRules, pgCopies: status.cephBudget.pgCopies }
-    : kindCost(kind, replicas, nodes);
+  const consumer = plannedConsumer(kind, object.metadata.name, object.metadata.creationTimestamp || '', status.replicas ? placedBy(kind, status, place) : place);
+  const deleting = Boolean(object.metadata.deletionTimestamp);
+  if (!status.cephBudget) return { ...consumer, deleting };
+  return { ...consumer, use: measuredUse(kind, status.cephBudget, consumer.place), measured: true, deleting };
+}
+
+// placedBy is the place status reports; the copies of metadata pools it
+// does not report are place's, but a FileStorage's on its data's class,
+// which has the data's (MetadataReplication sizes both on that tier). A
+// BlockStorage's status names no metadata class: it has no metadata pools.
+function placedBy(kind, status, place) {
+  const deviceClass = status.deviceClass || '';
+  const metadataClass = POOLS_PER_KIND[kind].pools > 1 ? status.metadataDeviceClass || '' : deviceClass;
+  const followsData = !metadataSizedApart(kind) && metadataClass === deviceClass;
   return {
-    kind, name: object.metadata.name, created: object.metadata.creationTimestamp || '',
-    replicas, metadataReplicas: effectiveReplicas(null, nodes), use, measured: Boolean(status.cephBudget), failureDomain: status.failureDomain || '',
-    deleting: Boolean(object.metadata.deletionTimestamp),
+    ...place, replicas: status.replicas, failureDomain: status.failureDomain || '', deviceClass, metadataClass, placed: true,
+    metadataReplicas: followsData ? status.replicas : place.metadataReplicas,
+  };
+}
+
+// measuredUse is a status.cephBudget with its PG copies by class: its data
+// pool's (pg_num × its replicas) on its class, the rest, its metadata
+// pools', on theirs.
+function measuredUse(kind, budget, place) {
+  const data = Math.min(budget.pgCopies, POOLS_PER_KIND[kind].pgsPerReplica * Math.max(place.replicas, 1));
+  return {
+    pools: budget.pools, crushRules: budget.crushRules, pgCopies: budget.pgCopies,
+    byClass: sumByClass(onClass(place.deviceClass, data), onClass(place.metadataClass, budget.pgCopies - data)),
   };
 }
 
@@ -116,14 +186,21 @@ export function olderFirst(a, b) {
   return a.name.localeCompare(b.name);
 }
 
-// sharedCost is what consumers share: .mgr always, and .rgw.root at the
-// object stores' metadata size once there is one (budget.go SharedPools).
+// sharedCost is what consumers share: .mgr always (on every OSD), and
+// .rgw.root once there is an object store, at the stores' metadata size, on
+// the class their metadata pools have when they have one (every store
+// with one agrees), with a rule for each placement their metadata pools
+// have had (budget.go SharedPools, rgwRootRules: Rook applies each store's
+// metadata pool spec to it).
 export function sharedCost(consumers) {
-  const shared = { pools: 1, crushRules: 1, pgCopies: MGR_PG_COPIES };
+  const shared = { pools: 1, crushRules: 1, pgCopies: MGR_PG_COPIES, byClass: onClass('', MGR_PG_COPIES) };
   const stores = consumers.filter((c) => c.kind === 'ObjectStorage');
   if (stores.length === 0) return shared;
-  const size = Math.max(...stores.map((c) => c.metadataReplicas || c.replicas || 1));
-  return plus(shared, { pools: 1, crushRules: CRUSH_RULES_PER_NEW_POOL, pgCopies: RGW_ROOT_PGS_PER_REPLICA * size });
+  const size = Math.max(...stores.map((c) => c.place.metadataReplicas || c.place.replicas || 1));
+  const rootClass = stores.reduce((found, c) => c.place.metadataClass || found, '');
+  const pgCopies = RGW_ROOT_PGS_PER_REPLICA * size;
+  const rules = crushRulesPerPool(stores.flatMap((c) => c.metadataPlacements));
+  return plus(shared, { pools: 1, crushRules: rules, pgCopies, byClass: onClass(rootClass, pgCopies) });
 }
 
 // totalUse is what consumers ask of Ceph together, the shared pools included.
@@ -132,24 +209,39 @@ export function totalUse(consumers) {
 }
 
 function plus(a, b) {
-  return { pools: a.pools + b.pools, crushRules: a.crushRules + b.crushRules, pgCopies: a.pgCopies + b.pgCopies };
+  return { pools: a.pools + b.pools, crushRules: a.crushRules + b.crushRules, pgCopies: a.pgCopies + b.pgCopies, byClass: sumByClass(a.byClass, b.byClass) };
 }
 
-// checkBudget decides whether subject fits beside others on osds OSDs.
-// subject is {kind, name, replicas, use} (and created, for an existing
-// one); others are existingConsumer answers, the consumers that keep their
-// place. For an edit, current is the subject as it is today, so it is
-// counted once: before is others with current, after others with subject.
-// The answer: what is used before and after, what the subject takes
-// (after − others: the shared .rgw.root included when it brings it), the
-// rules left after (0 once passed), PG copies per OSD before and after and
-// at most once the autoscaler has grown the pools (null with no OSD:
-// nothing to place on, nothing to check), refusal ({budget, reason}: CRUSH
-// rules, or PGs past the OSDs' hard limit once grown, as budget.go's
-// CheckBudget) or null, and warning (past mon_max_pg_per_osd once grown:
+// byClass counts PG copies by the device class of their pools' CRUSH rules,
+// '' for pools on every OSD (budget.go's pgsByClass): Ceph spreads a
+// class's copies over that class's OSDs only.
+function onClass(deviceClass, pgCopies) {
+  return pgCopies > 0 ? { [deviceClass]: pgCopies } : {};
+}
+
+function sumByClass(a, b, sign = 1) {
+  const sum = { ...a };
+  for (const [deviceClass, n] of Object.entries(b)) sum[deviceClass] = (sum[deviceClass] || 0) + sign * n;
+  return sum;
+}
+
+// checkBudget decides whether subject fits beside others on osds OSDs, as
+// budget.go's CheckBudget. subject and others are plannedConsumer or
+// existingConsumer answers (others: the consumers that keep their place);
+// tiers is tiers.js's tiersOf, how many OSDs (disks) each class has. For an
+// edit, current is the subject as it is today, so it is counted once:
+// before is others with current, after others with subject. The answer:
+// what is used before and after, what the subject takes (after − others:
+// the shared .rgw.root included when it brings it), the rules left after
+// (0 once passed), and placement groups per OSD on the OSDs the subject's
+// pools land on that hold the most each (busiestOSDs, named in over: "2
+// ssd OSDs"), before and after and at most once the autoscaler has grown
+// the pools (null with no OSD: nothing to place on, nothing to check);
+// refusal ({budget, reason}: CRUSH rules, or PGs past the OSDs' hard limit
+// once grown) or null, and warning (past mon_max_pg_per_osd once grown:
 // Ceph's TOO_MANY_PGS) or null.
 export function checkBudget({
-  others, subject, current = null, osds,
+  others, subject, current = null, osds, tiers = { present: [] },
   maxCrushRules = CEPH_MAX_CRUSH_RULES, maxPGsPerOSD = CEPH_DEFAULT_MAX_PG_PER_OSD,
   hardRatio = CEPH_DEFAULT_HARD_RATIO, targetPGsPerOSD = CEPH_DEFAULT_TARGET_PG_PER_OSD,
 }) {
@@ -158,10 +250,17 @@ export function checkBudget({
   const before = current ? totalUse([...live, current]) : without;
   const after = totalUse([...live, subject]);
   const takes = { crushRules: after.crushRules - without.crushRules, pgCopies: after.pgCopies - without.pgCopies };
-  const pgPerOSD = osds >= 1 ? Math.floor(after.pgCopies / osds) : null;
-  const pgPerOSDGrown = osds >= 1 ? Math.floor((after.pgCopies + autoscalerGrowth(osds, targetPGsPerOSD)) / osds) : null;
+  const load = osds >= 1 ? busiestOSDs(after.byClass, sumByClass(after.byClass, without.byClass, -1), osds, tiers) : null;
+  const pgs = load
+    ? {
+      over: osdsNamed(load),
+      pgPerOSD: Math.floor(load.pgs / load.osds),
+      pgPerOSDGrown: Math.floor((load.pgs + autoscalerGrowth(load.osds, targetPGsPerOSD)) / load.osds),
+      pgPerOSDBefore: Math.floor(loadOn(before.byClass, load.deviceClass, load.osds, osds) / load.osds),
+    }
+    : { over: null, pgPerOSD: null, pgPerOSDGrown: null, pgPerOSDBefore: null };
   const hardPGsPerOSD = Math.floor(maxPGsPerOSD * hardRatio);
-  const reaches = `placement groups would reach ${pgPerOSD} per OSD over ${osds} ${osds === 1 ? 'OSD' : 'OSDs'} (it adds ${takes.pgCopies} PG copies to ${without.pgCopies}), up to ${pgPerOSDGrown} once Ceph's autoscaler grows the pools toward mon_target_pg_per_osd (${targetPGsPerOSD})`;
+  const reaches = `placement groups would reach ${pgs.pgPerOSD} per OSD over ${pgs.over} (it adds ${takes.pgCopies} PG copies to ${without.pgCopies}), up to ${pgs.pgPerOSDGrown} once Ceph's autoscaler grows the pools toward mon_target_pg_per_osd (${targetPGsPerOSD})`;
   let refusal = null;
   let warning = null;
   if (after.crushRules > maxCrushRules) {
@@ -169,23 +268,53 @@ export function checkBudget({
       budget: 'CRUSH rules',
       reason: `it needs ${takes.crushRules} CRUSH rules; ${without.crushRules} of Ceph's ${maxCrushRules} are used, ${Math.max(maxCrushRules - without.crushRules, 0)} left.`,
     };
-  } else if (pgPerOSDGrown !== null && pgPerOSDGrown > hardPGsPerOSD) {
+  } else if (load && pgs.pgPerOSDGrown > hardPGsPerOSD) {
     refusal = {
       budget: 'placement groups per OSD',
       reason: `${reaches}; an OSD withholds PGs past ${hardPGsPerOSD} (mon_max_pg_per_osd ${maxPGsPerOSD} × osd_max_pg_per_osd_hard_ratio ${hardRatio}) and they stay inactive.`,
     };
-  } else if (pgPerOSDGrown !== null && pgPerOSDGrown > maxPGsPerOSD) {
+  } else if (load && pgs.pgPerOSDGrown > maxPGsPerOSD) {
     warning = `${reaches}; past ${maxPGsPerOSD} (mon_max_pg_per_osd) Ceph reports TOO_MANY_PGS (HEALTH_WARN) but makes the pools.`;
   }
   return {
-    before, after, takes, osds, maxCrushRules, maxPGsPerOSD, hardPGsPerOSD,
+    before, after, takes, maxCrushRules, maxPGsPerOSD, hardPGsPerOSD,
     rulesLeft: Math.max(maxCrushRules - after.crushRules, 0),
-    pgPerOSD,
-    pgPerOSDGrown,
-    pgPerOSDBefore: osds >= 1 ? Math.floor(before.pgCopies / osds) : null,
+    ...pgs,
     refusal,
     warning,
   };
+}
+
+// busiestOSDs is budget.go's busiestOSDs: of the OSDs the newcomer's PG
+// copies (added, by class) land on, those that hold the most PG copies
+// each (of pgs, by class), {deviceClass, osds, pgs}. Pools without a class
+// spread over all osds; a class's pools over that class's OSDs (tiers),
+// which also hold their share of the former. With the newcomer on no
+// class that has OSDs yet, every OSD.
+function busiestOSDs(pgs, added, osds, tiers) {
+  const everywhere = (added[''] || 0) > 0;
+  let busiest = { deviceClass: '', osds, pgs: everywhere ? loadOn(pgs, '', osds, osds) : -1 };
+  for (const tier of tiers.present) {
+    const { deviceClass, disks } = tier;
+    if (!(pgs[deviceClass] > 0) || (!everywhere && !(added[deviceClass] > 0))) continue;
+    const load = { deviceClass, osds: disks, pgs: loadOn(pgs, deviceClass, disks, osds) };
+    if (load.pgs * busiest.osds > busiest.pgs * load.osds) busiest = load;
+  }
+  return busiest.pgs < 0 ? { deviceClass: '', osds, pgs: loadOn(pgs, '', osds, osds) } : busiest;
+}
+
+// loadOn is the PG copies (of pgs, by class) on the classOSDs OSDs of
+// deviceClass ('' every OSD, of osds): its pools' whole, and the pools on
+// every OSD in proportion.
+function loadOn(pgs, deviceClass, classOSDs, osds) {
+  const everywhere = pgs[''] || 0;
+  return deviceClass ? Math.floor((everywhere * classOSDs) / osds) + (pgs[deviceClass] || 0) : everywhere;
+}
+
+// osdsNamed names the OSDs a load is on, as budget.go's classLoad.describe.
+function osdsNamed({ deviceClass, osds }) {
+  const osd = deviceClass ? `${deviceClass} OSD` : 'OSD';
+  return plural(osds, osd, `${osd}s`);
 }
 
 // autoscalerGrowth is budget.go's AutoscalerGrowth: the most PG copies
@@ -202,25 +331,38 @@ export function metadataSizedApart(kind) {
   return METADATA_AT_AUTOMATIC.has(kind);
 }
 
-// editedUse is what an existing consumer with Rook pools uses at a new
-// size: the same pools and rules, PG copies at the new size, and one more
-// rule per pool when the failure domain moves to one it has not had (Rook
-// v1.18 creates <pool>_<domain> and removes no rule: the rule named
-// after the pool and one per domain had, budget.go CrushRulesPerPool; with
-// two domains a pool holds at most 3, so fewer means the new one is new).
+// editedConsumer is an existing consumer with Rook pools (measured) as an
+// edit places it (place): its PG copies at the new copies on the new
+// classes, and a CRUSH rule more for each pool moved to a placement it has
+// not had: Rook v1.18 moves a pool to <pool>_<domain>, or
+// <pool>_<domain>_<class>, made when missing, and removes no rule (the
+// rule named after the pool and one per placement had, budget.go
+// CrushRulesPerPool). The console does not read the placements a pool has
+// had (annotations on its Rook object), so a move counts a rule, but where
+// it can tell: with the two domains and no class a pool holds at most 3,
+// so one at 3 has had both.
 //
-// An object store's edit moves only its data pool: its metadata pools keep
-// the automatic size and domain whatever it asks.
-//
-// domainNodes are the nodes the data pool is placed on, when it is on a
-// tier (the hosts with disks of its class); nodes, every node.
-export function editedUse(existing, size, nodes, domainNodes = nodes) {
-  const cost = kindCost(existing.kind, size, nodes);
-  let { crushRules } = existing.use;
-  const moved = existing.failureDomain !== '' && failureDomain(size, domainNodes) !== existing.failureDomain;
-  const movingPools = metadataSizedApart(existing.kind) ? 1 : existing.use.pools;
-  if (moved && crushRules < 3 * existing.use.pools) crushRules += movingPools;
-  return { pools: existing.use.pools, crushRules, pgCopies: cost.pgCopies, movesDomain: moved };
+// A data pool moves with its failure domain or class; metadata pools with
+// their class, and a FileStorage's with the data's domain too (an object
+// store's keep the automatic size and domain whatever it asks).
+export function editedConsumer(existing, place) {
+  const { kind, use, place: was } = existing;
+  const movesDomain = was.failureDomain !== '' && place.failureDomain !== was.failureDomain;
+  const metadataPools = use.pools - 1;
+  const dataMoves = movesDomain || place.deviceClass !== was.deviceClass;
+  const metadataMoves = metadataPools > 0 && ((movesDomain && !metadataSizedApart(kind)) || place.metadataClass !== was.metadataClass);
+  const classless = !(was.deviceClass || place.deviceClass || was.metadataClass || place.metadataClass);
+  const hadEvery = classless && use.crushRules >= 3 * use.pools;
+  const moved = hadEvery ? 0 : (dataMoves ? 1 : 0) + (metadataMoves ? metadataPools : 0);
+  const next = classPlacement(place.metadataClass);
+  const had = existing.metadataPlacements;
+  return {
+    ...existing,
+    place,
+    use: { ...kindCost(kind, place), pools: use.pools, crushRules: use.crushRules + moved },
+    movesDomain,
+    metadataPlacements: had[had.length - 1] === next ? had : [...had, next],
+  };
 }
 
 // clusterDevices reads a CephCluster's spec.storage.nodes: OSDs (one per
@@ -285,7 +427,7 @@ export function replicaChoices(raw, ratio, nodes) {
 // subject's pools exist (an edit of a consumer with status.cephBudget): it
 // is among what is used, and the plugin does not refuse it.
 export function budgetSentences(subject, answer, { counted = false } = {}) {
-  const { before, after, takes, maxCrushRules, maxPGsPerOSD, hardPGsPerOSD, osds, pgPerOSD, pgPerOSDGrown, pgPerOSDBefore, refusal, warning } = answer;
+  const { before, after, takes, maxCrushRules, maxPGsPerOSD, hardPGsPerOSD, over, pgPerOSD, pgPerOSDGrown, pgPerOSDBefore, refusal, warning } = answer;
   const shared = takes.crushRules - subject.use.crushRules;
   const split = shared > 0
     ? ` (${subject.use.crushRules} for its pools, ${shared} for .rgw.root, which every ObjectStorage shares)`
@@ -296,7 +438,7 @@ export function budgetSentences(subject, answer, { counted = false } = {}) {
   let pgs = 'Placement groups cannot be checked until disks are in the cluster: the CephCluster lists no device yet.';
   if (pgPerOSD !== null) {
     const today = counted && pgPerOSDBefore !== pgPerOSD ? ` (${pgPerOSDBefore} today)` : '';
-    pgs = `Placement groups: ${pgPerOSD} copies per OSD over ${osds} ${osds === 1 ? 'OSD' : 'OSDs'} ${counted ? 'with it' : 'after it'}${today}, up to ${pgPerOSDGrown} once Ceph's autoscaler grows the pools; Ceph warns past ${maxPGsPerOSD} (mon_max_pg_per_osd) and an OSD takes at most ${hardPGsPerOSD}.`;
+    pgs = `Placement groups: ${pgPerOSD} copies per OSD over ${over} ${counted ? 'with it' : 'after it'}${today}, up to ${pgPerOSDGrown} once Ceph's autoscaler grows the pools; Ceph warns past ${maxPGsPerOSD} (mon_max_pg_per_osd) and an OSD takes at most ${hardPGsPerOSD}.`;
   }
   let refused = null;
   if (refusal) {

@@ -7,11 +7,11 @@ import {
   formatReplicas, formatBytes, errorBox, REPLICAS_OPTIONS, replicasFromSelect, deletionNote,
 } from './_shared.js';
 import {
-  effectiveReplicas, kindCost, existingConsumer, olderFirst, checkBudget, editedUse, metadataSizedApart, clusterDevices, fullRatio,
+  effectiveReplicas, plannedConsumer, existingConsumer, olderFirst, checkBudget, editedConsumer, metadataSizedApart, clusterDevices, fullRatio,
   rawCapacity, replicaChoices, budgetSentences, usableSentence, capacitySummary, budgetSummary,
 } from './budget.js';
 import { k8s, followsKind } from './live.js';
-import { tiersOf, tierOf, tierLabel, metadataClass, sharedMetadataClass, classOSDs } from './tiers.js';
+import { tiersOf, tierOf, tierLabel, metadataClass, sharedMetadataClass, classOSDs, placementOf } from './tiers.js';
 
 const countField = (key, label, hintText) => ({
   key, label, hint: hintText,
@@ -562,10 +562,11 @@ async function cephFacts() {
       sdk().k8s.list(RESOURCES.disks),
     ]);
     const { osds, nodes } = clusterDevices(fed.cluster);
+    const tiers = tiersOf(disks.items);
+    const placed = (kind, object) => existingConsumer(kind, object, placementOf(kind, object.spec || {}, tiers, nodes));
     return {
-      consumers: lists.flatMap(({ kind, items }) => items.map((object) => existingConsumer(kind, object, nodes))),
-      osds, nodes, ref: fed.ref, ratio: fullRatio(fed.cluster), raw: rawCapacity(fed.cluster, fed.pools, fed.ref),
-      tiers: tiersOf(disks.items),
+      consumers: lists.flatMap(({ kind, items }) => items.map((object) => placed(kind, object))),
+      osds, nodes, ref: fed.ref, ratio: fullRatio(fed.cluster), raw: rawCapacity(fed.cluster, fed.pools, fed.ref), tiers,
     };
   } catch (err) {
     return { error: err };
@@ -574,11 +575,12 @@ async function cephFacts() {
 
 // cephPreview shows, before saving, what the replica and tier choice costs
 // Ceph's budgets and how much it can store; it follows the selects (a tier
-// sizes the copies on its hosts and holds its disks' capacity). object is
-// the consumer being edited (null on create): with its pools made it is
-// counted once, as it is today; without, it is a newcomer beside the
-// consumers older than it, as the plugin checks it.
-function cephPreview(config, facts, object, { replicas, tier }) {
+// sizes the copies on its hosts, holds its disks' capacity and takes its
+// OSDs' placement groups). object is the consumer being edited (null on
+// create): with its pools made it is counted once, as it is today;
+// without, it is a newcomer beside the consumers older than it, as the
+// plugin checks it.
+function cephPreview(config, facts, object, { replicas, tier, metadataTier }) {
   const el = h('div', { attrs: { 'data-ceph-preview': 'true' } });
   if (facts.error) {
     el.append(errorBox(facts.error, "Could not read Ceph's budget and capacity"));
@@ -589,13 +591,12 @@ function cephPreview(config, facts, object, { replicas, tier }) {
   const usable = h('section', { class: 'plugin-card', attrs: { 'data-usable': 'true' } });
   const update = () => {
     const requested = replicasFromSelect(replicas.value);
-    const placement = placementOn(facts, tier.value);
-    const copies = effectiveReplicas(requested, placement.nodes);
-    mount(budget, budgetNodes(config, facts, self, copies, placement));
-    mount(usable, usableNodes(facts, placement, requested, copies));
+    const metadataDeviceClass = metadataTier ? metadataTier.value : '';
+    const place = placementOf(config.kind, { replicas: requested, deviceClass: tier.value, metadataDeviceClass }, facts.tiers, facts.nodes);
+    mount(budget, budgetNodes(config, facts, self, place));
+    mount(usable, usableNodes(facts, placementOn(facts, tier.value), requested, place.replicas));
   };
-  replicas.addEventListener('change', update);
-  tier.addEventListener('change', update);
+  for (const control of [replicas, tier, metadataTier]) if (control) control.addEventListener('change', update);
   update();
   el.append(budget, usable);
   return el;
@@ -609,31 +610,29 @@ function domainMoveSentence(kind, copies, from, added) {
     + `Rook makes ${added} more CRUSH ${added === 1 ? 'rule' : 'rules'} and removes none.`;
 }
 
-function budgetNodes(config, facts, self, copies, placement) {
+// budgetNodes words what the subject placed at place (tiers.js
+// placementOf) asks of Ceph's budgets beside the other consumers, as the
+// plugin counts it.
+function budgetNodes(config, facts, self, place) {
   const counted = Boolean(self && self.measured);
   let subject;
   let answer;
   if (counted) {
-    const use = editedUse(self, copies, facts.nodes, placement.nodes);
-    subject = { ...self, replicas: copies, use };
+    subject = editedConsumer(self, place);
     const others = facts.consumers.filter((c) => c !== self);
-    answer = checkBudget({ others, subject, current: self, osds: facts.osds });
+    answer = checkBudget({ others, subject, current: self, osds: facts.osds, tiers: facts.tiers });
   } else {
-    subject = self
-      ? { ...self, replicas: copies, use: kindCost(config.kind, copies, facts.nodes) }
-      : {
-        kind: config.kind, name: '', created: '', replicas: copies, metadataReplicas: effectiveReplicas(null, facts.nodes),
-        use: kindCost(config.kind, copies, facts.nodes),
-      };
+    subject = plannedConsumer(config.kind, self ? self.name : '', self ? self.created : '', place);
     const others = facts.consumers.filter((c) => c !== self && (!self || olderFirst(c, self) < 0));
-    answer = checkBudget({ others, subject, osds: facts.osds });
+    answer = checkBudget({ others, subject, osds: facts.osds, tiers: facts.tiers });
   }
   const words = budgetSentences(subject, answer, { counted });
-  const moved = counted && subject.use.crushRules > self.use.crushRules
+  // A class move's new rule is told by tierWarning, with the data it moves.
+  const moved = counted && subject.movesDomain && subject.use.crushRules > self.use.crushRules
     ? h('p', {
       class: 'plugin-hint',
       attrs: { 'data-budget': 'domain-move' },
-      text: domainMoveSentence(config.kind, copies, self.failureDomain, subject.use.crushRules - self.use.crushRules),
+      text: domainMoveSentence(config.kind, place.replicas, self.place.failureDomain, subject.use.crushRules - self.use.crushRules),
     })
     : null;
   return [
@@ -646,9 +645,6 @@ function budgetNodes(config, facts, self, copies, placement) {
     hint(counted
       ? "Counted from every consumer's status.cephBudget, this one's as it is today; mon_max_pg_per_osd at Ceph's default."
       : "Counted from every consumer's status.cephBudget, or its kind's pools at its replicas while it has none; mon_max_pg_per_osd at Ceph's default."),
-    placement.deviceClass
-      ? hint(`Placement groups are counted here over every OSD. On a tier Ceph places this one's on ${classOSDs(placement.deviceClass)} only, and the plugin checks the busiest OSDs: it may count more per OSD.`)
-      : null,
   ];
 }
 

@@ -108,6 +108,38 @@ export function sharedMetadataClass(dataClass, tiers) {
   return '';
 }
 
+// placementOf is where the plugin places the pools of a consumer of kind
+// whose spec asks spec ({replicas, deviceClass, metadataDeviceClass}), as
+// its Place does: the place budget.js counts ({replicas, failureDomain,
+// deviceClass, metadataReplicas, metadataClass, placed}). The data pool is
+// sized on its class's hosts, or without one on nodes, the nodes listing
+// devices in the CephCluster (as the sheets size every disk); a
+// FileStorage's metadata pool on its class's (MetadataReplication); an
+// object store's metadata pools at the automatic size on their shared
+// class (SharedMetadataReplication); a BlockStorage has none. A class it
+// names without disks places nothing (NoDisksOfClass): the plugin then
+// counts its pools unplaced, at one copy, all on its data class
+// (consumer_kinds.go Budget).
+export function placementOf(kind, spec, tiers, nodes) {
+  const requested = spec.replicas ?? null;
+  const deviceClass = spec.deviceClass || '';
+  const explicit = kind === 'FileStorage' ? spec.metadataDeviceClass || '' : '';
+  const hosts = (c) => (c ? tierOf(tiers, c).nodes : nodes);
+  if ((deviceClass && !(hosts(deviceClass) >= 1)) || (explicit && !(hosts(explicit) >= 1))) {
+    return { replicas: 1, failureDomain: '', deviceClass, metadataReplicas: 1, metadataClass: deviceClass, placed: false };
+  }
+  const replicas = effectiveReplicas(requested, hosts(deviceClass));
+  const place = { replicas, failureDomain: failureDomain(replicas, hosts(deviceClass)), deviceClass, metadataReplicas: replicas, metadataClass: deviceClass, placed: true };
+  if (kind === 'FileStorage') {
+    const metaClass = metadataClass(deviceClass, explicit, requested, tiers);
+    return { ...place, metadataClass: metaClass, metadataReplicas: effectiveReplicas(requested, hosts(metaClass)) };
+  }
+  if (kind === 'ObjectStorage') {
+    return { ...place, metadataClass: sharedMetadataClass(deviceClass, tiers), metadataReplicas: effectiveReplicas(null, nodes) };
+  }
+  return place;
+}
+
 // keepsCopies says whether r keeps at least want's copies, as far apart.
 function keepsCopies(r, want) {
   return r.size >= want.size && (r.failureDomain === want.failureDomain || want.failureDomain === 'osd');

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -352,19 +351,6 @@ func TestConsoleInBrowser(t *testing.T) {
 		b.Screenshot("blockstorage-detail-budget")
 	})
 
-	t.Run("budget: budget.js decides as budget.go and capacity.go", func(t *testing.T) {
-		b.T = t
-		b.Open("/view/objectstorages.ceph.fundament.io")
-		b.WaitFor(browser.PageFrame, `tr[data-row="`+objectName+`"]`)
-		for _, tc := range budgetCases {
-			t.Run(tc.name, func(t *testing.T) {
-				got, _, err := b.Call(browser.PageFrame, "body", "async function() { const m = await import(new URL('budget.js', document.baseURI).href); "+tc.body+" }")
-				require.NoError(t, err)
-				assert.JSONEq(t, tc.want, string(got))
-			})
-		}
-	})
-
 	// The form checks names itself, so the refusal here is one only the
 	// CRD makes: 51 metadata servers passes the field's own constraints
 	// (a whole number from 1) and the CEL rule self <= 50 refuses it.
@@ -681,115 +667,6 @@ func deflistValue(label, want string) string {
   const dt = [...this.querySelectorAll('dt')].find((d) => d.textContent === label);
   return Boolean(dt) && dt.nextElementSibling.textContent === want;
 }`, raw)
-}
-
-// budgetCases run budget.js's pure functions in the page (m is the
-// module); each body returns what is compared with want. The figures are
-// budget.go's and capacity.go's rules worked by hand.
-var budgetCases = []struct{ name, body, want string }{
-	{
-		name: "the first ObjectStorage brings .rgw.root: 14 + 2 rules, 80×3 + 8×3 PG copies",
-		body: `const a = m.checkBudget({ others: [], subject: { kind: 'ObjectStorage', name: 'x', replicas: 3, use: m.kindCost('ObjectStorage', 3, 3) }, osds: 3 });
-return { takes: a.takes, after: a.after, pgPerOSD: a.pgPerOSD, refusal: a.refusal };`,
-		want: `{"takes": {"crushRules": 16, "pgCopies": 264}, "after": {"pools": 9, "crushRules": 17, "pgCopies": 267}, "pgPerOSD": 89, "refusal": null}`,
-	},
-	{
-		name: "the 257th CRUSH rule is refused, with what is used and left",
-		// 18 ObjectStorages: 252 rules, .mgr's 1 and .rgw.root's 2: 255.
-		body: `const others = Array.from({ length: 18 }, (_, i) => m.existingConsumer('ObjectStorage', { metadata: { name: 'os-' + i }, status: { replicas: 1 } }, 3));
-const subject = { kind: 'ObjectStorage', name: 'x', replicas: 1, use: m.kindCost('ObjectStorage', 1, 3) };
-const a = m.checkBudget({ others, subject, osds: 1000 });
-return { left: a.rulesLeft, refusal: a.refusal, refused: m.budgetSentences(subject, a).refused };`,
-		want: `{"left": 0, "refusal": {"budget": "CRUSH rules", "reason": "it needs 14 CRUSH rules; 255 of Ceph's 256 are used, 1 left."},
-"refused": "Ceph would refuse it: it needs 14 CRUSH rules; 255 of Ceph's 256 are used, 1 left. The plugin will report it Degraded (OverBudget) and create nothing."}`,
-	},
-	{
-		name: "17 ObjectStorages leave room for one more",
-		body: `const others = Array.from({ length: 17 }, (_, i) => m.existingConsumer('ObjectStorage', { metadata: { name: 'os-' + i }, status: { replicas: 1 } }, 3));
-const a = m.checkBudget({ others, subject: { kind: 'ObjectStorage', name: 'x', replicas: 1, use: m.kindCost('ObjectStorage', 1, 3) }, osds: 1000 });
-return { used: a.after.crushRules, refusal: a.refusal };`,
-		want: `{"used": 255, "refusal": null}`,
-	},
-	{
-		name: "an ObjectStorage of one copy on three nodes keeps its metadata pools and .rgw.root at three: 32×1 + 48×3 and 8×3",
-		body: `const subject = { kind: 'ObjectStorage', name: 'x', replicas: 1, metadataReplicas: m.effectiveReplicas(null, 3), use: m.kindCost('ObjectStorage', 1, 3) };
-const a = m.checkBudget({ others: [], subject, osds: 3 });
-return { use: subject.use, takes: a.takes };`,
-		want: `{"use": {"pools": 7, "crushRules": 14, "pgCopies": 176}, "takes": {"crushRules": 16, "pgCopies": 200}}`,
-	},
-	{
-		name: "an ObjectStorage's edit moves only its data pool: one rule more, not seven",
-		body: `const self = m.existingConsumer('ObjectStorage', { metadata: { name: 'os' }, status: { replicas: 1, failureDomain: 'osd', cephBudget: { pools: 7, crushRules: 14, pgCopies: 176 } } }, 3);
-return m.editedUse(self, 3, 3);`,
-		want: `{"pools": 7, "crushRules": 15, "pgCopies": 240, "movesDomain": true}`,
-	},
-	{
-		name: "a fourth three-copy BlockStorage on three OSDs passes 250 once grown: made, with Ceph's warning (budget_test.go's case)",
-		body: `const others = Array.from({ length: 3 }, (_, i) => m.existingConsumer('BlockStorage', { metadata: { name: 'bs-' + i }, status: { replicas: 3, cephBudget: { pools: 1, crushRules: 2, pgCopies: 96 } } }, 3));
-const subject = { kind: 'BlockStorage', name: 'x', replicas: 3, use: m.kindCost('BlockStorage', 3, 3) };
-const a = m.checkBudget({ others, subject, osds: 3 });
-return { now: a.pgPerOSD, grown: a.pgPerOSDGrown, refusal: a.refusal, warned: m.budgetSentences(subject, a).warned };`,
-		want: `{"now": 129, "grown": 262, "refusal": null,
-"warned": "Ceph will warn: placement groups would reach 129 per OSD over 3 OSDs (it adds 96 PG copies to 291), up to 262 once Ceph's autoscaler grows the pools toward mon_target_pg_per_osd (100); past 250 (mon_max_pg_per_osd) Ceph reports TOO_MANY_PGS (HEALTH_WARN) but makes the pools. The plugin makes it and says so in its CephWarning condition."}`,
-	},
-	{
-		// budget_test.go's TestCheckBudget: AutoscalerGrowth(1, 100) = 134,
-		// (2, 100) = 267, (3, 100) = 400.
-		name: "the autoscaler's growth is budget.go's",
-		body: `return [1, 2, 3].map((osds) => m.autoscalerGrowth(osds, m.CEPH_DEFAULT_TARGET_PG_PER_OSD));`,
-		want: `[134, 267, 400]`,
-	},
-	{
-		name: "with no OSD, placement groups are not checked",
-		body: `const subject = { kind: 'BlockStorage', name: 'x', replicas: 3, use: m.kindCost('BlockStorage', 3, 3) };
-const a = m.checkBudget({ others: [], subject, osds: 0 });
-return { pgPerOSD: a.pgPerOSD, refusal: a.refusal, pgs: m.budgetSentences(subject, a).pgs };`,
-		want: `{"pgPerOSD": null, "refusal": null, "pgs": "Placement groups cannot be checked until disks are in the cluster: the CephCluster lists no device yet."}`,
-	},
-	{
-		name: "a counted consumer over the limit is not refused by the plugin, Ceph would refuse the change",
-		// From 1 copy on osd to 3 on host: a rule more per pool, 64×3 PG
-		// copies; with the BlockStorage's 96 and .mgr's 3, 291 over 3 OSDs,
-		// (291 + 400) / 3 = 230 once grown: past 60 × 3.
-		body: `const self = m.existingConsumer('FileStorage', { metadata: { name: 'fs' }, status: { replicas: 1, failureDomain: 'osd', cephBudget: { pools: 2, crushRules: 4, pgCopies: 64 } } }, 3);
-const block = m.existingConsumer('BlockStorage', { metadata: { name: 'bs' }, status: { replicas: 3, cephBudget: { pools: 1, crushRules: 2, pgCopies: 96 } } }, 3);
-const subject = { ...self, replicas: 3, use: m.editedUse(self, 3, 3) };
-const a = m.checkBudget({ others: [block], subject, current: self, osds: 3, maxPGsPerOSD: 60 });
-return { use: subject.use, today: a.pgPerOSDBefore, refused: m.budgetSentences(subject, a, { counted: true }).refused };`,
-		want: `{"use": {"pools": 2, "crushRules": 6, "pgCopies": 192, "movesDomain": true}, "today": 54,
-"refused": "Ceph would refuse it: placement groups would reach 97 per OSD over 3 OSDs (it adds 192 PG copies to 99), up to 230 once Ceph's autoscaler grows the pools toward mon_target_pg_per_osd (100); an OSD withholds PGs past 180 (mon_max_pg_per_osd 60 × osd_max_pg_per_osd_hard_ratio 3) and they stay inactive. The plugin keeps a consumer whose pools exist: Rook would make the change and Ceph would refuse it."}`,
-	},
-	{
-		name: "a pool holds at most 3 rules: a third move of domain makes none",
-		body: `const self = m.existingConsumer('BlockStorage', { metadata: { name: 'bs' }, status: { replicas: 2, failureDomain: 'host', cephBudget: { pools: 1, crushRules: 3, pgCopies: 64 } } }, 3);
-return m.editedUse(self, 1, 3);`,
-		want: `{"pools": 1, "crushRules": 3, "pgCopies": 32, "movesDomain": true}`,
-	},
-	{
-		name: "replicas are sized as the plugin sizes them",
-		body: `return [m.effectiveReplicas(null, 5), m.effectiveReplicas(null, 2), m.effectiveReplicas(3, 2), m.effectiveReplicas(1, 2), m.effectiveReplicas(null, 0), m.effectiveReplicas(2, 0)];`,
-		want: `[3, 2, 2, 1, 3, 2]`,
-	},
-	{
-		name: "a consumer without cephBudget counts its kind at status.replicas, else at what its spec is sized to",
-		body: `return [
-  m.existingConsumer('FileStorage', { metadata: { name: 'a' }, status: { replicas: 3 } }, 2).use,
-  m.existingConsumer('FileStorage', { metadata: { name: 'b' }, spec: {} }, 2).use,
-  m.existingConsumer('FileStorage', { metadata: { name: 'c' }, spec: { replicas: 3 } }, 0).use];`,
-		want: `[{"pools": 2, "crushRules": 4, "pgCopies": 192}, {"pools": 2, "crushRules": 4, "pgCopies": 128}, {"pools": 2, "crushRules": 4, "pgCopies": 192}]`,
-	},
-	{
-		name: "before Ceph reports, raw is the fed DiskPools' rawCapacity, at Ceph's default full ratio",
-		body: `const ref = { namespace: 'rook-ceph', name: 'rook-ceph' };
-const pools = [{ status: { rawCapacity: '1Ti', cephCluster: ref } }, { status: { rawCapacity: '3Ti', cephCluster: ref } },
-  { status: { rawCapacity: '8Ti', cephCluster: { namespace: 'x', name: 'y' } } }, { status: {} }];
-const cluster = { spec: { storage: { nodes: [{ name: 'n1', devices: [{ name: 'a' }, { name: 'b' }] }, { name: 'n2', devices: [] }] } }, status: {} };
-const raw = m.rawCapacity(cluster, pools, ref);
-const ratio = m.fullRatio(cluster);
-return { raw, ratio, devices: m.clusterDevices(cluster), usable: m.usableBytes(raw.bytes, ratio, 2), sentence: m.usableSentence(raw.bytes, ratio, 2) };`,
-		want: fmt.Sprintf(`{"raw": {"bytes": %d, "source": "Disks"}, "ratio": 0.95, "devices": {"osds": 2, "nodes": 1}, "usable": %d,
-"sentence": "Usable: 1.9 TiB of 4.0 TiB raw (2 copies, Ceph stops writes at 95%% full)"}`, int64(4<<40), int64(math.Floor(float64(4<<40)*0.95/2))),
-	},
 }
 
 func waitSheetClosed(t *testing.T, b *browser.Browser) {

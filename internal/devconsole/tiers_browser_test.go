@@ -84,19 +84,34 @@ func TestTiersInBrowser(t *testing.T) {
 
 	// On every disk: 3 nodes, Ceph's 14 TiB, 3 copies: 14 × 0.8 / 3. On
 	// ssd: 2 hosts, its 2 TiB, 2 copies: 2 × 0.8 / 2 = 0.8 TiB.
+	//
+	// Ceph's budget as budget.go counts it: 26 CRUSH rules used (.mgr 1,
+	// .rgw.root 1, made with os-tiered's metadata on hdd, bs-on-nvme 2,
+	// unplaced, and the others' status.cephBudget: 2 + 2 + 4 + 14); a new
+	// pool takes 1 rule on a class, 2 without. PG copies by class: every
+	// OSD 99 (.mgr 3, bs-all 96), hdd 472 (fs-tiered's data 64, os-tiered
+	// 384, .rgw.root 8 × 3), ssd 128 (bs-on-ssd 64, fs-tiered's metadata
+	// 64), nvme 32 (no OSD). On every disk, the newcomer's 96 land on
+	// every OSD, the busiest the 3 hdd ones: (195 × 3/5 + 472) / 3 = 196,
+	// (589 + 400) / 3 = 329 grown. On ssd its 64 land on the 2 ssd OSDs
+	// only: (99 × 2/5 + 192) / 2 = 115, (231 + 267) / 2 = 249 grown.
 	t.Run("a tier sizes the sheet's preview on its hosts and disks, and creating sends spec.deviceClass", func(t *testing.T) {
 		b.T = t
 		const name = "bs-new-ssd"
 		b.Open("/view/blockstorages.ceph.fundament.io")
 		b.Click(browser.PageFrame, `[data-action="create"]`)
 		b.WaitText(browser.SheetFrame, `[data-usable-selected]`, "Usable: 3.7 TiB of 14.0 TiB raw (3 copies, Ceph stops writes at 80% full)")
+		b.WaitText(browser.SheetFrame, `[data-budget="crush-rules"]`, "This BlockStorage uses 2 of Ceph's 256 CRUSH rules; 26 used, 228 left after it.")
+		b.WaitText(browser.SheetFrame, `[data-budget="pgs"]`, "Placement groups: 196 copies per OSD over 3 hdd OSDs after it, up to 329 once Ceph's autoscaler grows the pools;")
 
 		b.Fill(browser.SheetFrame, `select[name="deviceClass"]`, "ssd")
 		b.WaitText(browser.SheetFrame, `[data-usable-selected]`, "Usable: 819 GiB of 2.0 TiB raw (2 copies, Ceph stops writes at 80% full)")
 		assertReplicaChoices(t, b, "2", map[string][]string{"1": {"1", "1.6 TiB"}, "2": {"2", "819 GiB"}, "3": {"3 (clamped to 2: 2 nodes)", "819 GiB"}})
 		b.WaitText(browser.SheetFrame, `[data-usable]`, "Automatic is min(3, nodes): 2 nodes have ssd disks in the DiskPools.")
 		b.WaitText(browser.SheetFrame, `[data-usable]`, "Raw capacity is the summed size of the DiskPools' ssd disks")
-		b.WaitText(browser.SheetFrame, `[data-ceph-budget]`, "On a tier Ceph places this one's on the ssd OSDs only")
+		b.WaitText(browser.SheetFrame, `[data-budget="crush-rules"]`, "This BlockStorage uses 1 of Ceph's 256 CRUSH rules; 26 used, 229 left after it.")
+		b.WaitText(browser.SheetFrame, `[data-budget="pgs"]`, "Placement groups: 115 copies per OSD over 2 ssd OSDs after it, up to 249 once Ceph's autoscaler grows the pools;")
+		assert.Zero(t, b.Count(browser.SheetFrame, `[data-budget-warning]`), "the ssd OSDs stay under 250 once grown")
 		assertOnlyElements(t, b, `[data-ceph-budget]`)
 		assertOnlyElements(t, b, `[data-usable]`)
 		b.Screenshot("blockstorage-create-tier")
