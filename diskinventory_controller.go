@@ -137,10 +137,6 @@ func (r *DiskInventoryReconciler) Reconcile(ctx context.Context, req reconcile.R
 			discovered = nil
 		}
 	}
-	owners, err := r.claimOwners(ctx)
-	if err != nil {
-		return reconcile.Result{}, err
-	}
 	existing, err := r.publishedDisks(ctx, req.Name)
 	if err != nil {
 		return reconcile.Result{}, err
@@ -148,6 +144,10 @@ func (r *DiskInventoryReconciler) Reconcile(ctx context.Context, req reconcile.R
 	// A disk an OSD put LVM or dm-crypt on is reported without its identity;
 	// it keeps the Disk it was instead of becoming a second one.
 	discovered = KeepDiskIdentities(discovered, existing)
+	owners, err := r.claimOwners(ctx, diskNames(discovered, existing))
+	if err != nil {
+		return reconcile.Result{}, err
+	}
 	return reconcile.Result{}, r.publishAll(ctx, req.Name, PlanPublications(discovered, existing, owners, r.Now()))
 }
 
@@ -318,13 +318,26 @@ func (r *DiskInventoryReconciler) publishedDisks(ctx context.Context, configMap 
 	return out, nil
 }
 
-func (r *DiskInventoryReconciler) claimOwners(ctx context.Context) (map[string]string, error) {
+func (r *DiskInventoryReconciler) claimOwners(ctx context.Context, disks map[string]bool) (map[string]string, error) {
 	var pools cephv1alpha1.DiskPoolList
-	// ClaimOwners only reads the pools: no copies, at every publish.
+	// ClaimOwnersOf only reads the pools: no copies, at every publish.
 	if err := r.Client.List(ctx, &pools, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("list DiskPools: %w", err)
 	}
-	return ClaimOwners(pools.Items), nil
+	return ClaimOwnersOf(pools.Items, disks), nil
+}
+
+// diskNames are the names of one ConfigMap's Disks: those it reports and
+// those published before.
+func diskNames(discovered []DiscoveredDisk, existing map[string]*cephv1alpha1.Disk) map[string]bool {
+	names := make(map[string]bool, max(len(discovered), len(existing)))
+	for _, d := range discovered {
+		names[d.Name] = true
+	}
+	for name := range existing {
+		names[name] = true
+	}
+	return names
 }
 
 // settleOrphans reconciles, once the caches are synced, every ConfigMap
