@@ -3,8 +3,12 @@ package main
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
 )
 
 func TestPoolsOf(t *testing.T) {
@@ -204,4 +208,27 @@ func TestNextFailureDomains(t *testing.T) {
 	for _, tc := range tests {
 		assert.Equal(t, tc.next, NextFailureDomains(tc.recorded, tc.current, tc.want), "%+v", tc)
 	}
+}
+
+// A consumer is checked beside the older live ones, oldest first whatever
+// order the cache lists them in: .rgw.root's rules follow the first object
+// store (rgwRootRules), so the order is part of the answer.
+func TestOlderLiveConsumersComeOldestFirst(t *testing.T) {
+	store := func(name string, minutesAfter int) *cephv1alpha1.ObjectStorage {
+		return &cephv1alpha1.ObjectStorage{ObjectMeta: metav1.ObjectMeta{Name: name, CreationTimestamp: metav1.NewTime(epoch.Add(time.Duration(minutesAfter) * time.Minute))}}
+	}
+	gone := store("gone", 0)
+	gone.DeletionTimestamp = &metav1.Time{Time: epoch.Add(time.Hour)}
+	me := store("me", 10)
+	listed := []consumerObject{store("b", 5), store("younger", 20), gone, store("a", 5), store("first", 1), me}
+	var names []string
+	for _, c := range olderLive(listed, me) {
+		names = append(names, c.GetName())
+	}
+	assert.Equal(t, []string{"first", "a", "b"}, names, "oldest first, ties on name; none being deleted, none younger, not itself")
+
+	// Why it matters: the first store on ssd keeps .rgw.root on its rule.
+	ssdFirst := []ConsumerBudget{{Kind: "ObjectStorage", MetadataFailureDomains: []string{"host~ssd"}}, {Kind: "ObjectStorage", MetadataFailureDomains: []string{"host"}}}
+	assert.Equal(t, 2, rgwRootRules(ssdFirst))
+	assert.Equal(t, 3, rgwRootRules([]ConsumerBudget{ssdFirst[1], ssdFirst[0]}))
 }

@@ -492,6 +492,21 @@ func orNone(s string) string {
 	return s
 }
 
+// olderLive are the consumers older than obj and not being deleted, oldest
+// first, as Rook met them: the first object store made the shared
+// .rgw.root, whose first placement decides its rules (rgwRootRules), and
+// the cache lists in no fixed order.
+func olderLive(consumers []consumerObject, obj client.Object) []consumerObject {
+	var older []consumerObject
+	for _, c := range consumers {
+		if c.GetDeletionTimestamp().IsZero() && olderFirst[client.Object](c, obj) < 0 {
+			older = append(older, c)
+		}
+	}
+	slices.SortFunc(older, olderFirst)
+	return older
+}
+
 // budget checks obj against Ceph's budgets beside every older live
 // consumer (olderFirst, the contested disks' rule), over osds, the devices
 // the CephCluster lists (one OSD each), the union's tiers saying how many
@@ -503,10 +518,7 @@ func (r *ConsumerReconciler[T, R]) budget(ctx context.Context, obj T, tiers Tier
 		if err != nil {
 			return BudgetVerdict{}, err
 		}
-		for _, c := range consumers {
-			if !c.GetDeletionTimestamp().IsZero() || olderFirst[client.Object](c, obj) >= 0 {
-				continue
-			}
+		for _, c := range olderLive(consumers, obj) {
 			// The rules a moved failure domain left behind count too.
 			b, err := kind.Budget(ctx, r.Client, r.Config.ClusterNamespace, c, tiers)
 			if err != nil {
