@@ -162,20 +162,11 @@ func (r *run) poolPlacement(pool string) (size int64, rule, domain string, err e
 	if err := r.cephJSON(r.ctx, &crush, "osd", "pool", "get", pool, "crush_rule"); err != nil {
 		return 0, "", "", err
 	}
-	var steps struct {
-		Steps []struct {
-			Type string `json:"type"`
-		} `json:"steps"`
-	}
-	if err := r.cephJSON(r.ctx, &steps, "osd", "crush", "rule", "dump", crush.Rule); err != nil {
+	var dumped crushRule
+	if err := r.cephJSON(r.ctx, &dumped, "osd", "crush", "rule", "dump", crush.Rule); err != nil {
 		return 0, "", "", err
 	}
-	for _, s := range steps.Steps {
-		if s.Type != "" {
-			domain = s.Type
-		}
-	}
-	return got.Size, crush.Rule, domain, nil
+	return got.Size, crush.Rule, dumped.domain(), nil
 }
 
 // checkStorageClass proves what can be proved of a CSI StorageClass without

@@ -14,6 +14,7 @@ import (
 // leave phases reads it from Ceph, never from the plugin's status.
 type placement struct {
 	pools map[string]cephPool // by name
+	rules []string            // every CRUSH rule's name
 	pgs   []placementGroup
 	hosts map[int]string // OSD id -> CRUSH host
 	up    map[int]bool   // OSD id -> up
@@ -24,6 +25,42 @@ type cephPool struct {
 	size   int
 	rule   string
 	domain string
+	// take is the bucket its rule starts from: default, or default~<class>
+	// on a device class's shadow tree.
+	take string
+}
+
+// crushRule is a rule as `ceph osd crush rule dump` shows it.
+type crushRule struct {
+	ID    int    `json:"rule_id"`
+	Name  string `json:"rule_name"`
+	Steps []struct {
+		Op       string `json:"op"`
+		Type     string `json:"type"`
+		ItemName string `json:"item_name"`
+	} `json:"steps"`
+}
+
+// take is the bucket the rule starts from.
+func (c crushRule) take() string {
+	for _, s := range c.Steps {
+		if s.Op == "take" {
+			return s.ItemName
+		}
+	}
+	return ""
+}
+
+// domain is the bucket type the rule places copies on (its last step
+// naming one).
+func (c crushRule) domain() string {
+	domain := ""
+	for _, s := range c.Steps {
+		if s.Type != "" {
+			domain = s.Type
+		}
+	}
+	return domain
 }
 
 type placementGroup struct {
@@ -43,13 +80,7 @@ func (r *run) readPlacement(ctx context.Context) (*placement, error) {
 	if err := r.cephJSON(ctx, &pools, "osd", "pool", "ls", "detail"); err != nil {
 		return nil, err
 	}
-	var rules []struct {
-		ID    int    `json:"rule_id"`
-		Name  string `json:"rule_name"`
-		Steps []struct {
-			Type string `json:"type"`
-		} `json:"steps"`
-	}
+	var rules []crushRule
 	if err := r.cephJSON(ctx, &rules, "osd", "crush", "rule", "dump"); err != nil {
 		return nil, err
 	}
@@ -76,18 +107,15 @@ func (r *run) readPlacement(ctx context.Context) (*placement, error) {
 		return nil, err
 	}
 	p := &placement{pools: map[string]cephPool{}, hosts: map[int]string{}, up: map[int]bool{}}
-	ruleName, ruleDomain := map[int]string{}, map[int]string{}
+	byID := map[int]crushRule{}
 	for _, rule := range rules {
-		ruleName[rule.ID] = rule.Name
-		for _, s := range rule.Steps {
-			if s.Type != "" {
-				ruleDomain[rule.ID] = s.Type
-			}
-		}
+		byID[rule.ID] = rule
+		p.rules = append(p.rules, rule.Name)
 	}
 	poolName := map[string]string{}
 	for _, pool := range pools {
-		p.pools[pool.Name] = cephPool{id: pool.ID, size: pool.Size, rule: ruleName[pool.Rule], domain: ruleDomain[pool.Rule]}
+		rule := byID[pool.Rule]
+		p.pools[pool.Name] = cephPool{id: pool.ID, size: pool.Size, rule: rule.Name, domain: rule.domain(), take: rule.take()}
 		poolName[strconv.Itoa(pool.ID)] = pool.Name
 	}
 	for _, pg := range pgs.Stats {

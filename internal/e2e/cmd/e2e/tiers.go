@@ -72,18 +72,13 @@ func (r *run) checkTier(consumer *unstructured.Unstructured, t tier, classOSDs [
 		if !ok {
 			return fmt.Errorf("no pool %s in Ceph", pool)
 		}
-		var rules []crushRule
-		if err := r.cephJSON(ctx, &rules, "osd", "crush", "rule", "dump"); err != nil {
-			return err
-		}
-		rule := ruleNamed(rules, cp.rule)
-		if take := rule.take(); take != "default~"+t.class {
-			return fmt.Errorf("pool %s is on rule %s, which takes %q, want default~%s", pool, cp.rule, take, t.class)
+		if cp.take != "default~"+t.class {
+			return fmt.Errorf("pool %s is on rule %s, which takes %q, want default~%s", pool, cp.rule, cp.take, t.class)
 		}
 		if cp.size != t.hosts || cp.domain != "host" {
 			return fmt.Errorf("pool %s: size %d on %s, want %d on host (%s is on %d hosts)", pool, cp.size, cp.domain, t.hosts, t.class, t.hosts)
 		}
-		if left := rulesOf(rules, pool); len(left) != 1 || left[0] != pool {
+		if left := rulesOf(p.rules, pool); len(left) != 1 || left[0] != pool {
 			return fmt.Errorf("pool %s: rules %v, want only %s (made on its class, Rook keeps it on the rule named after it)", pool, left, pool)
 		}
 		for _, pg := range p.pgs {
@@ -112,42 +107,13 @@ func (r *run) checkTier(consumer *unstructured.Unstructured, t tier, classOSDs [
 	})
 }
 
-// crushRule is a rule as `ceph osd crush rule dump` shows it.
-type crushRule struct {
-	Name  string `json:"rule_name"`
-	Steps []struct {
-		Op       string `json:"op"`
-		ItemName string `json:"item_name"`
-	} `json:"steps"`
-}
-
-// take is the bucket the rule starts from: default~<class> for a rule on
-// a class's shadow tree.
-func (c crushRule) take() string {
-	for _, s := range c.Steps {
-		if s.Op == "take" {
-			return s.ItemName
-		}
-	}
-	return ""
-}
-
-func ruleNamed(rules []crushRule, name string) crushRule {
-	for _, rule := range rules {
-		if rule.Name == name {
-			return rule
-		}
-	}
-	return crushRule{}
-}
-
 // rulesOf are the rules named after pool: the one it was made on and
 // every <pool>_<domain>[_<class>] Rook moved it to.
-func rulesOf(rules []crushRule, pool string) []string {
+func rulesOf(rules []string, pool string) []string {
 	var names []string
 	for _, rule := range rules {
-		if rule.Name == pool || strings.HasPrefix(rule.Name, pool+"_") {
-			names = append(names, rule.Name)
+		if rule == pool || strings.HasPrefix(rule, pool+"_") {
+			names = append(names, rule)
 		}
 	}
 	slices.Sort(names)
