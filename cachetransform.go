@@ -115,12 +115,7 @@ func (in *interner) string(s string) string {
 	}
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	if kept, ok := in.values[s]; ok {
-		return kept
-	}
-	in.values = startOverIfFull(in.values, in.limit)
-	in.values[s] = s
-	return s
+	return keep(&in.values, in.limit, s, s)
 }
 
 // labelSet is the map handed out first with labels' content. Its content is
@@ -132,20 +127,20 @@ func (in *interner) labelSet(labels map[string]string) map[string]string {
 	key := labelSetKey(labels)
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	if kept, ok := in.labels[key]; ok {
-		return kept
-	}
-	in.labels = startOverIfFull(in.labels, in.limit)
-	in.labels[key] = labels
-	return labels
+	return keep(&in.labels, in.limit, key, labels)
 }
 
-// startOverIfFull is table, or an empty one when it is missing or full.
-func startOverIfFull[V any](table map[string]V, limit int) map[string]V {
-	if table == nil || len(table) >= limit {
-		return map[string]V{}
+// keep is what table holds for key, or else value, remembered for key in
+// a table that starts over when it is missing or holds limit entries.
+func keep[V any](table *map[string]V, limit int, key string, value V) V {
+	if kept, ok := (*table)[key]; ok {
+		return kept
 	}
-	return table
+	if *table == nil || len(*table) >= limit {
+		*table = map[string]V{}
+	}
+	(*table)[key] = value
+	return value
 }
 
 // labelSetKey identifies a label set by its sorted keys and values (a
