@@ -88,13 +88,7 @@ func TestBudgetInBrowser(t *testing.T) {
 
 	t.Run("budget.js decides as budget.go and capacity.go", func(t *testing.T) {
 		b.T = t
-		for _, tc := range budgetCases {
-			t.Run(tc.name, func(t *testing.T) {
-				got, _, err := b.Call(browser.PageFrame, "body", "async function() { "+budgetPrelude+tc.body+" }")
-				require.NoError(t, err)
-				assert.JSONEq(t, tc.want, string(got))
-			})
-		}
+		runJSCases(t, b, budgetPrelude, budgetCases)
 	})
 
 	t.Run("no CSP violations, page errors or dialogs", func(t *testing.T) {
@@ -106,7 +100,7 @@ func TestBudgetInBrowser(t *testing.T) {
 // (budgetPrelude's m, t, at and disks); each body returns what is compared
 // with want. The figures are budget.go's, tiers.go's and capacity.go's
 // rules worked by hand.
-var budgetCases = []struct{ name, body, want string }{
+var budgetCases = []jsCase{
 	{
 		name: "the first ObjectStorage brings .rgw.root: 14 + 2 rules, 80×3 + 8×3 PG copies",
 		body: `const subject = m.plannedConsumer('ObjectStorage', 'x', '', at('ObjectStorage', 3, 3));

@@ -108,6 +108,22 @@ func shownRows(t *testing.T, b *browser.Browser, frame string) []string {
 }
 
 // jsValue runs fn on sel in frame and decodes its result into out.
+// jsCase is a case of a console module's pure functions: body, run in the
+// page after a prelude that imports the module, returns what is compared
+// with want (JSON).
+type jsCase struct{ name, body, want string }
+
+// runJSCases runs each case in the page, a subtest each.
+func runJSCases(t *testing.T, b *browser.Browser, prelude string, cases []jsCase) {
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, _, err := b.Call(browser.PageFrame, "body", "async function() { "+prelude+tc.body+" }")
+			require.NoError(t, err)
+			assert.JSONEq(t, tc.want, string(got))
+		})
+	}
+}
+
 func jsValue(t *testing.T, b *browser.Browser, frame, sel, fn string, out any, args ...any) {
 	t.Helper()
 	res, found, err := b.Call(frame, sel, fn, args...)
@@ -226,24 +242,12 @@ func TestDisksAtScaleInBrowser(t *testing.T) {
 		b.T = t
 		b.Open("/view/disks.ceph.fundament.io")
 		b.WaitFor(browser.PageFrame, "#app[data-loaded='complete']")
-		for _, tc := range diskFilterCases {
-			t.Run(tc.name, func(t *testing.T) {
-				got, _, err := b.Call(browser.PageFrame, "body", "async function() { const m = await import(new URL('disk-filter.js', document.baseURI).href); "+tc.body+" }")
-				require.NoError(t, err)
-				assert.JSONEq(t, tc.want, string(got))
-			})
-		}
+		runJSCases(t, b, "const m = await import(new URL('disk-filter.js', document.baseURI).href); ", diskFilterCases)
 	})
 
 	t.Run("pure: live.js lists in pages, follows the watch, lists again when told 410, reconnects after a failure", func(t *testing.T) {
 		b.T = t
-		for _, tc := range liveCases {
-			t.Run(tc.name, func(t *testing.T) {
-				got, _, err := b.Call(browser.PageFrame, "body", "async function() { const m = await import(new URL('live.js', document.baseURI).href); "+liveHarness+tc.body+" }")
-				require.NoError(t, err)
-				assert.JSONEq(t, tc.want, string(got))
-			})
-		}
+		runJSCases(t, b, "const m = await import(new URL('live.js', document.baseURI).href); "+liveHarness, liveCases)
 	})
 
 	t.Run("the Disks page draws the first page at once and loads the rest in pages", func(t *testing.T) {

@@ -10,7 +10,7 @@ package devconsole_test
 //	a4 node-2  /dev/sdd  1Ti   SSD  Available claimed by p2    PM883  SER-A4
 //	a5 node-3  /dev/sdb  8Ti   hdd  Available retired          ST8000 SER-A5
 //	a6 ""      (nothing discovery said yet)
-var diskFilterCases = []struct{ name, body, want string }{
+var diskFilterCases = []jsCase{
 	{
 		name: "types are read in any case and named as people write them",
 		body: `return [m.diskType('hdd'), m.diskType('SSD'), m.diskType('nvme'), m.diskType('floppy'), m.diskType(undefined)];`,
@@ -184,7 +184,7 @@ const run = (script) => new Promise((resolve) => {
 `
 
 // liveCases drive live.js's follow() against a scripted list and watch.
-var liveCases = []struct{ name, body, want string }{
+var liveCases = []jsCase{
 	{
 		name: "pages are reported as they come, then watch events, gathered; a watch that ends goes on from the last bookmark",
 		body: `return run({
