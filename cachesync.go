@@ -15,7 +15,6 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -42,8 +41,7 @@ var errManagerStopped = errors.New("the manager stopped before its caches synced
 // can never sync (a CRD not served, RBAC that forbids the list) would
 // leave the plugin ready and doing nothing.
 func watchedKinds(cfg Config) []client.Object {
-	cluster := &unstructured.Unstructured{}
-	cluster.SetGroupVersionKind(cephClusterGVK)
+	cluster := newCephClusterObject()
 	kinds := []client.Object{
 		&corev1.ConfigMap{},            // discovery: the disk inventory's input
 		&cephv1alpha1.Disk{},           // the pools' input

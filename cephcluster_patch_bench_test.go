@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"testing"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -29,8 +28,7 @@ func BenchmarkCephClusterDevicePatch(b *testing.B) {
 		nodes = append(nodes, map[string]any{"name": fmt.Sprintf("node-%04d", n), "devices": devices})
 	}
 	key := types.NamespacedName{Namespace: cfg.ClusterNamespace, Name: CephClusterName}
-	cluster := &unstructured.Unstructured{}
-	cluster.SetGroupVersionKind(cephClusterGVK)
+	cluster := newCephClusterObject()
 	cluster.SetNamespace(key.Namespace)
 	cluster.SetName(key.Name)
 	patch := func(nodes []any) {

@@ -37,8 +37,7 @@ type clusterHealthReconciler struct {
 }
 
 func (r *clusterHealthReconciler) SetupWithManager(mgr manager.Manager) error {
-	cluster := &unstructured.Unstructured{}
-	cluster.SetGroupVersionKind(cephClusterGVK)
+	cluster := newCephClusterObject()
 	return builder.ControllerManagedBy(mgr).
 		Named("clusterhealth").
 		For(cluster, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
@@ -51,8 +50,7 @@ func (r *clusterHealthReconciler) SetupWithManager(mgr manager.Manager) error {
 }
 
 func (r *clusterHealthReconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
-	cluster := &unstructured.Unstructured{}
-	cluster.SetGroupVersionKind(cephClusterGVK)
+	cluster := newCephClusterObject()
 	err := r.Client.Get(ctx, r.Cluster, cluster)
 	if apierrors.IsNotFound(err) {
 		r.Host.ReportStatus(PluginStatusForMissingCluster(r.Cluster))

@@ -21,6 +21,14 @@ import (
 // the CRDs the cluster runs, and a typed round trip would lose fields.
 var cephClusterGVK = cephv1.SchemeGroupVersion.WithKind("CephCluster")
 
+// newCephClusterObject is an empty CephCluster to read into, watch or key
+// the cache by.
+func newCephClusterObject() *unstructured.Unstructured {
+	cluster := &unstructured.Unstructured{}
+	cluster.SetGroupVersionKind(cephClusterGVK)
+	return cluster
+}
+
 // ClusterView is the plugin's one view of the storage cluster: the
 // CephCluster (whether it is there, the devices it lists, and what the
 // plugin last patched into it), the union of every DiskPool's disks, and
@@ -176,9 +184,7 @@ func (v *ClusterView) ClusterDevices(ctx context.Context) (map[DeviceID]bool, er
 }
 
 func (v *ClusterView) readCached(ctx context.Context) (*unstructured.Unstructured, error) {
-	kind := &unstructured.Unstructured{}
-	kind.SetGroupVersionKind(cephClusterGVK)
-	obj, ok, err := informerStore{cache: v.Cache, kind: kind}.get(ctx, v.Cluster.String())
+	obj, ok, err := informerStore{cache: v.Cache, kind: newCephClusterObject()}.get(ctx, v.Cluster.String())
 	if err != nil {
 		return nil, err
 	}
@@ -331,6 +337,13 @@ func (v *ClusterView) notify() {
 // listedDevices is the set of devices spec.storage.nodes lists.
 func listedDevices(nodes []any) map[DeviceID]bool {
 	devices := make(map[DeviceID]bool, deviceCount(nodes))
+	eachListedDevice(nodes, func(id DeviceID, _ map[string]any) { devices[id] = true })
+	return devices
+}
+
+// eachListedDevice calls visit with every device entry spec.storage.nodes
+// lists by name on a named node (nodes as storageNodesOf reads them).
+func eachListedDevice(nodes []any, visit func(id DeviceID, entry map[string]any)) {
 	for _, n := range nodes {
 		node, _ := n.(map[string]any)
 		name, _ := node["name"].(string)
@@ -338,9 +351,8 @@ func listedDevices(nodes []any) map[DeviceID]bool {
 		for _, d := range list {
 			dev, _ := d.(map[string]any)
 			if devName, _ := dev["name"].(string); name != "" && devName != "" {
-				devices[DeviceID{Node: name, Device: devName}] = true
+				visit(DeviceID{Node: name, Device: devName}, dev)
 			}
 		}
 	}
-	return devices
 }

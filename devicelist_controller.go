@@ -76,8 +76,7 @@ func (r *DeviceListReconciler) SetupWithManager(mgr manager.Manager) error {
 	if err != nil {
 		return err
 	}
-	cluster := &unstructured.Unstructured{}
-	cluster.SetGroupVersionKind(cephClusterGVK)
+	cluster := newCephClusterObject()
 	toItem := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
 		return []reconcile.Request{r.item()}
 	})

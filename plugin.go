@@ -15,7 +15,6 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -279,9 +278,7 @@ func newManager(restCfg *rest.Config, scheme *runtime.Scheme, cfg Config, host p
 	// The two kinds whose size grows with the disks keep one copy of what
 	// repeats in them (cachetransform.go).
 	scopes[&cephv1alpha1.Disk{}] = cache.ByObject{Transform: storedDisk(newInterner())}
-	cephCluster := &unstructured.Unstructured{}
-	cephCluster.SetGroupVersionKind(cephClusterGVK)
-	scopes[cephCluster] = cache.ByObject{Transform: storedCephCluster}
+	scopes[newCephClusterObject()] = cache.ByObject{Transform: storedCephCluster}
 	if metricsAddr == "" {
 		metricsAddr = "0"
 	}

@@ -256,8 +256,7 @@ func observeState(ctx context.Context, c client.Client, cfg Config) (clusterStat
 			put(kind.Kind()+"/"+o.GetName(), s)
 		}
 	}
-	cluster := &unstructured.Unstructured{}
-	cluster.SetGroupVersionKind(cephClusterGVK)
+	cluster := newCephClusterObject()
 	if err := c.Get(ctx, client.ObjectKey{Namespace: cfg.ClusterNamespace, Name: CephClusterName}, cluster); err != nil {
 		return nil, err
 	}

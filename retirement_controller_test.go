@@ -22,7 +22,6 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
@@ -300,8 +299,7 @@ func watchRetirementCluster(h *harness, disks map[string]map[string]cephv1alpha1
 // reporter does, so that watchers see a new revision.
 func (h *harness) touchCephCluster() {
 	h.t.Helper()
-	cc := &unstructured.Unstructured{}
-	cc.SetGroupVersionKind(cephClusterGVK)
+	cc := newCephClusterObject()
 	require.NoError(h.t, h.c.Get(h.ctx, client.ObjectKey{Namespace: h.cfg.ClusterNamespace, Name: CephClusterName}, cc))
 	patch := client.MergeFrom(cc.DeepCopy())
 	cc.Object["status"] = map[string]any{"ceph": map[string]any{"health": "HEALTH_OK", "lastChecked": time.Now().UTC().Format(time.RFC3339Nano)}}

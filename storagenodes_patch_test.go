@@ -108,8 +108,7 @@ func TestStorageNodesPatchOnTheAPIServer(t *testing.T) {
 	require.NoError(t, err)
 	key := types.NamespacedName{Namespace: cfg.ClusterNamespace, Name: CephClusterName}
 	read := func() *unstructured.Unstructured {
-		u := &unstructured.Unstructured{}
-		u.SetGroupVersionKind(cephClusterGVK)
+		u := newCephClusterObject()
 		require.NoError(t, env.Client.Get(ctx, key, u))
 		return u
 	}

@@ -10,7 +10,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -74,8 +73,7 @@ func (r *UpgradeReconciler) cluster() types.NamespacedName {
 }
 
 func (r *UpgradeReconciler) SetupWithManager(mgr manager.Manager) error {
-	cluster := &unstructured.Unstructured{}
-	cluster.SetGroupVersionKind(cephClusterGVK)
+	cluster := newCephClusterObject()
 	key := r.cluster()
 	return builder.ControllerManagedBy(mgr).
 		Named("upgrade").
