@@ -13,8 +13,8 @@ import (
 )
 
 // What the cache keeps of an object: its informer's transform. At 10,000
-// Disks the cached objects are most of the plugin's live heap, and with Go's
-// default GC target the peak heap is about twice the live one. Much of what
+// Disks the cached objects are most of the plugin's live heap, and the
+// peak heap (a restart's, as the caches fill) follows the live one. Much of what
 // they hold repeats: the twenty Disks of a node carry the same labels, node
 // name, model and state, and every device of the CephCluster carries one of
 // three class configs. The transforms keep one copy of each repeated value.
@@ -52,38 +52,28 @@ func storedDisk(in *interner) toolscache.TransformFunc {
 }
 
 // storedCephCluster is the CephCluster informer's transform: managed
-// fields stripped, and every device config that holds nothing but a known
-// class replaced by the shared classOnlyConfigs map (one map per class
-// instead of one per device: at 10,000 devices, about 3.5 MB).
+// fields stripped, and every listed device's config that holds nothing but
+// a known class replaced by the shared classOnlyConfigs map (one map per
+// class instead of one per device: at 10,000 devices, about 3.5 MB). Any
+// other config is left as it is.
 func storedCephCluster(obj any) (any, error) {
 	obj, err := stripManagedFields(obj)
-	if cluster, ok := obj.(*unstructured.Unstructured); ok && err == nil {
-		shareClassConfigs(cluster.Object)
+	cluster, ok := obj.(*unstructured.Unstructured)
+	if err != nil || !ok {
+		return obj, err
 	}
-	return obj, err
-}
-
-// shareClassConfigs replaces, in a CephCluster as decoded, every device
-// config that holds nothing but a known class with the shared
-// classOnlyConfigs map. Any other config is left as it is.
-func shareClassConfigs(cluster map[string]any) {
-	nodes, _, _ := unstructured.NestedFieldNoCopy(cluster, "spec", "storage", "nodes")
-	nodeList, _ := nodes.([]any)
-	for _, n := range nodeList {
-		node, _ := n.(map[string]any)
-		devices, _ := node["devices"].([]any)
-		for _, d := range devices {
-			device, _ := d.(map[string]any)
-			config, _ := device["config"].(map[string]any)
-			if len(config) != 1 {
-				continue
-			}
-			class, _ := config[DeviceClassConfigKey].(string)
-			if shared, ok := classOnlyConfigs[class]; ok {
-				device["config"] = shared
-			}
+	nodes, _ := storageNodesOf(cluster) // not a list: nothing to share
+	eachListedDevice(nodes, func(_ DeviceID, device map[string]any) {
+		config, _ := device["config"].(map[string]any)
+		if len(config) != 1 {
+			return
 		}
-	}
+		class, _ := config[DeviceClassConfigKey].(string)
+		if shared, ok := classOnlyConfigs[class]; ok {
+			device["config"] = shared
+		}
+	})
+	return cluster, nil
 }
 
 // maxInterned bounds each table of an interner. A Disk's repeated values
