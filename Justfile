@@ -32,7 +32,7 @@ bench *args: tools
 bench-console: tools
     go test ./internal/devconsole/ -run '^$' -bench BenchmarkConsoleAtScale -benchtime 1x -timeout 40m
 
-# ceph-rook on a real three-node cluster on this machine (a network and mount namespace, containerd and kubelet per node; the real Rook operator, real Ceph), then tear-down; needs root. Flags: -nodes 1|3, -keep, -down, -from and -until cluster|platform|rook|ceph|file|object|retire|join|upgrade|outage|drain|replace|swap|leave.
+# ceph-rook on a real three-node cluster on this machine (a network and mount namespace, containerd and kubelet per node; the real Rook operator, real Ceph), then tear-down; needs root. The proof every change to what Rook or Ceph sees or does brings. Flags: -nodes 1|3, -keep, -down, -from and -until cluster|platform|rook|ceph|file|object|retire|join|tiers|upgrade|outage|drain|replace|swap|leave.
 e2e *args: tools
     go run ./internal/e2e/cmd/e2e {{args}}
 
@@ -46,7 +46,7 @@ soak: tools
     go test -run '^$' -fuzz FuzzParseDiscovery -fuzztime 10m -parallel 1 .
     go test -run '^$' -fuzz FuzzParseDefinition -fuzztime 10m -parallel 1 ./pluginruntime/definition
 
-# Run everything CI runs: build the tools if missing, check generated code, lint, all tests, then the real cluster (just e2e; root). With packages as args, only their tests.
+# Run everything CI runs: build the tools if missing, check generated code, lint, all Go tests, then the one-node e2e (root; `just e2e` is the three-node proof). With packages as args, only their tests.
 test *args:
     {{ if args == "" { "hack/test-all.sh" } else { "just tools lint && go test -count=1 -timeout 60m " + args } }}
 

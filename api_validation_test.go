@@ -41,6 +41,7 @@ func object(kind, name string, spec map[string]any) *unstructured.Unstructured {
 
 func createObject(t *testing.T, obj client.Object) error {
 	t.Helper()
+	env := controlPlane.Env(t)
 	err := env.Client.Create(context.Background(), obj, strict)
 	if err == nil {
 		t.Cleanup(func() { _ = env.Client.Delete(context.Background(), obj) })
@@ -113,6 +114,7 @@ func TestNameCapsKeepDerivedNamesLegal(t *testing.T) {
 }
 
 func TestCountsDefaultToOne(t *testing.T) {
+	env := controlPlane.Env(t)
 	ctx := context.Background()
 	fs := &cephv1alpha1.FileStorage{ObjectMeta: metav1.ObjectMeta{Name: "default-mds"}}
 	require.NoError(t, createObject(t, fs))
@@ -131,7 +133,7 @@ func TestDiskStatusIsValidated(t *testing.T) {
 	d := &cephv1alpha1.Disk{ObjectMeta: metav1.ObjectMeta{Name: "status-enum"}}
 	require.NoError(t, createObject(t, d))
 	d.Status.Type = "tape"
-	err := env.Client.Status().Update(ctx, d)
+	err := controlPlane.Env(t).Client.Status().Update(ctx, d)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "status.type")
 }
@@ -149,6 +151,7 @@ type statusCase struct {
 }
 
 func TestStatusCannotBeChangedThroughTheMainResource(t *testing.T) {
+	env := controlPlane.Env(t)
 	now := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	storageStatus := func(phase cephv1alpha1.StoragePhase) cephv1alpha1.StorageStatus {
 		return cephv1alpha1.StorageStatus{Phase: phase, StorageClassName: "ceph-x", Replicas: 2, FailureDomain: "host", ObservedGeneration: 1,
@@ -248,7 +251,7 @@ func TestStatusCannotBeChangedThroughTheMainResource(t *testing.T) {
 }
 
 func TestKubectlGetShowsUsefulColumnsAndFindsEveryKindByCategory(t *testing.T) {
-	dc, err := discovery.NewDiscoveryClientForConfig(env.Config)
+	dc, err := discovery.NewDiscoveryClientForConfig(controlPlane.Env(t).Config)
 	require.NoError(t, err)
 	list, err := dc.ServerResourcesForGroupVersion(cephv1alpha1.GroupVersion.String())
 	require.NoError(t, err)
@@ -284,6 +287,7 @@ func TestKubectlGetShowsUsefulColumnsAndFindsEveryKindByCategory(t *testing.T) {
 // columns show displaySize and displayRawCapacity, not the exact
 // quantities ("3907018584Ki").
 func TestKubectlGetPrintsSizesAsPeopleReadThem(t *testing.T) {
+	env := controlPlane.Env(t)
 	ctx := context.Background()
 	size := resource.MustParse("3907018584Ki")
 	disk := &cephv1alpha1.Disk{ObjectMeta: metav1.ObjectMeta{Name: "printed-size"}}
@@ -331,6 +335,7 @@ func tableColumns(t *testing.T, plural string) []string {
 // plural/name) of our group.
 func serverTable(t *testing.T, path string) metav1.Table {
 	t.Helper()
+	env := controlPlane.Env(t)
 	httpClient, err := rest.HTTPClientFor(env.Config)
 	require.NoError(t, err)
 	url, err := neturl.JoinPath(env.Config.Host, env.Config.APIPath, "apis", cephv1alpha1.GroupVersion.Group, cephv1alpha1.GroupVersion.Version, path)

@@ -346,6 +346,7 @@ func (fixedView) Subscribe() <-chan event.GenericEvent          { return nil }
 // seen the create that preceded it; the create then fails AlreadyExists.
 // That is a retry, not a Degraded status.
 func TestACreateTheCacheHasNotSeenIsRetriedNotReported(t *testing.T) {
+	env := controlPlane.Env(t)
 	ctx := context.Background()
 	cfg := testConfigFor(t, "stale-cache")
 	bs := &cephv1alpha1.BlockStorage{ObjectMeta: metav1.ObjectMeta{Name: "stale-cache"}}

@@ -153,7 +153,7 @@ func TestStartReportsReadyOnlyAfterEveryCacheSynced(t *testing.T) {
 		case <-r.Context().Done():
 		}
 	}
-	restCfg := configAsPlugin(t, env)
+	restCfg := configAsPlugin(t, controlPlane.Env(t))
 	restCfg.Wrap(requests.wrap)
 	var answeredAtReady []string
 	host := &readyHook{recordingHost: &recordingHost{}, onReady: func() {
@@ -279,6 +279,7 @@ func denyListing(group, resource string) []rbacv1.PolicyRule {
 // to a ClusterRole with rules: the API server's own RBAC decides.
 func impersonating(t *testing.T, rules []rbacv1.PolicyRule) *rest.Config {
 	t.Helper()
+	env := controlPlane.Env(t)
 	ctx := context.Background()
 	name := fmt.Sprintf("cache-sync-user-%d", harnessSeq.Add(1))
 	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name}, Rules: rules}
@@ -300,6 +301,7 @@ func impersonating(t *testing.T, rules []rbacv1.PolicyRule) *rest.Config {
 // API server, as collectionRequests names them.
 func resourcesOf(t *testing.T, kinds []client.Object) []string {
 	t.Helper()
+	env := controlPlane.Env(t)
 	var out []string
 	for _, obj := range kinds {
 		gvk, err := apiutil.GVKForObject(obj, env.Scheme)

@@ -15,7 +15,7 @@ import (
 func BenchmarkCephClusterDevicePatch(b *testing.B) {
 	ctx := context.Background()
 	cfg := testConfigFor(b, "bench-patch")
-	_, err := ensureCephCluster(ctx, env.Client, cfg, discardLog)
+	_, err := ensureCephCluster(ctx, controlPlane.Env(b).Client, cfg, discardLog)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -33,7 +33,7 @@ func BenchmarkCephClusterDevicePatch(b *testing.B) {
 	cluster.SetName(key.Name)
 	patch := func(nodes []any) {
 		data := mustJSON(map[string]any{"spec": map[string]any{"storage": map[string]any{"nodes": nodes}}})
-		if err := env.Client.Patch(ctx, cluster, client.RawPatch(types.MergePatchType, data)); err != nil {
+		if err := controlPlane.Env(b).Client.Patch(ctx, cluster, client.RawPatch(types.MergePatchType, data)); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -58,7 +58,7 @@ func BenchmarkCephClusterDevicePatch(b *testing.B) {
 				ops = toShort
 			}
 			ops[0].Value = cluster.GetResourceVersion() // the answer of the previous patch
-			if err := env.Client.Patch(ctx, cluster, client.RawPatch(types.JSONPatchType, mustJSON(ops))); err != nil {
+			if err := controlPlane.Env(b).Client.Patch(ctx, cluster, client.RawPatch(types.JSONPatchType, mustJSON(ops))); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -66,7 +66,7 @@ func BenchmarkCephClusterDevicePatch(b *testing.B) {
 	b.Run("merge patch of one annotation (object size alone)", func(b *testing.B) {
 		for i := 0; b.Loop(); i++ {
 			data := mustJSON(map[string]any{"metadata": map[string]any{"annotations": map[string]any{"bench": fmt.Sprint(i)}}})
-			if err := env.Client.Patch(ctx, cluster, client.RawPatch(types.MergePatchType, data)); err != nil {
+			if err := controlPlane.Env(b).Client.Patch(ctx, cluster, client.RawPatch(types.MergePatchType, data)); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -83,7 +83,7 @@ func testConfigFor(b testing.TB, ns string) Config {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := createNamespaceIfMissing(context.Background(), env.Client, ns); err != nil {
+	if err := createNamespaceIfMissing(context.Background(), controlPlane.Env(b).Client, ns); err != nil {
 		b.Fatal(err)
 	}
 	return cfg

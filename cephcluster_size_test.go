@@ -70,6 +70,7 @@ func byIDDevices(n int) ([]any, []DeviceID) {
 // some 15 % longer, which the plugin would never write, is refused by
 // etcd. The measured numbers are in docs/performance.md.
 func TestTheCephClusterCeilingIsBelowTheAPIServersLimit(t *testing.T) {
+	env := controlPlane.Env(t)
 	ctx := context.Background()
 	cfg := harnessConfig(t)
 	_ = env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: cfg.ClusterNamespace}})

@@ -77,7 +77,7 @@ func harnessConfig(t *testing.T) Config {
 // the package's control plane.
 func newHarness(t *testing.T) *harness {
 	t.Helper()
-	return newHarnessOn(t, env)
+	return newHarnessOn(t, controlPlane.Env(t))
 }
 
 // newHarnessOn is newHarness on another control plane (one with other

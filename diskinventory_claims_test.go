@@ -23,6 +23,7 @@ import (
 // there; nothing else would re-plan it. The reconciler reads the real API
 // server here, where the Disk does not exist at all.
 func TestAPoolNamingADiskNotReadYetRepublishesEveryNode(t *testing.T) {
+	env := controlPlane.Env(t)
 	ctx := context.Background()
 	ns := "claims-lag"
 	require.NoError(t, env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))

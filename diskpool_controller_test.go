@@ -462,7 +462,7 @@ func equalDevices(a, b map[string][]string) bool {
 // is called, and fails the test if one lists other devices than want.
 func (h *harness) requireDevicesStay(want map[string][]string) (stop func()) {
 	h.t.Helper()
-	c, err := client.NewWithWatch(env.Config, client.Options{Scheme: env.Scheme})
+	c, err := client.NewWithWatch(h.env.Config, client.Options{Scheme: h.env.Scheme})
 	require.NoError(h.t, err)
 	w, err := c.Watch(h.ctx, &cephv1.CephClusterList{}, client.InNamespace(h.cfg.ClusterNamespace))
 	require.NoError(h.t, err)

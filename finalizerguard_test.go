@@ -24,6 +24,7 @@ import (
 // DiskRetirements can confirm one but not strip its finalizer; the plugin
 // can. The API server judges it (a ValidatingAdmissionPolicy).
 func TestOnlyThePluginRemovesARetirementsFinalizer(t *testing.T) {
+	env := controlPlane.Env(t)
 	ctx := context.Background()
 	require.NoError(t, applyFinalizerGuard(ctx, env.Client))
 	policy, binding := FinalizerGuardPolicy("")

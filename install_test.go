@@ -196,6 +196,7 @@ func TestInstallFromTheRookChartIsIdempotent(t *testing.T) {
 // reaches the helper, which refuses a swapped archive permanently (a retry
 // would download the same bytes) before Helm writes anything.
 func TestInstallRefusesAChartThatIsNotThePinnedOne(t *testing.T) {
+	env := controlPlane.Env(t)
 	repo, err := chartrepo.Serve("127.0.0.1:0", cachedir.RookChartArchive())
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = repo.Close() })
@@ -231,7 +232,7 @@ func helmRevisions(t *testing.T, cp *testenv.Env) int {
 func TestAMissingHelmHelperNamesWhereItLookedAndHowToBuildIt(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
 
-	_, err := newExecInstaller(rest.CopyConfig(env.Config), nil)
+	_, err := newExecInstaller(rest.CopyConfig(controlPlane.Env(t).Config), nil)
 
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "ceph-rook-helm is neither beside this executable")
@@ -246,6 +247,7 @@ var discardLog = slog.New(slog.DiscardHandler)
 // daemon count reaches the CephCluster the plugin created, with nothing
 // else of it touched; one someone else created is left alone.
 func TestEnsureCephClusterAppliesChangedSettings(t *testing.T) {
+	env := controlPlane.Env(t)
 	ctx := context.Background()
 	cfg := testConfigFor(t, "settings-rook")
 	_, err := ensureCephCluster(ctx, env.Client, cfg, discardLog)

@@ -17,6 +17,7 @@ import (
 )
 
 func TestInstallLockSerialisesInstalls(t *testing.T) {
+	env := controlPlane.Env(t)
 	cfg := harnessConfig(t)
 	ctx := context.Background()
 	var running, overlaps, runs atomic.Int32
@@ -45,6 +46,7 @@ func TestInstallLockSerialisesInstalls(t *testing.T) {
 }
 
 func TestInstallLockIsTakenOverFromADeadHolder(t *testing.T) {
+	env := controlPlane.Env(t)
 	cfg := harnessConfig(t)
 	ctx := context.Background()
 	require.NoError(t, createNamespaceIfMissing(ctx, env.Client, cfg.OperatorNamespace))
@@ -62,6 +64,7 @@ func TestInstallLockIsTakenOverFromADeadHolder(t *testing.T) {
 }
 
 func TestInstallLockIsNotTakenWithoutLeaderElection(t *testing.T) {
+	env := controlPlane.Env(t)
 	cfg := harnessConfig(t)
 	cfg.LeaderElection = false
 	ran := false
@@ -72,6 +75,7 @@ func TestInstallLockIsNotTakenWithoutLeaderElection(t *testing.T) {
 }
 
 func TestInstallLockEndsWithTheContext(t *testing.T) {
+	env := controlPlane.Env(t)
 	cfg := harnessConfig(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	err := withInstallLock(ctx, clientAsPlugin(t, env), configAsPlugin(t, env), cfg, func(ctx context.Context) error {

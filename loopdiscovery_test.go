@@ -48,6 +48,7 @@ func TestDiscoveryMissesLoopDevices(t *testing.T) {
 // without loop devices makes the reconciler touch Rook's config ConfigMap,
 // which is what makes Rook rebuild the DaemonSet; one with them is left alone.
 func TestLoopDiscoveryAsksRookToReapplyItsConfig(t *testing.T) {
+	env := controlPlane.Env(t)
 	ctx := context.Background()
 	ns := "loop-discovery"
 	require.NoError(t, createNamespaceIfMissing(ctx, env.Client, ns))

@@ -28,7 +28,7 @@ import (
 // renders from definition.yaml's rules (RenderObjects, verbatim), so every
 // test that starts the plugin runs it under exactly what the definition
 // asks for, on an API server that enforces RBAC. The tests themselves act
-// as the administrator (env.Client): they play Rook, the kubelet and the
+// as the administrator (controlPlane.Env(t).Client): they play Rook, the kubelet and the
 // user.
 var (
 	pluginIdentityMu sync.Mutex
@@ -95,6 +95,7 @@ func clientAsPlugin(t testing.TB, cp *testenv.Env) client.Client {
 // Secret, and can still create a role granting what it does not hold, as
 // installing Rook's chart needs.
 func TestThePluginHoldsNeitherWildcardsNorSecrets(t *testing.T) {
+	env := controlPlane.Env(t)
 	for _, r := range renderedPluginRBAC().ClusterRole.Rules {
 		for _, field := range [][]string{r.APIGroups, r.Resources, r.Verbs} {
 			assert.NotContains(t, field, "*", "rule %v", r)

@@ -214,6 +214,7 @@ func (r *raceInjector) take(kind string) bool {
 // its write. None of its changes is lost, the plugin's conflicts are retried
 // and it still converges.
 func TestReliabilityConcurrentWriters(t *testing.T) {
+	env := controlPlane.Env(t)
 	h := newHarness(t)
 	sc := newScenario(t, "conc", 2, 6)
 	cl := h.cfg.ClusterNamespace

@@ -118,7 +118,7 @@ func TestReliabilityMalformedDiscovery(t *testing.T) {
 	h := newHarness(t)
 	logs := h.startLogged()
 	ns := h.cfg.OperatorNamespace
-	inv := watchNothingLost(t, env.Config, h.cfg.ClusterNamespace)
+	inv := watchNothingLost(t, controlPlane.Env(t).Config, h.cfg.ClusterNamespace)
 	inv.waitWatching()
 
 	goodNodes := map[string][]simulate.Device{

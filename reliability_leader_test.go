@@ -31,7 +31,7 @@ type instance struct {
 func startInstance(t *testing.T, h *harness, name string) *instance {
 	t.Helper()
 	in := &instance{name: name, writes: &writeCounter{}, done: make(chan error, 1)}
-	restCfg := configAsPlugin(t, env)
+	restCfg := configAsPlugin(t, controlPlane.Env(t))
 	restCfg.Wrap(in.writes.wrap)
 	restCfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
 		return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
@@ -101,7 +101,7 @@ func TestReliabilityTwoInstancesOneWriter(t *testing.T) {
 	h := newHarness(t)
 	require.True(t, h.cfg.LeaderElection, "leader election is on by default")
 	sc := newScenario(t, "lead", 2, 5)
-	inv := watchNothingLost(t, env.Config, h.cfg.ClusterNamespace)
+	inv := watchNothingLost(t, controlPlane.Env(t).Config, h.cfg.ClusterNamespace)
 	inv.waitWatching()
 	inv.protect(sc.claimed...)
 

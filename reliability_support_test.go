@@ -461,7 +461,7 @@ type nothingLost struct {
 // watchNothingLost starts the watches; stop ends them and reports.
 func watchNothingLost(t *testing.T, cfg *rest.Config, clusterNamespace string) *nothingLost {
 	t.Helper()
-	c, err := client.NewWithWatch(cfg, client.Options{Scheme: env.Scheme})
+	c, err := client.NewWithWatch(cfg, client.Options{Scheme: controlPlane.Env(t).Scheme})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	n := &nothingLost{

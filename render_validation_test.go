@@ -29,7 +29,7 @@ var strict = client.FieldValidation(metav1.FieldValidationStrict)
 
 func ensureNamespace(t *testing.T, name string) {
 	t.Helper()
-	err := env.Client.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})
+	err := controlPlane.Env(t).Client.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})
 	if !apierrors.IsAlreadyExists(err) {
 		require.NoError(t, err)
 	}
@@ -40,6 +40,7 @@ func ensureNamespace(t *testing.T, name string) {
 // stored, defaults applied.
 func createStrict(t *testing.T, obj client.Object) {
 	t.Helper()
+	env := controlPlane.Env(t)
 	ctx := context.Background()
 	require.NoError(t, env.Client.Create(ctx, obj, strict), "%T %s rejected", obj, obj.GetName())
 	t.Cleanup(func() { _ = env.Client.Delete(ctx, obj) })
@@ -52,6 +53,7 @@ func createStrict(t *testing.T, obj client.Object) {
 // test's create and its next read.
 func withLiveOwner[T client.Object](t *testing.T, obj T) T {
 	t.Helper()
+	env := controlPlane.Env(t)
 	ctx := context.Background()
 	refs := obj.GetOwnerReferences()
 	for j, ref := range refs {
@@ -175,7 +177,7 @@ func TestRenderedCephClustersAreAccepted(t *testing.T) {
 			cluster.Spec.Storage.Nodes = RenderStorageNodes(pointers(tc.disks))
 			createStrict(t, cluster)
 			var got cephv1.CephCluster
-			require.NoError(t, env.Client.Get(context.Background(), client.ObjectKeyFromObject(cluster), &got))
+			require.NoError(t, controlPlane.Env(t).Client.Get(context.Background(), client.ObjectKeyFromObject(cluster), &got))
 			assert.Len(t, got.Spec.Storage.Nodes, len(cluster.Spec.Storage.Nodes))
 			assert.Equal(t, ClusterDevices(cluster), ClusterDevices(&got), "the device list reads back as rendered")
 			assert.Equal(t, tc.cfg.MonCount, got.Spec.Mon.Count)
@@ -227,12 +229,13 @@ func TestStrictValidationRejectsAnUnknownRookField(t *testing.T) {
 		"metadata":   map[string]any{"name": "strict-control", "namespace": "rook-ceph"},
 		"spec":       map[string]any{"replicated": map[string]any{"size": int64(1)}, "notARookField": true},
 	}}
-	err := env.Client.Create(context.Background(), pool, strict)
+	err := controlPlane.Env(t).Client.Create(context.Background(), pool, strict)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "notARookField")
 }
 
 func TestStorageClassDriftMatchesWhatTheServerRefuses(t *testing.T) {
+	env := controlPlane.Env(t)
 	ctx := context.Background()
 	want := withLiveOwner(t, RenderRBDStorageClass(blockStorage("sc-drift"), testConfig()))
 	createStrict(t, want)

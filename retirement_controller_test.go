@@ -216,11 +216,11 @@ func (h *harness) retire(name, disk, replacement string) *cephv1alpha1.DiskRetir
 	r := &cephv1alpha1.DiskRetirement{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: cephv1alpha1.DiskRetirementSpec{Disk: disk, Replacement: replacement}}
 	require.NoError(h.t, h.c.Create(h.ctx, r))
 	h.t.Cleanup(func() {
-		_ = env.Client.Delete(context.Background(), r)
+		_ = h.c.Delete(context.Background(), r)
 		var left cephv1alpha1.DiskRetirement
-		if env.Client.Get(context.Background(), client.ObjectKeyFromObject(r), &left) == nil && len(left.Finalizers) > 0 {
+		if h.c.Get(context.Background(), client.ObjectKeyFromObject(r), &left) == nil && len(left.Finalizers) > 0 {
 			left.Finalizers = nil
-			_ = env.Client.Update(context.Background(), &left)
+			_ = h.c.Update(context.Background(), &left)
 		}
 	})
 	return r
@@ -271,7 +271,7 @@ func (h *harness) cephJobs() []batchv1.Job {
 // DiskRetirement purged its OSD.
 func watchRetirementCluster(h *harness, disks map[string]map[string]cephv1alpha1.Disk) *nothingLost {
 	h.t.Helper()
-	inv := watchNothingLost(h.t, env.Config, h.cfg.ClusterNamespace)
+	inv := watchNothingLost(h.t, h.env.Config, h.cfg.ClusterNamespace)
 	var ids []DeviceID
 	for _, node := range disks {
 		for _, path := range []string{"/dev/sdb", "/dev/sdc"} {
@@ -834,6 +834,7 @@ func TestARetirementResumesAfterACrashAtEveryStep(t *testing.T) {
 // TestDiskRetirementSpecRules: the API server keeps a retirement's request
 // fixed, and lets suspend go one way only.
 func TestDiskRetirementSpecRules(t *testing.T) {
+	env := controlPlane.Env(t)
 	ctx := context.Background()
 	r := &cephv1alpha1.DiskRetirement{ObjectMeta: metav1.ObjectMeta{Name: "rules"}, Spec: cephv1alpha1.DiskRetirementSpec{Disk: "a", Replacement: "b", Suspend: true}}
 	require.NoError(t, env.Client.Create(ctx, r))
@@ -869,7 +870,7 @@ func TestASuspendedRetirementShowsItsChecksAndWaitsForConfirmation(t *testing.T)
 	old := disks["ret-1"]["/dev/sdb"]
 	r := &cephv1alpha1.DiskRetirement{ObjectMeta: metav1.ObjectMeta{Name: "preview"}, Spec: cephv1alpha1.DiskRetirementSpec{Disk: old.Name, Suspend: true}}
 	require.NoError(t, h.c.Create(h.ctx, r))
-	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), r) })
+	t.Cleanup(func() { _ = controlPlane.Env(t).Client.Delete(context.Background(), r) })
 
 	r = h.waitRetirement("preview", cephv1alpha1.RetirementSuspended)
 	require.Len(t, r.Status.Preflight, 6, "the consumers' and Ceph's checks")
@@ -896,7 +897,7 @@ func TestASuspendedReplacementWaitsForCephsChecksUntilConfirmed(t *testing.T) {
 	old, repl := disks["ret-1"]["/dev/sdb"], disks["ret-1"]["/dev/sdd"]
 	r := &cephv1alpha1.DiskRetirement{ObjectMeta: metav1.ObjectMeta{Name: "preview"}, Spec: cephv1alpha1.DiskRetirementSpec{Disk: old.Name, Replacement: repl.Name, Suspend: true}}
 	require.NoError(t, h.c.Create(h.ctx, r))
-	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), r) })
+	t.Cleanup(func() { _ = controlPlane.Env(t).Client.Delete(context.Background(), r) })
 
 	r = h.waitRetirement("preview", cephv1alpha1.RetirementSuspended)
 	assert.Contains(t, r.Status.Preflight[0].Message, "3 hosts and 6 OSDs would remain", "the replacement counts as joined")
@@ -1013,6 +1014,7 @@ func TestALongNamedRetirementRuns(t *testing.T) {
 // is an answer, not something to ask again for ever: before anything is
 // touched the retirement is refused, saying why.
 func TestARefusedCephJobEndsTheRetirement(t *testing.T) {
+	env := controlPlane.Env(t)
 	h, _, disks := retirementCluster(t)
 	ctx := context.Background()
 	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{

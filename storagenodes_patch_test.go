@@ -102,6 +102,7 @@ func TestStorageNodesPatch(t *testing.T) {
 // whatever else is set stays, and a patch based on an old read is refused
 // as a Conflict.
 func TestStorageNodesPatchOnTheAPIServer(t *testing.T) {
+	env := controlPlane.Env(t)
 	ctx := context.Background()
 	cfg := testConfigFor(t, "storage-nodes-patch")
 	_, err := ensureCephCluster(ctx, env.Client, cfg, discardLog)

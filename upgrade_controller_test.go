@@ -66,7 +66,7 @@ func TestUpgradeReconcilerCarriesTheUpgradeThrough(t *testing.T) {
 	wg.Go(func() { assert.NoError(t, mgr.Start(ctx)) })
 	// Ceph's side of the plugin's Ceph Jobs: the PG states asked before
 	// each step (no OSDs: no PGs, nothing unclean).
-	ceph := &simulate.Ceph{Client: env.Client, Namespace: cfg.ClusterNamespace}
+	ceph := &simulate.Ceph{Client: controlPlane.Env(t).Client, Namespace: cfg.ClusterNamespace}
 	wg.Go(func() {
 		for ctx.Err() == nil {
 			if err := ceph.Step(ctx); err != nil && ctx.Err() == nil {
@@ -155,6 +155,7 @@ func TestUpgradeReconcilerCarriesTheUpgradeThrough(t *testing.T) {
 // replica updated and available.
 func rollDaemon(t *testing.T, d *appsv1.Deployment, rookVersion, image string) {
 	t.Helper()
+	env := controlPlane.Env(t)
 	ctx := context.Background()
 	require.NoError(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(d), d); err != nil {

@@ -34,6 +34,7 @@ func (r *recordingCharts) EnsureRelease(_ context.Context, release chartRelease)
 // of the given version leaves it.
 func installedRook(t *testing.T, cfg Config, version string) {
 	t.Helper()
+	env := controlPlane.Env(t)
 	ctx := context.Background()
 	labels := map[string]string{"app": "rook-ceph-operator"}
 	operator := &appsv1.Deployment{
@@ -62,6 +63,7 @@ func installedRook(t *testing.T, cfg Config, version string) {
 // health, its checks, the detected image and the daemons' versions.
 func cephReports(t *testing.T, cfg Config, health string, checks map[string]string, versions ...string) {
 	t.Helper()
+	env := controlPlane.Env(t)
 	ctx := context.Background()
 	status := &cephv1.CephStatus{Health: health, Versions: &cephv1.CephDaemonsVersions{Overall: map[string]int{}}}
 	for name, message := range checks {
@@ -88,7 +90,7 @@ func cephReports(t *testing.T, cfg Config, health string, checks map[string]stri
 func clusterImage(t *testing.T, cfg Config) string {
 	t.Helper()
 	var cluster cephv1.CephCluster
-	require.NoError(t, env.Client.Get(context.Background(), client.ObjectKey{Namespace: cfg.ClusterNamespace, Name: CephClusterName}, &cluster))
+	require.NoError(t, controlPlane.Env(t).Client.Get(context.Background(), client.ObjectKey{Namespace: cfg.ClusterNamespace, Name: CephClusterName}, &cluster))
 	return cluster.Spec.CephVersion.Image
 }
 
@@ -107,6 +109,7 @@ const squid193 = "ceph version 19.2.3 (c92aebb279828e9c3c1f5d24613efca272649e62)
 // after a crash at any point judges the same again, so no step is taken
 // twice.
 func TestInstallUpgradesStepByStep(t *testing.T) {
+	env := controlPlane.Env(t)
 	ctx := context.Background()
 	old := testConfigFor(t, "upgrade-steps")
 	old.CephImage = "quay.io/ceph/ceph:v19.2.3"
@@ -227,6 +230,7 @@ func TestInstallUpgradesStepByStep(t *testing.T) {
 // available.
 func rookDaemon(t *testing.T, cfg Config, name, rookVersion string) *appsv1.Deployment {
 	t.Helper()
+	env := controlPlane.Env(t)
 	ctx := context.Background()
 	labels := map[string]string{"app": name}
 	d := &appsv1.Deployment{

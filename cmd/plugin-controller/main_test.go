@@ -15,6 +15,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fundament-oss/ceph-rook/internal/plugincontroller"
@@ -24,18 +25,22 @@ import (
 	"github.com/fundament-oss/ceph-rook/pluginruntime/definition"
 )
 
-var env *testenv.Env
+// controlPlane is the API server with the PluginInstallation CRD, started
+// by the first test that needs it.
+var controlPlane = testenv.NewShared(testenv.Options{
+	Scheme:        pluginScheme(),
+	ExtraCRDPaths: []string{filepath.Join(testenv.RepoRoot(), "internal", "plugincontroller", "crds")},
+})
 
-func TestMain(m *testing.M) {
+func pluginScheme() *runtime.Scheme {
 	scheme := testenv.DefaultScheme()
 	if err := pluginsv1.AddToScheme(scheme); err != nil {
 		panic(err)
 	}
-	testenv.Run(m, testenv.Options{
-		Scheme:        scheme,
-		ExtraCRDPaths: []string{filepath.Join(testenv.RepoRoot(), "internal", "plugincontroller", "crds")},
-	}, &env)
+	return scheme
 }
+
+func TestMain(m *testing.M) { controlPlane.Main(m) }
 
 func TestParseFlags(t *testing.T) {
 	required := []string{"--cluster-id=c1", "--organization-id=o1"}
@@ -126,6 +131,7 @@ func TestOwnNamespace(t *testing.T) {
 // TestRunDeploysAnInstallation runs the command's wiring against a real API
 // server through a kubeconfig, as `just plugin-controller` does.
 func TestRunDeploysAnInstallation(t *testing.T) {
+	env := controlPlane.Env(t)
 	raw := []byte(`apiVersion: fundament.io/v1
 kind: PluginDefinition
 metadata: {name: smoke, version: v1.0.0}

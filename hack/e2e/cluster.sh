@@ -7,6 +7,7 @@
 # kube-proxy and hostname; CoreDNS as a pod. Images are built locally.
 #
 #	hack/e2e/cluster.sh prepare # build (or find cached) what up needs; starts nothing
+#	                            # (E2E_UPGRADE=1: also what the upgrade run needs)
 #	hack/e2e/cluster.sh up      # bring it up; prints the admin kubeconfig
 #	hack/e2e/cluster.sh down    # stop everything, restore what it changed
 #	hack/e2e/cluster.sh stop-node NAME    # a node's outage: kubelet, kube-proxy, containers, containerd
@@ -35,6 +36,10 @@ source hack/e2e/containerd.sh
 STATE="${E2E_STATE:-/tmp/ceph-rook-e2e}"
 CACHE_ROOT="${CEPH_ROOK_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ceph-rook}"
 NODES="${E2E_NODES:-3}"
+# E2E_UPGRADE=1 (the e2e's -upgrade) also builds and imports the operator
+# image of the Rook release the upgrade phase starts from.
+IMAGES_FLAGS=()
+[[ ${E2E_UPGRADE:-} != 1 ]] || IMAGES_FLAGS=(-upgrade)
 SERVICE_CIDR=10.96.0.0/16
 SERVICE_IP=10.96.0.1
 DNS_IP=10.96.0.10
@@ -269,7 +274,7 @@ prepare() {
 	fi
 	# The images first: the root filesystem is mostly downloads, which
 	# overlap whatever else the machine compiles.
-	go run ./internal/e2e/cmd/images >/dev/null
+	go run ./internal/e2e/cmd/images "${IMAGES_FLAGS[@]}" >/dev/null
 	ENVTEST=$(hack/envtest/build.sh)
 	NODEBIN=$(hack/e2e/node-binaries.sh)
 	COREDNS_ARCHIVE=$(go run ./internal/e2e/cmd/binimage -name "$COREDNS_IMAGE" -entrypoint /coredns \
@@ -355,7 +360,7 @@ up() {
 		start_runtime "$i"
 		local sock
 		sock="$(node_dir "$i")/containerd/containerd.sock"
-		go run ./internal/e2e/cmd/images -import "$sock" >/dev/null
+		go run ./internal/e2e/cmd/images "${IMAGES_FLAGS[@]}" -import "$sock" >/dev/null
 		ctr --address "$sock" -n k8s.io images import "$COREDNS_ARCHIVE" >/dev/null
 		start_node "$i"
 	done

@@ -56,7 +56,8 @@ return { crushRules: a.after.crushRules, takes: a.takes.crushRules, pgCopies: a.
 func TestBudgetInBrowser(t *testing.T) {
 	// The page that imports the modules lists ObjectStorages: once the API
 	// server serves them (a CRD's storage initialises after it is made).
-	require.Eventually(t, func() bool { return env.Client.List(context.Background(), &v1alpha1.ObjectStorageList{}) == nil },
+	c := controlPlane.Env(t).Client
+	require.Eventually(t, func() bool { return c.List(context.Background(), &v1alpha1.ObjectStorageList{}) == nil },
 		browser.DefaultWait, browser.PollEvery)
 	srv := startConsole(t, &proxyLog{})
 	b := browser.Start(t, srv.URL())

@@ -81,14 +81,15 @@ const consoleBenchSamples = 3
 func ensureBenchDisks(b *testing.B, ctx context.Context, n int) {
 	b.Helper()
 	var have v1alpha1.DiskList
-	require.NoError(b, env.Client.List(ctx, &have, client.MatchingLabels{benchLabel: "true"}))
+	c := controlPlane.Env(b).Client
+	require.NoError(b, c.List(ctx, &have, client.MatchingLabels{benchLabel: "true"}))
 	work := make(chan int)
 	var wg sync.WaitGroup
 	errs := make(chan error, 8)
 	for range 8 {
 		wg.Go(func() {
 			for i := range work {
-				if err := createWithStatusErr(ctx, benchDisk(i)); err != nil {
+				if err := createWithStatusErr(ctx, c, benchDisk(i)); err != nil {
 					select {
 					case errs <- err:
 					default:
@@ -120,7 +121,7 @@ func waitServing(b *testing.B, ctx context.Context) {
 	deadline := time.Now().Add(time.Minute)
 	for _, list := range lists {
 		for {
-			err := env.Client.List(ctx, list, client.Limit(1))
+			err := controlPlane.Env(b).Client.List(ctx, list, client.Limit(1))
 			if err == nil {
 				break
 			}
@@ -169,15 +170,6 @@ func benchDisk(i int) *v1alpha1.Disk {
 		d.Status.ClaimedBy = fmt.Sprintf("bench-pool-%d", node%5)
 	}
 	return d
-}
-
-func createWithStatusErr(ctx context.Context, d *v1alpha1.Disk) error {
-	status := d.Status
-	if err := env.Client.Create(ctx, d); err != nil {
-		return err
-	}
-	d.Status = status
-	return env.Client.Status().Update(ctx, d)
 }
 
 // disksPage loads the Disks page and returns the times from its first list

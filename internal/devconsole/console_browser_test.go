@@ -65,7 +65,7 @@ func startConsoleWith(t testing.TB, onRequest func(devconsole.ProxiedRequest), t
 	srv, err := devconsole.Start(context.Background(), devconsole.Options{
 		Definition:     def,
 		Console:        http.Dir(filepath.Join(root, "console")),
-		RESTConfig:     env.Config,
+		RESTConfig:     controlPlane.Env(t).Config,
 		Namespaces:     []string{appNamespace, "default"},
 		OnProxyRequest: onRequest,
 		TestFiles:      testFiles,
@@ -80,6 +80,7 @@ func startConsoleWith(t testing.TB, onRequest func(devconsole.ProxiedRequest), t
 // share one browser and run in order; after all of them, no page may have
 // violated the CSP, thrown, logged an error or opened a dialog.
 func TestConsoleInBrowser(t *testing.T) {
+	env := controlPlane.Env(t)
 	createFixtures(t)
 	log := &proxyLog{}
 	srv := startConsole(t, log)
@@ -681,7 +682,7 @@ func waitRetirementOf(t *testing.T, disk string) v1alpha1.DiskRetirement {
 	var found []v1alpha1.DiskRetirement
 	require.Eventually(t, func() bool {
 		var list v1alpha1.DiskRetirementList
-		if err := env.Client.List(context.Background(), &list); err != nil {
+		if err := controlPlane.Env(t).Client.List(context.Background(), &list); err != nil {
 			return false
 		}
 		found = found[:0]
@@ -700,6 +701,7 @@ func waitRetirementOf(t *testing.T, disk string) v1alpha1.DiskRetirement {
 // would, through the status subresource.
 func playController(t *testing.T, name string, status v1alpha1.DiskRetirementStatus) {
 	t.Helper()
+	env := controlPlane.Env(t)
 	require.Eventually(t, func() bool {
 		var ret v1alpha1.DiskRetirement
 		if err := env.Client.Get(context.Background(), types.NamespacedName{Name: name}, &ret); err != nil {
@@ -714,13 +716,14 @@ func waitRetirementGone(t *testing.T, name string) {
 	t.Helper()
 	require.Eventually(t, func() bool {
 		var ret v1alpha1.DiskRetirement
-		return apierrors.IsNotFound(env.Client.Get(context.Background(), types.NamespacedName{Name: name}, &ret))
+		return apierrors.IsNotFound(controlPlane.Env(t).Client.Get(context.Background(), types.NamespacedName{Name: name}, &ret))
 	}, browser.DefaultWait, browser.PollEvery, "the suspended DiskRetirement %s should be deleted", name)
 }
 
 // The kube-api-proxy refuses what allowedResources does not list, with a
 // message a page can show; nothing refused reaches the API server.
 func TestKubeAPIProxyEnforcesAllowedResources(t *testing.T) {
+	env := controlPlane.Env(t)
 	srv := startConsole(t, &proxyLog{})
 	ctx := context.Background()
 	require.NoError(t, env.Client.Create(ctx, &v1alpha1.DiskPool{ObjectMeta: metav1.ObjectMeta{Name: "pool-kept"}}))

@@ -229,6 +229,7 @@ func checkFilterCases(t *testing.T, b *browser.Browser, frame, root string, inve
 // picker over 1,202 Disks on 61 nodes (three list pages of 500) in
 // headless Chromium under the production CSP.
 func TestDisksAtScaleInBrowser(t *testing.T) {
+	env := controlPlane.Env(t)
 	inventory := createBigInventory(t)
 	gate := &listGate{}
 	srv := startConsoleWith(t, gate.observe, nil)
@@ -339,7 +340,7 @@ func TestDisksAtScaleInBrowser(t *testing.T) {
 		require.NoError(t, err)
 
 		added := bigDisk{Name: "big-node-005-d20", Node: bigNode(5), Path: "/dev/sdz", StablePath: "/dev/disk/by-id/wwn-added", Size: "16Ti", Type: v1alpha1.DiskTypeHDD, State: v1alpha1.DiskAvailable, Serial: "SNADDED"}
-		require.NoError(t, createDiskWithStatus(added.object()))
+		createWithStatus(t, added.object())
 		b.WaitText(browser.PageFrame, `tr[data-row="big-node-005-d20"]`, "16.0 TiB")
 		b.WaitText(browser.PageFrame, `.cr-group[data-node="`+bigNode(5)+`"] [data-role="group-counts"]`, "21 disks")
 

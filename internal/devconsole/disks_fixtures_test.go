@@ -121,6 +121,7 @@ func (d bigDisk) object() *v1alpha1.Disk {
 // other tests see the inventory they expect.
 func createBigInventory(t *testing.T) []bigDisk {
 	t.Helper()
+	env := controlPlane.Env(t)
 	disks := bigInventory()
 	work := make(chan bigDisk)
 	errs := make(chan error, len(disks))
@@ -128,7 +129,7 @@ func createBigInventory(t *testing.T) []bigDisk {
 	for range 16 {
 		wg.Go(func() {
 			for d := range work {
-				if err := createDiskWithStatus(d.object()); err != nil {
+				if err := createWithStatusErr(context.Background(), env.Client, d.object()); err != nil {
 					errs <- fmt.Errorf("disk %s: %w", d.Name, err)
 				}
 			}
@@ -153,22 +154,12 @@ func createBigInventory(t *testing.T) []bigDisk {
 	return disks
 }
 
-func createDiskWithStatus(d *v1alpha1.Disk) error {
-	ctx := context.Background()
-	status := d.Status
-	if err := env.Client.Create(ctx, d); err != nil {
-		return err
-	}
-	d.Status = status
-	return env.Client.Status().Update(ctx, d)
-}
-
 // allDisks is every Disk the API server has: the scale fixture and
 // whatever the package's other tests left.
 func allDisks(t *testing.T) []v1alpha1.Disk {
 	t.Helper()
 	var list v1alpha1.DiskList
-	require.NoError(t, env.Client.List(context.Background(), &list))
+	require.NoError(t, controlPlane.Env(t).Client.List(context.Background(), &list))
 	return list.Items
 }
 

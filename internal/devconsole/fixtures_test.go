@@ -59,7 +59,7 @@ func disk(name, node, path, size string, typ v1alpha1.DiskType, state v1alpha1.D
 func createFixtures(t *testing.T) {
 	t.Helper()
 	ctx := context.Background()
-	c := env.Client
+	c := controlPlane.Env(t).Client
 
 	for _, d := range []*v1alpha1.Disk{
 		disk("disk-a1", "node-a", "/dev/sdb", "4Ti", v1alpha1.DiskTypeHDD, v1alpha1.DiskAvailable, "", "ST4000NM0035"),
@@ -182,16 +182,23 @@ func passedPreflight() []v1alpha1.PreflightCheck {
 // server drops on create when status is a subresource.
 func createWithStatus(t *testing.T, obj client.Object) {
 	t.Helper()
-	ctx := context.Background()
+	require.NoError(t, createWithStatusErr(context.Background(), controlPlane.Env(t).Client, obj))
+}
+
+// createWithStatusErr is createWithStatus for the fixtures' writer
+// goroutines, which must not fail the test themselves.
+func createWithStatusErr(ctx context.Context, c client.Client, obj client.Object) error {
 	withStatus := obj.DeepCopyObject().(client.Object)
-	require.NoError(t, env.Client.Create(ctx, obj))
+	if err := c.Create(ctx, obj); err != nil {
+		return err
+	}
 	withStatus.SetResourceVersion(obj.GetResourceVersion())
 	withStatus.SetUID(obj.GetUID())
-	err := env.Client.Status().Update(ctx, withStatus)
+	err := c.Status().Update(ctx, withStatus)
 	if apierrors.IsNotFound(err) {
-		return // no status subresource: the create kept the status
+		return nil // no status subresource: the create kept the status
 	}
-	require.NoError(t, err)
+	return err
 }
 
 // cephRawBytes is what the pools' CephCluster reports: 7 TiB.

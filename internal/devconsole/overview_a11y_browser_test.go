@@ -669,7 +669,7 @@ func shorten(name string) string {
 func resetConsoleObjects(t *testing.T) {
 	t.Helper()
 	ctx := context.Background()
-	c := env.Client
+	c := controlPlane.Env(t).Client
 	for _, obj := range []client.Object{&v1alpha1.Disk{}, &v1alpha1.DiskPool{}, &v1alpha1.DiskRetirement{}, &v1alpha1.BlockStorage{}, &v1alpha1.FileStorage{}, &v1alpha1.ObjectStorage{}} {
 		require.NoError(t, c.DeleteAllOf(ctx, obj))
 	}
@@ -696,7 +696,7 @@ func resetConsoleObjects(t *testing.T) {
 
 func ensureNamespace(t *testing.T, name string) {
 	t.Helper()
-	err := env.Client.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})
+	err := controlPlane.Env(t).Client.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})
 	if !apierrors.IsAlreadyExists(err) {
 		require.NoError(t, err)
 	}
@@ -712,6 +712,7 @@ func degradedStatus() v1alpha1.StorageStatus {
 // changes it, and the status subresource is updated.
 func playStatus(t *testing.T, obj client.Object, name string, set func()) {
 	t.Helper()
+	env := controlPlane.Env(t)
 	ctx := context.Background()
 	require.Eventually(t, func() bool {
 		if err := env.Client.Get(ctx, types.NamespacedName{Name: name}, obj); err != nil {
@@ -734,6 +735,7 @@ func waitWatching(t *testing.T, log *proxyLog, resource string, before int) {
 // setConsumerStatus writes a consumer's status as its reconciler would.
 func setConsumerStatus(t *testing.T, obj client.Object, name string, status v1alpha1.StorageStatus) {
 	t.Helper()
+	env := controlPlane.Env(t)
 	ctx := context.Background()
 	require.Eventually(t, func() bool {
 		if err := env.Client.Get(ctx, types.NamespacedName{Name: name}, obj); err != nil {
@@ -829,7 +831,7 @@ func recordUpgrade(t *testing.T, record string) {
 	cluster.SetName("rook-ceph")
 	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{"ceph.fundament.io/upgrade": record}}})
 	require.NoError(t, err)
-	require.NoError(t, env.Client.Patch(context.Background(), cluster, client.RawPatch(types.MergePatchType, patch)))
+	require.NoError(t, controlPlane.Env(t).Client.Patch(context.Background(), cluster, client.RawPatch(types.MergePatchType, patch)))
 }
 
 // createManyDisks publishes n Disks with status, spread over nodes nodes,
@@ -837,6 +839,7 @@ func recordUpgrade(t *testing.T, record string) {
 // size (a DiskPool listing them all is not needed to count them).
 func createManyDisks(t *testing.T, n, nodes int) {
 	t.Helper()
+	env := controlPlane.Env(t)
 	ctx := context.Background()
 	diskTypes := []v1alpha1.DiskType{v1alpha1.DiskTypeHDD, v1alpha1.DiskTypeSSD, v1alpha1.DiskTypeNVMe}
 	devices := map[string][]string{}

@@ -181,7 +181,7 @@ func startConsoleLogged(t *testing.T, consoleAddr string) (*devconsole.Server, *
 	srv, err := devconsole.Start(context.Background(), devconsole.Options{
 		Definition:  def,
 		Console:     http.Dir(filepath.Join(root, "console")),
-		RESTConfig:  env.Config,
+		RESTConfig:  controlPlane.Env(t).Config,
 		Namespaces:  []string{appNamespace},
 		ConsoleAddr: consoleAddr,
 		Logger:      slog.New(slog.NewTextHandler(logs, nil)),
@@ -209,6 +209,7 @@ func TestConsoleWarnsWhenBoundBeyondLoopback(t *testing.T) {
 // The kube-api-proxy classifies a request as the API server will run it,
 // and passes no header that changes who is asking.
 func TestKubeAPIProxyRefusesHostileRequests(t *testing.T) {
+	env := controlPlane.Env(t)
 	srv := startConsole(t, &proxyLog{})
 	ctx := context.Background()
 	require.NoError(t, env.Client.Create(ctx, &v1alpha1.DiskPool{ObjectMeta: metav1.ObjectMeta{Name: "pool-hostile"}}))

@@ -49,6 +49,7 @@ const (
 // replaces whatever the API server holds with its own fixture and leaves
 // the kinds it touched empty.
 func TestTiersInBrowser(t *testing.T) {
+	env := controlPlane.Env(t)
 	axeDir := filepath.Dir(cachedir.AxeCoreScript())
 	_, err := os.Stat(cachedir.AxeCoreScript())
 	require.NoError(t, err, "axe-core is not cached: run `just axe-core` (go run ./hack/axe)")

@@ -32,11 +32,12 @@ import (
 )
 
 func TestInstallationCreatesExactlyItsObjects(t *testing.T) {
+	env := controlPlane.Env(t)
 	h := startController(t)
 	ctx := context.Background()
 	inst := h.install(t, "widgets", map[string]string{"REPLICAS": "5", "LOG_LEVEL": "debug"})
 	deploy := deployedPlugin(t, inst)
-	require.NoError(t, get(ctx, inst))
+	require.NoError(t, get(t, ctx, inst))
 	ns := NamespaceName(inst.Name)
 	scope := ScopeClusterRoleName(inst.Name)
 	owned := func(t *testing.T, obj client.Object) {
@@ -48,7 +49,7 @@ func TestInstallationCreatesExactlyItsObjects(t *testing.T) {
 
 	t.Run("namespace", func(t *testing.T) {
 		obj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
-		require.NoError(t, get(ctx, obj))
+		require.NoError(t, get(t, ctx, obj))
 		owned(t, obj)
 	})
 	t.Run("exactly one service account, role binding, deployment and service, all named plugin", func(t *testing.T) {
@@ -123,6 +124,7 @@ func TestInstallationCreatesExactlyItsObjects(t *testing.T) {
 }
 
 func TestRefusedInstallationsDeployNothing(t *testing.T) {
+	env := controlPlane.Env(t)
 	h := startController(t)
 	ctx := context.Background()
 
@@ -186,8 +188,8 @@ func TestRefusedInstallationsDeployNothing(t *testing.T) {
 		assert.Equal(t, ReasonObjectConflict, meta.FindStatusCondition(status.Conditions, pluginsv1.ConditionReady).Reason)
 
 		require.NoError(t, env.Client.Delete(ctx, inst))
-		eventually(t, "the installation is gone", func(ctx context.Context) error { return gone(ctx, inst) })
-		require.NoError(t, get(ctx, foreign))
+		eventually(t, "the installation is gone", func(ctx context.Context) error { return gone(t, ctx, inst) })
+		require.NoError(t, get(t, ctx, foreign))
 		assert.Nil(t, foreign.DeletionTimestamp, "someone else's namespace is not deleted")
 	})
 }
@@ -196,11 +198,11 @@ func TestRefusedInstallationsDeployNothing(t *testing.T) {
 func assertNothingDeployed(t *testing.T, installation string) {
 	t.Helper()
 	ctx := context.Background()
-	assert.NoError(t, gone(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: NamespaceName(installation)}}))
-	assert.NoError(t, gone(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: ScopeClusterRoleName(installation)}}))
-	assert.NoError(t, gone(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: ScopeClusterRoleName(installation)}}))
+	assert.NoError(t, gone(t, ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: NamespaceName(installation)}}))
+	assert.NoError(t, gone(t, ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: ScopeClusterRoleName(installation)}}))
+	assert.NoError(t, gone(t, ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: ScopeClusterRoleName(installation)}}))
 	var deploys appsv1.DeploymentList
-	require.NoError(t, env.Client.List(ctx, &deploys, client.MatchingLabels{LabelInstallation: LabelValue(installation)}))
+	require.NoError(t, controlPlane.Env(t).Client.List(ctx, &deploys, client.MatchingLabels{LabelInstallation: LabelValue(installation)}))
 	assert.Empty(t, deploys.Items)
 }
 
@@ -268,6 +270,7 @@ func TestHostilePluginAnswersStillWriteStatus(t *testing.T) {
 }
 
 func TestDeletionUninstallsThenRemovesEverything(t *testing.T) {
+	env := controlPlane.Env(t)
 	h := startController(t)
 	ctx := context.Background()
 
@@ -301,17 +304,17 @@ func TestDeletionUninstallsThenRemovesEverything(t *testing.T) {
 // its namespaced objects collected by the garbage collector.
 func assertRemoved(t *testing.T, inst *pluginsv1.PluginInstallation, deploy *appsv1.Deployment) {
 	t.Helper()
-	eventually(t, "the installation is gone", func(ctx context.Context) error { return gone(ctx, inst) })
+	eventually(t, "the installation is gone", func(ctx context.Context) error { return gone(t, ctx, inst) })
 	scope := ScopeClusterRoleName(inst.Name)
 	ctx := context.Background()
-	assert.NoError(t, gone(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: scope}}))
-	assert.NoError(t, gone(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: scope}}))
+	assert.NoError(t, gone(t, ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: scope}}))
+	assert.NoError(t, gone(t, ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: scope}}))
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: NamespaceName(inst.Name)}}
-	if err := get(ctx, ns); !apierrors.IsNotFound(err) {
+	if err := get(t, ctx, ns); !apierrors.IsNotFound(err) {
 		require.NoError(t, err)
 		assert.NotNil(t, ns.DeletionTimestamp, "the namespace's deletion was requested")
 	}
-	eventually(t, "the garbage collector removes the owned Deployment", func(ctx context.Context) error { return gone(ctx, deploy) })
+	eventually(t, "the garbage collector removes the owned Deployment", func(ctx context.Context) error { return gone(t, ctx, deploy) })
 }
 
 func TestConfigEditRollsTheDeployment(t *testing.T) {
@@ -323,7 +326,7 @@ func TestConfigEditRollsTheDeployment(t *testing.T) {
 	updateLatest(t, inst, func() { inst.Spec.Config = map[string]string{"TIER": "cheap", "DEBUG": "true"} })
 
 	eventually(t, "the Deployment has the new FUNP_ variables", func(ctx context.Context) error {
-		if err := get(ctx, deploy); err != nil {
+		if err := get(t, ctx, deploy); err != nil {
 			return err
 		}
 		env := deploy.Spec.Template.Spec.Containers[0].Env
@@ -359,7 +362,7 @@ func TestDriftIsRepairedAndConvergenceWritesNothing(t *testing.T) {
 		versions := func() map[string]string {
 			out := map[string]string{}
 			for _, obj := range objs {
-				require.NoError(t, get(ctx, obj))
+				require.NoError(t, get(t, ctx, obj))
 				out[fmt.Sprintf("%T", obj)] = obj.GetResourceVersion()
 			}
 			return out
@@ -370,14 +373,14 @@ func TestDriftIsRepairedAndConvergenceWritesNothing(t *testing.T) {
 	})
 
 	t.Run("edited env is restored", func(t *testing.T) {
-		require.NoError(t, get(ctx, deploy))
+		require.NoError(t, get(t, ctx, deploy))
 		patched := deploy.DeepCopy()
 		c := &patched.Spec.Template.Spec.Containers[0]
 		c.Env = append(c.Env, corev1.EnvVar{Name: "FUNP_SNEAKY", Value: "1"})
 		c.Image = "registry.example.com/other:latest"
-		require.NoError(t, env.Client.Patch(ctx, patched, client.MergeFrom(deploy)))
+		require.NoError(t, controlPlane.Env(t).Client.Patch(ctx, patched, client.MergeFrom(deploy)))
 		eventually(t, "the Deployment is repaired", func(ctx context.Context) error {
-			if err := get(ctx, deploy); err != nil {
+			if err := get(t, ctx, deploy); err != nil {
 				return err
 			}
 			c := deploy.Spec.Template.Spec.Containers[0]
@@ -390,14 +393,14 @@ func TestDriftIsRepairedAndConvergenceWritesNothing(t *testing.T) {
 
 	t.Run("a widened cluster role is narrowed again", func(t *testing.T) {
 		role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: scope}}
-		require.NoError(t, get(ctx, role))
+		require.NoError(t, get(t, ctx, role))
 		want := role.DeepCopy().Rules
 		updateLatest(t, role, func() {
 			role.Rules[1].ResourceNames = nil
 			role.Rules = append(role.Rules, rbacv1.PolicyRule{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: []string{"*"}})
 		})
 		eventually(t, "the ClusterRole is repaired", func(ctx context.Context) error {
-			if err := get(ctx, role); err != nil {
+			if err := get(t, ctx, role); err != nil {
 				return err
 			}
 			if !assert.ObjectsAreEqual(want, role.Rules) {
@@ -409,11 +412,11 @@ func TestDriftIsRepairedAndConvergenceWritesNothing(t *testing.T) {
 
 	t.Run("a deleted role binding is recreated", func(t *testing.T) {
 		rb := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "plugin"}}
-		require.NoError(t, get(ctx, rb))
+		require.NoError(t, get(t, ctx, rb))
 		oldUID := rb.UID
-		require.NoError(t, env.Client.Delete(ctx, rb))
+		require.NoError(t, controlPlane.Env(t).Client.Delete(ctx, rb))
 		eventually(t, "the RoleBinding is back", func(ctx context.Context) error {
-			if err := get(ctx, rb); err != nil {
+			if err := get(t, ctx, rb); err != nil {
 				return err
 			}
 			if rb.UID == oldUID {
@@ -425,14 +428,14 @@ func TestDriftIsRepairedAndConvergenceWritesNothing(t *testing.T) {
 
 	t.Run("a service stripped of the controller's labels is found and relabelled", func(t *testing.T) {
 		svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "plugin"}}
-		require.NoError(t, get(ctx, svc))
+		require.NoError(t, get(t, ctx, svc))
 		patched := svc.DeepCopy()
 		delete(patched.Labels, LabelManagedBy)
 		patched.Labels["team"] = "storage"
-		require.NoError(t, env.Client.Patch(ctx, patched, client.MergeFrom(svc)))
+		require.NoError(t, controlPlane.Env(t).Client.Patch(ctx, patched, client.MergeFrom(svc)))
 		// Out of the controller's cache now, so only the next poll sees it.
 		eventually(t, "the Service is relabelled", func(ctx context.Context) error {
-			if err := get(ctx, svc); err != nil {
+			if err := get(t, ctx, svc); err != nil {
 				return err
 			}
 			if svc.Labels[LabelManagedBy] != ManagedByValue {
@@ -463,7 +466,7 @@ func TestCephRooksOwnDefinitionDeploys(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: h.org + "--" + def.Metadata.Name},
 		Spec:       pluginsv1.PluginInstallationSpec{DefinitionRef: refTo(h.org, def.Metadata.Name, version, raw)},
 	}
-	require.NoError(t, env.Client.Create(context.Background(), inst), "the CRD accepts the published version %q", version)
+	require.NoError(t, controlPlane.Env(t).Client.Create(context.Background(), inst), "the CRD accepts the published version %q", version)
 	t.Cleanup(func() { uninstall(t, inst) })
 	deployedPlugin(t, inst)
 	status := statusOf(t, inst, "not failed", func(s pluginsv1.PluginInstallationStatus) bool { return s.Namespace != "" })
@@ -476,11 +479,11 @@ func TestCephRooksOwnDefinitionDeploys(t *testing.T) {
 func updateLatest(t *testing.T, obj client.Object, edit func()) {
 	t.Helper()
 	require.NoError(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		if err := get(context.Background(), obj); err != nil {
+		if err := get(t, context.Background(), obj); err != nil {
 			return err
 		}
 		edit()
-		return env.Client.Update(context.Background(), obj)
+		return controlPlane.Env(t).Client.Update(context.Background(), obj)
 	}))
 }
 
@@ -522,7 +525,7 @@ func TestANewSigningKeyRollsTheDeployment(t *testing.T) {
 	newKey := h.tokens.Trust().PublicKeysPEM
 	require.NotEqual(t, oldKey, newKey)
 	eventually(t, "the Deployment has the new public key", func(ctx context.Context) error {
-		if err := get(ctx, deploy); err != nil {
+		if err := get(t, ctx, deploy); err != nil {
 			return err
 		}
 		if got := envValue(t, deploy.Spec.Template.Spec.Containers[0].Env, pluginruntime.EnvTokenPublicKeys); got != newKey {

@@ -83,6 +83,7 @@ func (h *controllerHarness) restart(t *testing.T, tokens *TokenSigner) {
 // stops it.
 func (h *controllerHarness) startManager(t *testing.T) func() {
 	t.Helper()
+	env := controlPlane.Env(t)
 	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
 		Scheme:     env.Scheme,
 		Cache:      CacheOptions(),
@@ -138,7 +139,7 @@ func (h *controllerHarness) install(t *testing.T, plugin string, config map[stri
 		ObjectMeta: metav1.ObjectMeta{Name: org + "--" + plugin},
 		Spec:       pluginsv1.PluginInstallationSpec{DefinitionRef: refTo(org, plugin, "1.0.0", raw), Config: config},
 	}
-	require.NoError(t, env.Client.Create(context.Background(), inst))
+	require.NoError(t, controlPlane.Env(t).Client.Create(context.Background(), inst))
 	t.Cleanup(func() { uninstall(t, inst) })
 	return inst
 }
@@ -147,11 +148,11 @@ func (h *controllerHarness) install(t *testing.T, plugin string, config map[stri
 // controller still runs, so later tests' controllers do not inherit it.
 func uninstall(t *testing.T, inst *pluginsv1.PluginInstallation) {
 	t.Helper()
-	if err := env.Client.Delete(context.Background(), inst); client.IgnoreNotFound(err) != nil {
+	if err := controlPlane.Env(t).Client.Delete(context.Background(), inst); client.IgnoreNotFound(err) != nil {
 		t.Errorf("delete %s: %v", inst.Name, err)
 		return
 	}
-	eventually(t, "the installation is deleted", func(ctx context.Context) error { return gone(ctx, inst) })
+	eventually(t, "the installation is deleted", func(ctx context.Context) error { return gone(t, ctx, inst) })
 }
 
 // eventually fails the test unless cond succeeds within 30 s.
@@ -161,13 +162,13 @@ func eventually(t *testing.T, what string, cond func(ctx context.Context) error)
 }
 
 // get reads obj's current state from the API server.
-func get(ctx context.Context, obj client.Object) error {
-	return env.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj)
+func get(t testing.TB, ctx context.Context, obj client.Object) error {
+	return controlPlane.Env(t).Client.Get(ctx, client.ObjectKeyFromObject(obj), obj)
 }
 
 // gone is nil once obj no longer exists.
-func gone(ctx context.Context, obj client.Object) error {
-	err := get(ctx, obj)
+func gone(t testing.TB, ctx context.Context, obj client.Object) error {
+	err := get(t, ctx, obj)
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
@@ -181,7 +182,7 @@ func gone(ctx context.Context, obj client.Object) error {
 func deployedPlugin(t *testing.T, inst *pluginsv1.PluginInstallation) *appsv1.Deployment {
 	t.Helper()
 	deploy := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: NamespaceName(inst.Name), Name: "plugin"}}
-	eventually(t, "the plugin's Deployment", func(ctx context.Context) error { return get(ctx, deploy) })
+	eventually(t, "the plugin's Deployment", func(ctx context.Context) error { return get(t, ctx, deploy) })
 	return deploy
 }
 
@@ -190,7 +191,7 @@ func statusOf(t *testing.T, inst *pluginsv1.PluginInstallation, what string, con
 	t.Helper()
 	live := &pluginsv1.PluginInstallation{ObjectMeta: metav1.ObjectMeta{Name: inst.Name}}
 	eventually(t, what, func(ctx context.Context) error {
-		if err := get(ctx, live); err != nil {
+		if err := get(t, ctx, live); err != nil {
 			return err
 		}
 		if !cond(live.Status) {

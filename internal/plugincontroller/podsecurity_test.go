@@ -37,6 +37,7 @@ func renderedPod(ns, name string) *corev1.Pod {
 // namespace that enforces Pod Security "restricted" on the real API
 // server, which is where Pod Security admission runs.
 func TestRenderedPodIsAdmittedUnderRestricted(t *testing.T) {
+	env := controlPlane.Env(t)
 	ctx := context.Background()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
 		Name: fmt.Sprintf("restricted-%d", time.Now().UnixNano()),

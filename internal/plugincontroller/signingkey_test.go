@@ -64,13 +64,14 @@ func TestSignerFromSecret(t *testing.T) {
 func controllerNamespace(t *testing.T) string {
 	t.Helper()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "controller-"}}
-	require.NoError(t, env.Client.Create(context.Background(), ns))
+	require.NoError(t, controlPlane.Env(t).Client.Create(context.Background(), ns))
 	return ns.Name
 }
 
 // directClient is a client of its own, as another controller process has.
 func directClient(t *testing.T) client.WithWatch {
 	t.Helper()
+	env := controlPlane.Env(t)
 	c, err := client.NewWithWatch(env.Config, client.Options{Scheme: env.Scheme})
 	require.NoError(t, err)
 	return c
@@ -85,7 +86,7 @@ func TestSigningKeyIsCreatedOnceAndKept(t *testing.T) {
 	require.NoError(t, err)
 
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: SigningKeySecretName}}
-	require.NoError(t, get(ctx, secret))
+	require.NoError(t, get(t, ctx, secret))
 	assert.Equal(t, corev1.SecretTypeOpaque, secret.Type)
 	assert.Equal(t, ptrTo(true), secret.Immutable, "the key cannot be edited, only replaced")
 	assert.Len(t, secret.Data, 1)
@@ -95,7 +96,7 @@ func TestSigningKeyIsCreatedOnceAndKept(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, first.Trust(), again.Trust(), "the second instance signs with the first one's key")
 	kept := &corev1.Secret{ObjectMeta: secret.ObjectMeta}
-	require.NoError(t, get(ctx, kept))
+	require.NoError(t, get(t, ctx, kept))
 	assert.Equal(t, secret.ResourceVersion, kept.ResourceVersion, "the Secret was not written again")
 }
 
@@ -113,7 +114,7 @@ func TestRacingControllersShareOneKey(t *testing.T) {
 		var lost atomic.Bool
 		loser := interceptor.NewClient(directClient(t), interceptor.Funcs{
 			Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
-				require.NoError(t, env.Client.Create(ctx, winner.DeepCopy()), "the other replica creates first")
+				require.NoError(t, controlPlane.Env(t).Client.Create(ctx, winner.DeepCopy()), "the other replica creates first")
 				err := c.Create(ctx, obj, opts...)
 				lost.Store(true)
 				return err

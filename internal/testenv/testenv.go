@@ -4,13 +4,16 @@
 // optionally a kube-controller-manager that runs only the garbage collector
 // so owner-reference cascades really happen.
 //
-// Start one environment per test package, from TestMain:
+// A test package shares one environment, started by the first test that
+// asks for it, so that its pure tests start no control plane:
 //
-//	var env *testenv.Env
+//	var controlPlane = testenv.NewShared(testenv.Options{RookCRDs: true, OurCRDs: true})
 //
-//	func TestMain(m *testing.M) {
-//		testenv.Run(m, testenv.Options{RookCRDs: true, OurCRDs: true}, &env)
-//	}
+//	func TestMain(m *testing.M) { controlPlane.Main(m) }
+//
+//	func TestSomething(t *testing.T) {
+//		c := controlPlane.Env(t).Client
+//		...
 //
 // Missing binaries or artefacts are a test failure naming the command that
 // provides them; these tests never skip.
@@ -25,6 +28,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -298,18 +302,45 @@ func (e *Env) Stop() error {
 	return err
 }
 
-// Run starts the environment for a test package, runs its tests and exits.
-// A control plane that cannot start fails the package with the reason.
-func Run(m *testing.M, opts Options, env **Env) {
-	started, err := Start(opts)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "FAIL: testenv: %v\n", err)
-		os.Exit(1)
+// Shared is one control plane for a test package, started at the first
+// Env call (a test run of only pure functions starts none) and stopped by
+// Main once every test has run.
+type Shared struct {
+	opts Options
+	once sync.Once
+	env  *Env
+	err  error
+}
+
+// NewShared describes the package's control plane; nothing starts yet.
+func NewShared(opts Options) *Shared { return &Shared{opts: opts} }
+
+// Env is the running control plane, started on the first call. A control
+// plane that cannot start fails the calling test with the reason (and
+// every later caller with the same one), never skips it.
+func (s *Shared) Env(t testing.TB) *Env {
+	t.Helper()
+	s.once.Do(func() {
+		start := time.Now()
+		s.env, s.err = Start(s.opts)
+		if s.err == nil {
+			t.Logf("testenv: control plane started in %s", time.Since(start).Round(10*time.Millisecond))
+		}
+	})
+	if s.err != nil {
+		t.Fatalf("testenv: %v", s.err)
 	}
-	*env = started
+	return s.env
+}
+
+// Main runs the package's tests, stops the control plane if a test started
+// one, and exits with the tests' result.
+func (s *Shared) Main(m *testing.M) {
 	code := m.Run()
-	if err := started.Stop(); err != nil {
-		fmt.Fprintf(os.Stderr, "testenv: stop: %v\n", err)
+	if s.env != nil {
+		if err := s.env.Stop(); err != nil {
+			fmt.Fprintf(os.Stderr, "testenv: stop: %v\n", err)
+		}
 	}
 	os.Exit(code)
 }

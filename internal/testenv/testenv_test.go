@@ -18,11 +18,9 @@ import (
 	"github.com/fundament-oss/ceph-rook/internal/testenv"
 )
 
-var env *testenv.Env
+var controlPlane = testenv.NewShared(testenv.Options{RookCRDs: true, GarbageCollector: true})
 
-func TestMain(m *testing.M) {
-	testenv.Run(m, testenv.Options{RookCRDs: true, GarbageCollector: true}, &env)
-}
+func TestMain(m *testing.M) { controlPlane.Main(m) }
 
 func blockPool(name string, spec map[string]any) *unstructured.Unstructured {
 	return &unstructured.Unstructured{Object: map[string]any{
@@ -61,7 +59,7 @@ func TestRookCRDsValidateCephBlockPool(t *testing.T) {
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			pool := blockPool("pool-"+string(rune('a'+i)), tc.spec)
-			err := env.Client.Create(ctx, pool, strict)
+			err := controlPlane.Env(t).Client.Create(ctx, pool, strict)
 			if tc.wantErr == "" {
 				require.NoError(t, err)
 				return
@@ -76,6 +74,7 @@ func TestRookCRDsValidateCephBlockPool(t *testing.T) {
 // The garbage collector runs: an object with a controller owner reference
 // goes when its owner goes.
 func TestGarbageCollectorCascadesOwnerDeletion(t *testing.T) {
+	env := controlPlane.Env(t)
 	ctx := context.Background()
 	owner := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "owner", Namespace: "default"}}
 	require.NoError(t, env.Client.Create(ctx, owner))

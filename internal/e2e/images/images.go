@@ -5,7 +5,8 @@
 //     made by hack/e2e/ceph-rootfs.sh;
 //   - the Rook images (RookImage): that root filesystem plus the `rook`
 //     binary of Rook's release (RookVersions: the one the plugin installs,
-//     and the one the e2e upgrades from) at /usr/local/bin/rook, built from
+//     and, for the upgrade run, the one the e2e upgrades from) at
+//     /usr/local/bin/rook, built from
 //     the Go module proxy, running as uid 2016 like Rook's
 //     images/ceph/Dockerfile;
 //   - the pause image (PauseImages): a tiny static Go program that waits for
@@ -76,9 +77,15 @@ var shims = []ociimage.File{
 }
 
 // RookVersions are the Rook releases whose operator images are built: the
-// one the plugin installs, and the one the e2e installs first and upgrades
-// from.
-var RookVersions = []string{cachedir.PreviousRookVersion, cachedir.RookVersion}
+// one the plugin installs, and with upgrade the one the e2e installs first
+// and upgrades from (only `just e2e-upgrade` runs it: building a Rook
+// operator is minutes of CPU every other run would pay for nothing).
+func RookVersions(upgrade bool) []string {
+	if upgrade {
+		return []string{cachedir.PreviousRookVersion, cachedir.RookVersion}
+	}
+	return []string{cachedir.RookVersion}
+}
 
 // RookImage is the operator image a Rook release's chart names.
 func RookImage(version string) string { return "docker.io/rook/ceph:" + version }
@@ -99,6 +106,9 @@ type Options struct {
 	RootfsScript string
 	// Log receives progress lines; nil means os.Stderr.
 	Log io.Writer
+	// Upgrade also builds the operator image of the Rook release the
+	// e2e's upgrade phase upgrades from (RookVersions).
+	Upgrade bool
 }
 
 func (o Options) cacheDir() string {
@@ -141,7 +151,7 @@ func Build(ctx context.Context, o Options) ([]Archive, error) {
 		return nil, err
 	}
 	specs := []ociimage.Image{CephImageSpec(rootfs)}
-	for _, version := range RookVersions {
+	for _, version := range RookVersions(o.Upgrade) {
 		rook, err := RookBinary(ctx, o, version)
 		if err != nil {
 			return nil, err

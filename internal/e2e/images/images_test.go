@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fundament-oss/ceph-rook/internal/cachedir"
 	"github.com/fundament-oss/ceph-rook/internal/e2e/ociimage"
 )
 
@@ -254,7 +255,7 @@ func TestAPIsRequire(t *testing.T) {
 // TestRookAPIsPatch applies each release's embedded patch to the pkg/apis
 // version both releases require (from the module cache or the proxy).
 func TestRookAPIsPatch(t *testing.T) {
-	for _, version := range RookVersions {
+	for _, version := range RookVersions(true) {
 		t.Run(version, func(t *testing.T) { testRookAPIsPatch(t, version) })
 	}
 }
@@ -283,5 +284,21 @@ func testRookAPIsPatch(t *testing.T, version string) {
 	}
 	if again, err := rookAPIs(context.Background(), Options{CacheDir: t.TempDir()}, version, []byte(rookGoMod), dir); err != nil || again != got {
 		t.Errorf("second rookAPIs = %s, %v", again, err)
+	}
+}
+
+// Only the upgrade run builds the operator of the Rook it starts from; every
+// run builds the one the plugin installs.
+func TestRookVersions(t *testing.T) {
+	for _, tc := range []struct {
+		upgrade bool
+		want    []string
+	}{
+		{false, []string{cachedir.RookVersion}},
+		{true, []string{cachedir.PreviousRookVersion, cachedir.RookVersion}},
+	} {
+		if got := RookVersions(tc.upgrade); !slices.Equal(got, tc.want) {
+			t.Errorf("RookVersions(%v) = %v, want %v", tc.upgrade, got, tc.want)
+		}
 	}
 }

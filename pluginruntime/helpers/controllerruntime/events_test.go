@@ -50,6 +50,7 @@ func TestBoundNote(t *testing.T) {
 // The API server refuses an Event note over 1 KiB, and the recorder then
 // drops the Event; through BoundedRecorder it arrives, cut.
 func TestBoundedRecorderEventsArrive(t *testing.T) {
+	env := controlPlane.Env(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	mgr, err := controllerruntime.NewManager(env.Config, host{logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, manager.Options{

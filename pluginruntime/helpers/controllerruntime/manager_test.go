@@ -27,9 +27,10 @@ import (
 	"github.com/fundament-oss/ceph-rook/pluginruntime/helpers/controllerruntime"
 )
 
-var env *testenv.Env
+// controlPlane is the package's API server, started by the first test that needs it.
+var controlPlane = testenv.NewShared(testenv.Options{})
 
-func TestMain(m *testing.M) { testenv.Run(m, testenv.Options{}, &env) }
+func TestMain(m *testing.M) { controlPlane.Main(m) }
 
 // host is the part of pluginruntime.Host the helper uses: the logger.
 type host struct {
@@ -66,6 +67,7 @@ func freeAddr(t *testing.T) string {
 }
 
 func TestNewManager(t *testing.T) {
+	env := controlPlane.Env(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	logs := &lockedBuffer{}

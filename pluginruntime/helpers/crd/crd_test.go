@@ -19,9 +19,10 @@ import (
 	"github.com/fundament-oss/ceph-rook/pluginruntime/pluginerrors"
 )
 
-var env *testenv.Env
+// controlPlane is the package's API server, started by the first test that needs it.
+var controlPlane = testenv.NewShared(testenv.Options{})
 
-func TestMain(m *testing.M) { testenv.Run(m, testenv.Options{}, &env) }
+func TestMain(m *testing.M) { controlPlane.Main(m) }
 
 // newCRD is a minimal namespaced CRD; group keeps tests apart.
 func newCRD(group, kind, plural string) *apiextensionsv1.CustomResourceDefinition {
@@ -45,6 +46,7 @@ func newCRD(group, kind, plural string) *apiextensionsv1.CustomResourceDefinitio
 func testGroup() string { return fmt.Sprintf("t%s.example.com", rand.String(6)) }
 
 func TestWaitEstablishedWaitsForACRDCreatedLater(t *testing.T) {
+	env := controlPlane.Env(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	group := testGroup()
@@ -75,6 +77,7 @@ func TestWaitEstablishedWaitsForACRDCreatedLater(t *testing.T) {
 }
 
 func TestCheck(t *testing.T) {
+	env := controlPlane.Env(t)
 	ctx := context.Background()
 	group := testGroup()
 	pools := newCRD(group, "Pool", "pools")
@@ -93,6 +96,7 @@ func TestCheck(t *testing.T) {
 }
 
 func TestWaitEstablishedTimesOutOnConflictingNames(t *testing.T) {
+	env := controlPlane.Env(t)
 	ctx := context.Background()
 	group := testGroup()
 	first := newCRD(group, "Pool", "pools")

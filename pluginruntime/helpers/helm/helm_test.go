@@ -37,9 +37,10 @@ import (
 	"github.com/fundament-oss/ceph-rook/pluginruntime/pluginerrors"
 )
 
-var env *testenv.Env
+// controlPlane is the package's API server, started by the first test that needs it.
+var controlPlane = testenv.NewShared(testenv.Options{})
 
-func TestMain(m *testing.M) { testenv.Run(m, testenv.Options{}, &env) }
+func TestMain(m *testing.M) { controlPlane.Main(m) }
 
 // serveChartRepo publishes the demo chart, in versions 0.1.0 and 0.2.0, from
 // a local chart repository and returns its URL.
@@ -77,7 +78,7 @@ data:
 
 func newClient(t *testing.T, opts ...helm.Option) *helm.Client {
 	t.Helper()
-	c, err := helm.New(env.Config, append([]helm.Option{helm.WithCacheDir(t.TempDir())}, opts...)...)
+	c, err := helm.New(controlPlane.Env(t).Config, append([]helm.Option{helm.WithCacheDir(t.TempDir())}, opts...)...)
 	require.NoError(t, err)
 	return c
 }
@@ -85,7 +86,7 @@ func newClient(t *testing.T, opts ...helm.Option) *helm.Client {
 func configMap(t *testing.T, namespace, name string) *corev1.ConfigMap {
 	t.Helper()
 	var cm corev1.ConfigMap
-	require.NoError(t, env.Client.Get(context.Background(), client.ObjectKey{Namespace: namespace, Name: name}, &cm))
+	require.NoError(t, controlPlane.Env(t).Client.Get(context.Background(), client.ObjectKey{Namespace: namespace, Name: name}, &cm))
 	return &cm
 }
 
@@ -153,7 +154,7 @@ func TestInstallUpgradeUninstall(t *testing.T) {
 
 	t.Run("uninstall removes the release and its objects", func(t *testing.T) {
 		require.NoError(t, c.Uninstall(ctx, "demo", ns))
-		err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "demo-settings"}, &corev1.ConfigMap{})
+		err := controlPlane.Env(t).Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "demo-settings"}, &corev1.ConfigMap{})
 		assert.True(t, apierrors.IsNotFound(err), "ConfigMap deleted, got %v", err)
 		_, err = c.Status(ctx, "demo", ns)
 		assert.ErrorIs(t, err, helm.ErrReleaseNotFound)
@@ -235,7 +236,7 @@ func TestInstallVerifiesTheChartDigest(t *testing.T) {
 			_, err = c.Status(ctx, "demo", ns)
 			assert.ErrorIs(t, err, helm.ErrReleaseNotFound, "no release was recorded")
 			var namespace corev1.Namespace
-			assert.True(t, apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKey{Name: ns}, &namespace)), "not even the namespace was created")
+			assert.True(t, apierrors.IsNotFound(controlPlane.Env(t).Client.Get(ctx, client.ObjectKey{Name: ns}, &namespace)), "not even the namespace was created")
 		})
 	}
 }
@@ -261,6 +262,7 @@ func servedDigest(t *testing.T, url string) string {
 // TestInstallWaitsForRBAC starts an install as a user without permissions
 // and grants them a moment later, as the platform does for a new plugin.
 func TestInstallWaitsForRBAC(t *testing.T) {
+	env := controlPlane.Env(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	repoURL := serveChartRepo(t)
@@ -302,7 +304,7 @@ func TestInstallWaitsForRBAC(t *testing.T) {
 
 func TestInstallGivesUpOnForbiddenAfterTheRBACWait(t *testing.T) {
 	repoURL := serveChartRepo(t)
-	u, err := env.Environment.AddUser(envtest.User{Name: "nobody-" + rand.String(5)}, nil)
+	u, err := controlPlane.Env(t).Environment.AddUser(envtest.User{Name: "nobody-" + rand.String(5)}, nil)
 	require.NoError(t, err)
 	c, err := helm.New(u.Config(), helm.WithCacheDir(t.TempDir()), helm.WithRBACWait(time.Second))
 	require.NoError(t, err)
@@ -347,7 +349,7 @@ func TestInstallOrUpgradeRecoversAnInterruptedUpgrade(t *testing.T) {
 		t.Helper()
 		cfg := new(action.Configuration)
 		flags := genericclioptions.NewConfigFlags(false)
-		flags.KubeConfig, flags.Namespace = &env.Kubeconfig, &ns
+		flags.KubeConfig, flags.Namespace = &controlPlane.Env(t).Kubeconfig, &ns
 		require.NoError(t, cfg.Init(flags, ns, "secret", func(string, ...any) {}))
 		last, err := cfg.Releases.Last("demo")
 		require.NoError(t, err)

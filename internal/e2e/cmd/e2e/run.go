@@ -184,7 +184,11 @@ func (r *run) shEnv(env []string, name string, args ...string) (string, error) {
 }
 
 func (r *run) cluster() error {
-	kubeconfig, err := r.shEnv([]string{"E2E_NODES=" + strconv.Itoa(r.nodeCount)}, "hack/e2e/cluster.sh", "up")
+	env := []string{"E2E_NODES=" + strconv.Itoa(r.nodeCount)}
+	if r.upgrades {
+		env = append(env, "E2E_UPGRADE=1") // the image of the Rook it upgrades from
+	}
+	kubeconfig, err := r.shEnv(env, "hack/e2e/cluster.sh", "up")
 	if err != nil {
 		return err
 	}

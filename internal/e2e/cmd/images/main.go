@@ -5,6 +5,7 @@
 //
 //	go run ./internal/e2e/cmd/images
 //	go run ./internal/e2e/cmd/images -import /tmp/e2e-containerd/containerd.sock
+//	go run ./internal/e2e/cmd/images -upgrade   # also the Rook the upgrade run starts from
 //
 // Needs root for the Ceph root filesystem (hack/e2e/ceph-rootfs.sh). See
 // hack/e2e/README.md.
@@ -29,6 +30,7 @@ func main() {
 	flag.StringVar(&o.CacheDir, "cache", "", "e2e cache folder (default $CEPH_ROOK_CACHE/e2e or ~/.cache/ceph-rook/e2e)")
 	flag.StringVar(&o.RootfsScript, "rootfs-script", "", "path of hack/e2e/ceph-rootfs.sh (default: found from the working directory)")
 	sock := flag.String("import", "", "containerd socket to import the archives into (namespace k8s.io) with ctr")
+	flag.BoolVar(&o.Upgrade, "upgrade", false, "also build the operator image of the Rook release the e2e's upgrade phase starts from")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
