@@ -1140,3 +1140,60 @@ func TestLongRetirementMessagesStillMakeEvents(t *testing.T) {
 		return fmt.Errorf("no Refused Event for DiskRetirement long among %d", len(list.Items))
 	})
 }
+
+// The simulated Rook starts an OSD whose label survived and whose
+// Deployment was deleted while its pass ran, as Rook's operator starts the
+// OSDs a prepare found against the Deployments there are once the prepare
+// ran. A pass that judged by its first read of the Deployments lost that
+// OSD for good when the delete landed between its reads (under load:
+// TestAnUnwipedDeviceBringsItsOSDBack failed in a full run).
+func TestSimulatedRookStartsALabelledOSDDeletedDuringItsPass(t *testing.T) {
+	h := newHarness(t)
+	h.start()
+	h.publishDiscovery("sim-1", hdd("sdb", "0x5901b"), hdd("sdc", "0x5901c"))
+	disks := h.waitDisks("sim-1", 2)
+	h.createPool("first", disks["/dev/sdb"].Name)
+	osds := &simulate.OSDs{Client: h.c, Namespace: h.cfg.ClusterNamespace}
+	h.eventually("the simulation prepares sdb", func() error {
+		if err := osds.Step(h.ctx); err != nil {
+			return err
+		}
+		_, err := h.osdDeployment(0)
+		return err
+	})
+	before := h.osdDeployments()
+	osd0, err := h.osdDeployment(0)
+	require.NoError(t, err)
+	require.NoError(t, h.c.Delete(h.ctx, osd0))
+	h.createPool("second", disks["/dev/sdc"].Name)
+	h.eventually("the CephCluster lists sdc", func() error {
+		if !h.listed("sim-1", StorageDeviceName(disks["/dev/sdc"].Status)) {
+			return errNotYet
+		}
+		return nil
+	})
+
+	// The pass's first read still has osd.0's Deployment; sdc's prepare
+	// finds osd.0's label on the node.
+	osds.Client = &firstDeploymentListIs{Client: h.c, stale: before}
+	require.NoError(t, osds.Step(h.ctx))
+	_, err = h.osdDeployment(0)
+	assert.NoError(t, err, "Rook starts the labelled osd.0 again")
+}
+
+// firstDeploymentListIs answers its first List of Deployments with stale,
+// as a read made before a delete landed; everything else goes through.
+type firstDeploymentListIs struct {
+	client.Client
+	stale  []appsv1.Deployment
+	served bool
+}
+
+func (c *firstDeploymentListIs) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	if l, ok := list.(*appsv1.DeploymentList); ok && !c.served {
+		c.served = true
+		l.Items = slices.Clone(c.stale)
+		return nil
+	}
+	return c.Client.List(ctx, list, opts...)
+}

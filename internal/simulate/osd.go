@@ -205,19 +205,43 @@ func (o *OSDs) prepareListed(ctx context.Context, used map[int]bool) error {
 			return err
 		}
 	}
+	if len(prepared) == 0 {
+		return nil
+	}
+	// Rook's operator starts the OSDs a prepare found once the prepare has
+	// run, against the Deployments there are then, not those of the pass's
+	// first read: a Deployment deleted in between is one to start again.
+	running, err := o.deployedIDs(ctx)
+	if err != nil {
+		return err
+	}
 	for node := range prepared {
 		for path, id := range o.Ceph.LabelledOSDs(node) {
-			if used[id] {
+			if running[id] {
 				continue
 			}
 			// An OSD whose label survived its removal: Rook starts it again.
-			used[id] = true
+			running[id] = true
 			if err := CreateOSD(ctx, o.Client, OSDDeployment(o.Namespace, id, node, path)); err != nil && !apierrors.IsAlreadyExists(err) {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// deployedIDs are the OSD IDs that have a Deployment now.
+func (o *OSDs) deployedIDs(ctx context.Context) (map[int]bool, error) {
+	var deployments appsv1.DeploymentList
+	if err := o.Client.List(ctx, &deployments, client.InNamespace(o.Namespace), client.MatchingLabels{"app": "rook-ceph-osd"}); err != nil {
+		return nil, err
+	}
+	ids := map[int]bool{}
+	for _, d := range deployments.Items {
+		id, _ := strconv.Atoi(d.Labels["ceph-osd-id"])
+		ids[id] = true
+	}
+	return ids, nil
 }
 
 func jobFinished(job *batchv1.Job) bool {
