@@ -772,19 +772,18 @@ func TestTwoRetirementsRunOneAtATime(t *testing.T) {
 	rook.check() // never two OSDs out at once
 }
 
-// TestARetirementResumesAfterACrashAtEveryStep stops the plugin right after
-// it records a step of the retirement (a status write), before the action
-// that step announced, and starts a new one from there; that one runs on
-// until it records a step no plugin before it recorded, and is stopped in
-// turn. So a plugin starts afresh from every step the retirement records
-// (probe, identify, out, drain, stop, purge, delete, wipe, mark, retired),
-// and the retirement ends as without a crash. One retirement crashes at
-// every step, rather than one retirement a step: those repeated the same
-// cluster and the same steps before each crash (23 of them, a quarter of
-// the package's time) and started from no step this one misses. A plugin
-// goes on past steps recorded before, as a plugin that crashed after each
-// of its writes would never mark a wiped disk retired: the mark follows the
-// wipe's status write, and a new plugin asks for the wipe again first.
+// TestARetirementResumesAfterACrashAtEveryStep crashes one retirement at
+// every step it records (probe, identify, out, drain, stop, purge, delete,
+// wipe, mark, retired): each plugin is stopped right after its first status
+// write that records a step (phase and message) no plugin before it
+// recorded, before the action that step announced, and a new one starts
+// from there. Ceph answers a Job only once a plugin recorded that it runs,
+// so that "Ceph Job … runs" is a step, as in an uninterrupted retirement. The retirement ends
+// as without a crash. (It was one cluster and one retirement per crash
+// point: 23 repeats of the same prefix, a quarter of the package's time.) A
+// plugin goes on past steps recorded before: one that crashed after each of
+// its writes would never mark a wiped disk retired, as the mark follows the
+// wipe's status write and a new plugin asks for the wipe again first.
 func TestARetirementResumesAfterACrashAtEveryStep(t *testing.T) {
 	h, rook, disks := retirementCluster(t)
 	h.stop()
@@ -795,19 +794,27 @@ func TestARetirementResumesAfterACrashAtEveryStep(t *testing.T) {
 	lives := 0
 	for phase := cephv1alpha1.DiskRetirementPhase(""); phase != cephv1alpha1.RetirementRetired; phase = h.retirementPhase("crashy") {
 		lives++
-		require.LessOrEqual(t, lives, 60, "each plugin records a new step, and a retirement has far fewer")
+		require.LessOrEqual(t, lives, 80, "each plugin records a new step, and a retirement has far fewer")
+		// Ceph answers a Job only once a plugin recorded that it runs (a
+		// step of its own, as in an uninterrupted retirement), not before.
+		rook.ceph.Paused.Store(true)
 		var dead atomic.Bool
 		h.startWith(h.host, crashAfterANewStep(recorded, &dead))
 		h.eventually(fmt.Sprintf("plugin %d records a new step, from phase %q", lives, phase), func() error {
-			if !dead.Load() {
-				return errNotYet
+			if dead.Load() {
+				return nil
 			}
-			return nil
+			if h.retirementRecordsARunningJob("crashy") {
+				rook.ceph.Paused.Store(false) // its "runs" was recorded before: answered now
+			}
+			return errNotYet
 		})
 		h.stop()
+		rook.ceph.Paused.Store(false)
+		h.eventually("Ceph answers the Job the stopped plugin left", func() error { return h.cephJobSettled("crashy") })
 	}
-	t.Logf("%d plugins, each stopped after a step of its own", lives)
-	assert.GreaterOrEqual(t, lives, 8, "a crash after every step")
+	t.Logf("%d plugins, each stopped right after the first recording of a step: %s", lives, strings.Join(recorded.inOrder, "; "))
+	assert.GreaterOrEqual(t, lives, 20, "a crash after every step")
 
 	h.start() // what follows the last status write, uninterrupted
 	r := h.waitRetirement("crashy", cephv1alpha1.RetirementRetired)
@@ -823,8 +830,9 @@ func TestARetirementResumesAfterACrashAtEveryStep(t *testing.T) {
 // recordedSteps are the retirement steps (phase and message) some plugin
 // recorded, for the crash test.
 type recordedSteps struct {
-	mu   sync.Mutex
-	seen map[string]bool
+	mu      sync.Mutex
+	seen    map[string]bool
+	inOrder []string
 }
 
 // first adds step and says whether it is new.
@@ -835,6 +843,7 @@ func (r *recordedSteps) first(step string) bool {
 		return false
 	}
 	r.seen[step] = true
+	r.inOrder = append(r.inOrder, step)
 	return true
 }
 
@@ -872,6 +881,38 @@ func crashAfterANewStep(recorded *recordedSteps, dead *atomic.Bool) func(http.Ro
 			return resp, nil
 		})
 	}
+}
+
+// cephJobSettled is nil once the Ceph Job the retirement names has
+// finished, or was never made (the plugin stopped before making it).
+func (h *harness) cephJobSettled(retirement string) error {
+	var r cephv1alpha1.DiskRetirement
+	if err := h.c.Get(h.ctx, client.ObjectKey{Name: retirement}, &r); err != nil {
+		return err
+	}
+	if r.Status.CephJob == "" {
+		return nil
+	}
+	var job batchv1.Job
+	err := h.c.Get(h.ctx, client.ObjectKey{Namespace: h.cfg.ClusterNamespace, Name: r.Status.CephJob}, &job)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil
+	case err != nil:
+		return err
+	}
+	if simulate.JobFinished(&job) {
+		return nil
+	}
+	return fmt.Errorf("Ceph Job %s runs: %w", job.Name, errNotYet)
+}
+
+// retirementRecordsARunningJob is true while the retirement's status says
+// its Ceph Job runs.
+func (h *harness) retirementRecordsARunningJob(name string) bool {
+	var r cephv1alpha1.DiskRetirement
+	err := h.c.Get(h.ctx, client.ObjectKey{Name: name}, &r)
+	return err == nil && r.Status.CephJob != "" && strings.HasSuffix(r.Status.Message, "(Ceph Job "+r.Status.CephJob+" runs)")
 }
 
 // retirementPhase is the retirement's phase as the API server has it.

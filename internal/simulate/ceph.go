@@ -525,7 +525,7 @@ func (c *Ceph) runJobs(ctx context.Context, pools []simPool) error {
 	}
 	for i := range jobs.Items {
 		job := &jobs.Items[i]
-		if jobFinished(job) || c.Paused.Load() || !job.DeletionTimestamp.IsZero() {
+		if JobFinished(job) || c.Paused.Load() || !job.DeletionTimestamp.IsZero() {
 			continue
 		}
 		code, message := 1, "Error ETIMEDOUT: the monitors cannot be reached"

@@ -244,7 +244,8 @@ func (o *OSDs) deployedIDs(ctx context.Context) (map[int]bool, error) {
 	return ids, nil
 }
 
-func jobFinished(job *batchv1.Job) bool {
+// JobFinished is true once the Job is Complete or Failed.
+func JobFinished(job *batchv1.Job) bool {
 	for _, c := range job.Status.Conditions {
 		if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
 			return true
