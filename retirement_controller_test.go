@@ -778,9 +778,10 @@ func TestTwoRetirementsRunOneAtATime(t *testing.T) {
 // write that records a step (phase and message) no plugin before it
 // recorded, before the action that step announced, and a new one starts
 // from there. Ceph answers a Job only once a plugin recorded that it runs,
-// so that "Ceph Job … runs" is a step, as in an uninterrupted retirement. The retirement ends
-// as without a crash. (It was one cluster and one retirement per crash
-// point: 23 repeats of the same prefix, a quarter of the package's time.) A
+// so that "Ceph Job … runs" is a step, as in an uninterrupted retirement.
+// The retirement ends as without a crash. (It was one cluster and one
+// retirement per crash point: 23 repeats of the same prefix, a quarter of
+// the package's time.) A
 // plugin goes on past steps recorded before: one that crashed after each of
 // its writes would never mark a wiped disk retired, as the mark follows the
 // wipe's status write and a new plugin asks for the wipe again first.
@@ -886,15 +887,15 @@ func crashAfterANewStep(recorded *recordedSteps, dead *atomic.Bool) func(http.Ro
 // cephJobSettled is nil once the Ceph Job the retirement names has
 // finished, or was never made (the plugin stopped before making it).
 func (h *harness) cephJobSettled(retirement string) error {
-	var r cephv1alpha1.DiskRetirement
-	if err := h.c.Get(h.ctx, client.ObjectKey{Name: retirement}, &r); err != nil {
+	status, err := h.retirementStatus(retirement)
+	if err != nil {
 		return err
 	}
-	if r.Status.CephJob == "" {
+	if status.CephJob == "" {
 		return nil
 	}
 	var job batchv1.Job
-	err := h.c.Get(h.ctx, client.ObjectKey{Namespace: h.cfg.ClusterNamespace, Name: r.Status.CephJob}, &job)
+	err = h.c.Get(h.ctx, client.ObjectKey{Namespace: h.cfg.ClusterNamespace, Name: status.CephJob}, &job)
 	switch {
 	case apierrors.IsNotFound(err):
 		return nil
@@ -910,17 +911,23 @@ func (h *harness) cephJobSettled(retirement string) error {
 // retirementRecordsARunningJob is true while the retirement's status says
 // its Ceph Job runs.
 func (h *harness) retirementRecordsARunningJob(name string) bool {
-	var r cephv1alpha1.DiskRetirement
-	err := h.c.Get(h.ctx, client.ObjectKey{Name: name}, &r)
-	return err == nil && r.Status.CephJob != "" && strings.HasSuffix(r.Status.Message, "(Ceph Job "+r.Status.CephJob+" runs)")
+	status, err := h.retirementStatus(name)
+	return err == nil && status.CephJob != "" && strings.HasSuffix(status.Message, "(Ceph Job "+status.CephJob+" runs)")
 }
 
 // retirementPhase is the retirement's phase as the API server has it.
 func (h *harness) retirementPhase(name string) cephv1alpha1.DiskRetirementPhase {
 	h.t.Helper()
+	status, err := h.retirementStatus(name)
+	require.NoError(h.t, err)
+	return status.Phase
+}
+
+// retirementStatus is the retirement's status as the API server has it.
+func (h *harness) retirementStatus(name string) (cephv1alpha1.DiskRetirementStatus, error) {
 	var r cephv1alpha1.DiskRetirement
-	require.NoError(h.t, h.c.Get(h.ctx, client.ObjectKey{Name: name}, &r))
-	return r.Status.Phase
+	err := h.c.Get(h.ctx, client.ObjectKey{Name: name}, &r)
+	return r.Status, err
 }
 
 // TestDiskRetirementSpecRules: the API server keeps a retirement's request

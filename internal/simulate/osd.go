@@ -130,8 +130,8 @@ func (o *OSDs) Step(ctx context.Context) error {
 	if o.Ceph == nil {
 		o.Ceph = &Ceph{Client: o.Client, Namespace: o.Namespace}
 	}
-	var deployments appsv1.DeploymentList
-	if err := o.Client.List(ctx, &deployments, client.InNamespace(o.Namespace), client.MatchingLabels{"app": "rook-ceph-osd"}); err != nil {
+	deployments, err := o.deployments(ctx)
+	if err != nil {
 		return err
 	}
 	used := map[int]bool{}
@@ -230,10 +230,17 @@ func (o *OSDs) prepareListed(ctx context.Context, used map[int]bool) error {
 	return nil
 }
 
+// deployments are the OSD Deployments of the cluster namespace.
+func (o *OSDs) deployments(ctx context.Context) (*appsv1.DeploymentList, error) {
+	var deployments appsv1.DeploymentList
+	err := o.Client.List(ctx, &deployments, client.InNamespace(o.Namespace), client.MatchingLabels{"app": "rook-ceph-osd"})
+	return &deployments, err
+}
+
 // deployedIDs are the OSD IDs that have a Deployment now.
 func (o *OSDs) deployedIDs(ctx context.Context) (map[int]bool, error) {
-	var deployments appsv1.DeploymentList
-	if err := o.Client.List(ctx, &deployments, client.InNamespace(o.Namespace), client.MatchingLabels{"app": "rook-ceph-osd"}); err != nil {
+	deployments, err := o.deployments(ctx)
+	if err != nil {
 		return nil, err
 	}
 	ids := map[int]bool{}
