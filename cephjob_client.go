@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/fundament-oss/ceph-rook/internal/rook"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -44,11 +45,11 @@ func deleteCephJob(ctx context.Context, c client.Client, namespace, name string)
 // Job runs (its ceph CLI matches the running Rook).
 func rookOperatorImage(ctx context.Context, live client.Reader, cfg Config) (string, error) {
 	var operator appsv1.Deployment
-	if err := live.Get(ctx, client.ObjectKey{Namespace: cfg.OperatorNamespace, Name: rookOperatorDeployment}, &operator); err != nil {
+	if err := live.Get(ctx, client.ObjectKey{Namespace: cfg.OperatorNamespace, Name: rook.OperatorDeployment}, &operator); err != nil {
 		return "", fmt.Errorf("read the Rook operator's image: %w", err)
 	}
 	if len(operator.Spec.Template.Spec.Containers) == 0 {
-		return "", fmt.Errorf("deployment %s has no containers", rookOperatorDeployment)
+		return "", fmt.Errorf("deployment %s has no containers", rook.OperatorDeployment)
 	}
 	return operator.Spec.Template.Spec.Containers[0].Image, nil
 }

@@ -58,7 +58,7 @@
 //     and never again (ClusterRecordName); clusterHealthReconciler
 //     (cluster_health.go) makes the plugin's phase follow it.
 //   - Retiring a disk. A DiskRetirement's facts (Rook's OSD Deployments read
-//     as Rook reads them: ParseOSDDeployment, FindOSD in retirement.go), the
+//     as Rook reads them: rook.ParseOSDDeployment, FindOSD in retirement.go), the
 //     consumers' Preflight, Ceph's own checks (CephChecks,
 //     retirement_ceph.go, on a probe's CephFacts, cephfacts.go), and
 //     NextRetirementStep (retirement_step.go), which names the status to

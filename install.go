@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/fundament-oss/ceph-rook/internal/rook"
 	"github.com/fundament-oss/ceph-rook/pluginruntime/helpers/helm/helmexec"
 )
 
@@ -138,7 +139,7 @@ func ensureRookRelease(ctx context.Context, charts chartInstaller, cfg Config, l
 		Name:      RookReleaseName,
 		Namespace: cfg.OperatorNamespace,
 		RepoURL:   cfg.ChartRepository,
-		Chart:     RookChartName,
+		Chart:     rook.ChartName,
 		Version:   RookChartVersion,
 		Digest:    cfg.ChartDigest,
 		Values:    RookValues(cfg),
@@ -147,10 +148,10 @@ func ensureRookRelease(ctx context.Context, charts chartInstaller, cfg Config, l
 	}
 	if release.Digest == "" {
 		log.Warn("the Rook chart archive is not verified: no digest is pinned for this repository; set "+EnvChartDigest,
-			"repository", cfg.ChartRepository, "chart", RookChartName, "version", RookChartVersion)
+			"repository", cfg.ChartRepository, "chart", rook.ChartName, "version", RookChartVersion)
 	}
 	if err := charts.EnsureRelease(ctx, release); err != nil {
-		return fmt.Errorf("install the %s chart %s from %s: %w", RookChartName, RookChartVersion, cfg.ChartRepository, err)
+		return fmt.Errorf("install the %s chart %s from %s: %w", rook.ChartName, RookChartVersion, cfg.ChartRepository, err)
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
+	"github.com/fundament-oss/ceph-rook/internal/rook"
 )
 
 func objectStorage(name string, gateways int32) *cephv1alpha1.ObjectStorage {
@@ -64,7 +65,7 @@ func TestObjectStoresAgreeOnTheSharedRootPool(t *testing.T) {
 			got := RenderObjectStore(objectStorage("asked", 1), "rook-ceph", storePlacement(mustReplication(t, ptrTo(requested), nodes)))
 			assert.Equal(t, auto.Spec.MetadataPool, got.Spec.MetadataPool, "metadata pools as every other store has them")
 			assert.Equal(t, uint(3), got.Spec.MetadataPool.Replicated.Size)
-			assert.Equal(t, FailureDomainHost, got.Spec.MetadataPool.FailureDomain)
+			assert.Equal(t, rook.FailureDomainHost, got.Spec.MetadataPool.FailureDomain)
 			assert.Equal(t, uint(requested), got.Spec.DataPool.Replicated.Size, "the data pool as asked")
 		})
 	}

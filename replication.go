@@ -6,12 +6,7 @@ import (
 	"strings"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
-)
-
-// CRUSH failure domains the plugin uses.
-const (
-	FailureDomainHost = "host"
-	FailureDomainOSD  = "osd"
+	"github.com/fundament-oss/ceph-rook/internal/rook"
 )
 
 // maxReplicas caps automatic sizing: three copies is Ceph's usual safety
@@ -76,9 +71,9 @@ func ComputeReplication(requested *int32, nodes int) (Replication, error) {
 	if requested != nil {
 		size, message = clampRequested(*requested, nodes)
 	}
-	domain := FailureDomainOSD
+	domain := rook.FailureDomainOSD
 	if size >= 2 && nodes >= 2 {
-		domain = FailureDomainHost
+		domain = rook.FailureDomainHost
 	}
 	return Replication{
 		Size:                   size,
@@ -145,10 +140,10 @@ func DescribeReplicationChange(old Placed, next Placement, specChanged bool) (re
 		effects = append(effects, "Ceph drops the extra copies")
 	}
 	switch {
-	case old.FailureDomain == FailureDomainOSD && data.FailureDomain == FailureDomainHost:
+	case old.FailureDomain == rook.FailureDomainOSD && data.FailureDomain == rook.FailureDomainHost:
 		// enableCrushUpdates (replicatedPool) is what lets this reach Ceph.
 		effects = append(effects, "Rook gives it a new CRUSH rule that moves the copies onto separate hosts")
-	case old.FailureDomain == FailureDomainHost && data.FailureDomain == FailureDomainOSD:
+	case old.FailureDomain == rook.FailureDomainHost && data.FailureDomain == rook.FailureDomainOSD:
 		effects = append(effects, "Rook gives it a new CRUSH rule that lets copies share a host")
 	}
 	if old.DeviceClass != data.DeviceClass {
@@ -166,7 +161,7 @@ func DescribeReplicationChange(old Placed, next Placement, specChanged bool) (re
 	switch {
 	case specChanged:
 		reason = ReasonSpecChanged
-	case data.Size > old.Size || data.FailureDomain == FailureDomainHost && old.FailureDomain != FailureDomainHost ||
+	case data.Size > old.Size || data.FailureDomain == rook.FailureDomainHost && old.FailureDomain != rook.FailureDomainHost ||
 		data.Size == old.Size && data.FailureDomain == old.FailureDomain && fasterOrEqual(next.Metadata.DeviceClass, old.MetadataClass):
 		reason = ReasonNodesJoined
 	default:

@@ -6,106 +6,17 @@ import (
 	"strconv"
 	"strings"
 
-	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
-
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
+	"github.com/fundament-oss/ceph-rook/internal/rook"
 )
 
 // Disk retirement: the pure decisions. The controller
 // (retirement_controller.go) gathers the facts and carries out the step.
 
-// What Rook v1.18 publishes about an OSD on its Deployment
-// (pkg/operator/ceph/cluster/osd: labels.go OsdIdLabelKey, envs.go,
-// spec.go; osd.go getOSDInfo reads them back the same way).
-const (
-	rookOSDAppLabel   = "rook-ceph-osd" // label app
-	rookOSDIDLabel    = "ceph-osd-id"
-	envOSDNodeName    = "ROOK_NODE_NAME"
-	envOSDUUID        = "ROOK_OSD_UUID"
-	envOSDBlockPath   = "ROOK_BLOCK_PATH"
-	envOSDLVPath      = "ROOK_LV_PATH"
-	envOSDPVCBacked   = "ROOK_PVC_BACKED_OSD"
-	rookOSDDeployment = "rook-ceph-osd-" // + id: Rook's name, which its removal deletes
-	rookOSDContainer  = "osd"
-)
-
-// osdDeploymentName is Rook's Deployment of OSD id.
-func osdDeploymentName(id int32) string {
-	return rookOSDDeployment + strconv.Itoa(int(id))
-}
-
-// OSD is one OSD as its Rook Deployment describes it.
-type OSD struct {
-	ID         int32
-	Deployment string
-	Node       string
-	UUID       string
-	// BlockPath is the device the OSD runs on: for a raw-mode OSD the
-	// kernel path `ceph-volume raw list` reported at prepare time
-	// (pkg/daemon/ceph/osd/volume.go), for an LVM one the logical volume.
-	BlockPath string
-	// Replicas is the Deployment's spec.replicas; Running its
-	// status.replicas (pods that exist, stopping ones included).
-	Replicas, Running int32
-}
-
-// ParseOSDDeployment reads an OSD Deployment as Rook's getOSDInfo does: the
-// ID from the ceph-osd-id label, the node, UUID and block path from the
-// environment of the container named "osd" (ROOK_BLOCK_PATH, or
-// ROOK_LV_PATH for an LVM OSD). Rook v1.18.10 stopped reading the first
-// container (findOSDContainer), since a sidecar may come first. Rook's own reader fails on a missing UUID or block path, and
-// so does this one; OSDs on PVCs are not the plugin's (it lists host
-// devices only) and are refused.
-func ParseOSDDeployment(d *appsv1.Deployment) (OSD, error) {
-	raw, ok := d.Labels[rookOSDIDLabel]
-	if !ok {
-		return OSD{}, fmt.Errorf("deployment %s has no %s label", d.Name, rookOSDIDLabel)
-	}
-	id, err := strconv.ParseInt(raw, 10, 32)
-	if err != nil || id < 0 {
-		return OSD{}, fmt.Errorf("deployment %s: label %s=%q is not an OSD ID", d.Name, rookOSDIDLabel, raw)
-	}
-	container := osdContainer(d.Spec.Template.Spec.Containers)
-	if container == nil {
-		return OSD{}, fmt.Errorf("deployment %s has no container named %q", d.Name, rookOSDContainer)
-	}
-	osd := OSD{ID: int32(id), Deployment: d.Name, Running: d.Status.Replicas, Replicas: 1}
-	if d.Spec.Replicas != nil {
-		osd.Replicas = *d.Spec.Replicas
-	}
-	for _, env := range container.Env {
-		switch env.Name {
-		case envOSDNodeName:
-			osd.Node = env.Value
-		case envOSDUUID:
-			osd.UUID = env.Value
-		case envOSDBlockPath, envOSDLVPath:
-			osd.BlockPath = env.Value
-		case envOSDPVCBacked:
-			return OSD{}, fmt.Errorf("deployment %s: osd.%d is on a PVC, not a host device", d.Name, id)
-		}
-	}
-	if osd.UUID == "" || osd.BlockPath == "" || osd.Node == "" {
-		return OSD{}, fmt.Errorf("deployment %s: osd.%d names no node, UUID or block path (%s, %s, %s)", d.Name, id, envOSDNodeName, envOSDUUID, envOSDBlockPath)
-	}
-	return osd, nil
-}
-
-// osdContainer is the container Rook runs the OSD daemon in, or nil.
-func osdContainer(containers []corev1.Container) *corev1.Container {
-	for i := range containers {
-		if containers[i].Name == rookOSDContainer {
-			return &containers[i]
-		}
-	}
-	return nil
-}
-
 // OSDLookup is what the OSD Deployments say about one disk.
 type OSDLookup struct {
 	// OSD is the disk's OSD; nil when the device carries none.
-	OSD *OSD
+	OSD *rook.OSD
 	// Refusal, when set, is why the plugin cannot tell: two OSDs claim the
 	// device, or an OSD on the same node runs on a path that names no Disk
 	// (an LVM volume, a renamed device) and may be this disk's.
@@ -115,11 +26,11 @@ type OSDLookup struct {
 // FindOSD finds the OSD on disk among osds. nodePaths are every path (kernel
 // and stable) of every Disk on the disk's node, so that an OSD whose path
 // belongs to another Disk is known not to be this one's. unreadable names
-// OSD Deployments ParseOSDDeployment refused: any of them may be this
+// OSD Deployments rook.ParseOSDDeployment refused: any of them may be this
 // disk's, so their presence refuses a "no OSD" answer.
-func FindOSD(disk *cephv1alpha1.Disk, osds []OSD, nodePaths map[string]bool, unreadable []string) OSDLookup {
+func FindOSD(disk *cephv1alpha1.Disk, osds []rook.OSD, nodePaths map[string]bool, unreadable []string) OSDLookup {
 	node := disk.Status.NodeName
-	var matches []OSD
+	var matches []rook.OSD
 	var unattributed []string
 	for _, o := range osds {
 		if o.Node != node {
@@ -154,8 +65,8 @@ func FindOSD(disk *cephv1alpha1.Disk, osds []OSD, nodePaths map[string]bool, unr
 // names: the OSD of that UUID on the disk's node, whatever path Rook
 // recorded for it (the path is the kernel name the device had when it was
 // prepared; the label moves with the disk).
-func FindOSDByLabel(disk *cephv1alpha1.Disk, osds []OSD, label string) OSDLookup {
-	var matches []OSD
+func FindOSDByLabel(disk *cephv1alpha1.Disk, osds []rook.OSD, label string) OSDLookup {
+	var matches []rook.OSD
 	for _, o := range osds {
 		if o.Node == disk.Status.NodeName && o.UUID == label {
 			matches = append(matches, o)
@@ -230,7 +141,7 @@ func hostsCheck(in PreflightInput) cephv1alpha1.PreflightCheck {
 	for _, c := range in.Consumers {
 		tier := in.After.Of(c.Class)
 		have, unit := tier.Nodes, "hosts"
-		if c.Domain == FailureDomainOSD {
+		if c.Domain == rook.FailureDomainOSD {
 			have, unit = tier.OSDs, "OSDs"
 		}
 		if c.Class != "" {

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
+	"github.com/fundament-oss/ceph-rook/internal/rook"
 )
 
 // retirementFinalizer holds a DiskRetirement's deletion until what it
@@ -30,9 +31,6 @@ const retirementFinalizer = "ceph.fundament.io/retirement"
 // OSD) lives in namespaces and kinds the plugin's cache does not hold, and
 // retirements are few.
 const retirementPoll = 5 * time.Second
-
-// rookOperatorDeployment runs the operator; the removal Job uses its image.
-const rookOperatorDeployment = "rook-ceph-operator"
 
 // DiskRetirementReconciler carries out DiskRetirements: it gathers the
 // facts (retirementFacts), lets NextRetirementStep decide, writes the
@@ -287,15 +285,15 @@ func (r *DiskRetirementReconciler) disk(ctx context.Context, name string) (*ceph
 
 // osds reads Rook's OSD Deployments: the parsed ones, and the names of
 // those that cannot be read.
-func (r *DiskRetirementReconciler) osds(ctx context.Context) ([]OSD, []string, error) {
+func (r *DiskRetirementReconciler) osds(ctx context.Context) ([]rook.OSD, []string, error) {
 	var list appsv1.DeploymentList
-	if err := r.Live.List(ctx, &list, client.InNamespace(r.Config.ClusterNamespace), client.MatchingLabels{"app": rookOSDAppLabel}); err != nil {
+	if err := r.Live.List(ctx, &list, client.InNamespace(r.Config.ClusterNamespace), client.MatchingLabels{"app": rook.OSDApp}); err != nil {
 		return nil, nil, fmt.Errorf("list Rook's OSD Deployments: %w", err)
 	}
-	var osds []OSD
+	var osds []rook.OSD
 	var unreadable []string
 	for i := range list.Items {
-		osd, err := ParseOSDDeployment(&list.Items[i])
+		osd, err := rook.ParseOSDDeployment(&list.Items[i])
 		if err != nil {
 			unreadable = append(unreadable, list.Items[i].Name)
 			continue
@@ -307,16 +305,16 @@ func (r *DiskRetirementReconciler) osds(ctx context.Context) ([]OSD, []string, e
 
 // osdDeployment reads Rook's Deployment of OSD id by name: nil when it is
 // gone, and why when it exists but cannot be read.
-func (r *DiskRetirementReconciler) osdDeployment(ctx context.Context, id int32) (*OSD, string, error) {
+func (r *DiskRetirementReconciler) osdDeployment(ctx context.Context, id int32) (*rook.OSD, string, error) {
 	var d appsv1.Deployment
-	err := r.Live.Get(ctx, client.ObjectKey{Namespace: r.Config.ClusterNamespace, Name: osdDeploymentName(id)}, &d)
+	err := r.Live.Get(ctx, client.ObjectKey{Namespace: r.Config.ClusterNamespace, Name: rook.OSDDeploymentName(id)}, &d)
 	if apierrors.IsNotFound(err) {
 		return nil, "", nil
 	}
 	if err != nil {
-		return nil, "", fmt.Errorf("read Deployment %s: %w", osdDeploymentName(id), err)
+		return nil, "", fmt.Errorf("read Deployment %s: %w", rook.OSDDeploymentName(id), err)
 	}
-	osd, err := ParseOSDDeployment(&d)
+	osd, err := rook.ParseOSDDeployment(&d)
 	if err != nil {
 		return nil, err.Error(), nil
 	}
@@ -326,7 +324,7 @@ func (r *DiskRetirementReconciler) osdDeployment(ctx context.Context, id int32) 
 	// status.replicas leaves out pods that are terminating: an OSD whose
 	// pod still shuts down is still running.
 	var pods corev1.PodList
-	if err := r.Live.List(ctx, &pods, client.InNamespace(r.Config.ClusterNamespace), client.MatchingLabels{"app": rookOSDAppLabel, rookOSDIDLabel: strconv.Itoa(int(id))}); err != nil {
+	if err := r.Live.List(ctx, &pods, client.InNamespace(r.Config.ClusterNamespace), client.MatchingLabels{"app": rook.OSDApp, rook.OSDIDLabel: strconv.Itoa(int(id))}); err != nil {
 		return nil, "", fmt.Errorf("list osd.%d's pods: %w", id, err)
 	}
 	osd.Running = max(osd.Running, int32(len(pods.Items)))
@@ -354,7 +352,7 @@ func (r *DiskRetirementReconciler) nodePaths(ctx context.Context, node string) (
 	return paths, nil
 }
 
-func (r *DiskRetirementReconciler) gatherReplacement(ctx context.Context, f *RetirementFacts, cluster cephCluster, osds []OSD, nodePaths map[string]bool, unreadable []string) error {
+func (r *DiskRetirementReconciler) gatherReplacement(ctx context.Context, f *RetirementFacts, cluster cephCluster, osds []rook.OSD, nodePaths map[string]bool, unreadable []string) error {
 	if f.ReplacementName == "" {
 		return nil
 	}
@@ -507,7 +505,7 @@ func (r *DiskRetirementReconciler) addReplacement(ctx context.Context, poolName,
 // update.go, controller.GetDaemonsToSkipReconcile).
 func (r *DiskRetirementReconciler) scaleOSD(ctx context.Context, id int32, replicas int32) error {
 	d := &appsv1.Deployment{}
-	d.Namespace, d.Name = r.Config.ClusterNamespace, osdDeploymentName(id)
+	d.Namespace, d.Name = r.Config.ClusterNamespace, rook.OSDDeploymentName(id)
 	label := "null"
 	if replicas == 0 {
 		label = strconv.Quote(retiringLabelValue)
@@ -542,7 +540,7 @@ func (r *DiskRetirementReconciler) rookImage(ctx context.Context) (string, error
 // takes it off ("").
 func (r *DiskRetirementReconciler) annotateOSD(ctx context.Context, id int32, uid string) error {
 	d := &appsv1.Deployment{}
-	d.Namespace, d.Name = r.Config.ClusterNamespace, osdDeploymentName(id)
+	d.Namespace, d.Name = r.Config.ClusterNamespace, rook.OSDDeploymentName(id)
 	value := "null"
 	if uid != "" {
 		value = strconv.Quote(uid)

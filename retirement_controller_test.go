@@ -29,6 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
+	"github.com/fundament-oss/ceph-rook/internal/rook"
 	"github.com/fundament-oss/ceph-rook/internal/simulate"
 )
 
@@ -89,7 +90,7 @@ func playRook(h *harness) *rookPlayer {
 // run.
 func (h *harness) createRookOperator() {
 	d := &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: rookOperatorDeployment, Namespace: h.cfg.OperatorNamespace},
+		ObjectMeta: metav1.ObjectMeta{Name: rook.OperatorDeployment, Namespace: h.cfg.OperatorNamespace},
 		Spec: appsv1.DeploymentSpec{
 			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "rook-ceph-operator"}},
 			Template: corev1.PodTemplateSpec{
@@ -111,12 +112,12 @@ func (p *rookPlayer) step(ctx context.Context) error {
 // watch records what must never happen.
 func (p *rookPlayer) watch(ctx context.Context) error {
 	var deployments appsv1.DeploymentList
-	if err := p.h.c.List(ctx, &deployments, client.InNamespace(p.h.cfg.ClusterNamespace), client.MatchingLabels{"app": rookOSDAppLabel}); err != nil {
+	if err := p.h.c.List(ctx, &deployments, client.InNamespace(p.h.cfg.ClusterNamespace), client.MatchingLabels{"app": rook.OSDApp}); err != nil {
 		return err
 	}
 	out := 0
 	for _, d := range deployments.Items {
-		id, _ := strconv.Atoi(d.Labels[rookOSDIDLabel])
+		id, _ := strconv.Atoi(d.Labels[rook.OSDIDLabel])
 		exists, _, in, pgs := p.ceph.OSD(id)
 		if d.Spec.Replicas != nil && *d.Spec.Replicas == 0 && exists && pgs > 0 {
 			p.violate("osd.%d is stopped while Ceph maps %d PGs to it", id, pgs)
@@ -199,7 +200,7 @@ func retirementClusterWith(h *harness) (*harness, *rookPlayer, map[string]map[st
 			return fmt.Errorf("%d OSDs", n)
 		}
 		for _, d := range osds {
-			if id, _ := strconv.Atoi(d.Labels[rookOSDIDLabel]); !p.ceph.Booted(id) {
+			if id, _ := strconv.Atoi(d.Labels[rook.OSDIDLabel]); !p.ceph.Booted(id) {
 				return fmt.Errorf("osd.%d has not booted", id)
 			}
 		}
@@ -210,7 +211,7 @@ func retirementClusterWith(h *harness) (*harness, *rookPlayer, map[string]map[st
 
 func (h *harness) osdDeployments() []appsv1.Deployment {
 	var osds appsv1.DeploymentList
-	require.NoError(h.t, h.c.List(h.ctx, &osds, client.InNamespace(h.cfg.ClusterNamespace), client.MatchingLabels{"app": rookOSDAppLabel}))
+	require.NoError(h.t, h.c.List(h.ctx, &osds, client.InNamespace(h.cfg.ClusterNamespace), client.MatchingLabels{"app": rook.OSDApp}))
 	return osds.Items
 }
 
@@ -310,7 +311,7 @@ func (h *harness) touchCephCluster() {
 }
 
 func TestRetiringADiskFollowsCephsOrder(t *testing.T) {
-	h, rook, disks := retirementCluster(t)
+	h, rookSim, disks := retirementCluster(t)
 	inv := watchRetirementCluster(h, disks)
 	// Two copies on different hosts: the three hosts left still hold them.
 	h.createBlockStorage("db", new(int32(2)))
@@ -339,15 +340,15 @@ func TestRetiringADiskFollowsCephsOrder(t *testing.T) {
 	// Ceph's order: checks, label, out while up, drained, then purge, wipe.
 	osd := fmt.Sprintf(" osd.%d", id)
 	var order []string
-	for _, v := range rook.ran() {
+	for _, v := range rookSim.ran() {
 		if verb, ok := strings.CutSuffix(v, osd); ok && (len(order) == 0 || order[len(order)-1] != verb) {
 			order = append(order, verb)
 		}
 	}
 	assert.Equal(t, []string{"probe", "identify", "out", "probe", "purge", "zap"}, order, "the Ceph Jobs run, repeats folded")
-	exists, _, _, _ := rook.ceph.OSD(int(id))
+	exists, _, _, _ := rookSim.ceph.OSD(int(id))
 	assert.False(t, exists, "Ceph has no osd.%d", id)
-	assert.Empty(t, rook.ceph.Label("ret-1", "/dev/sdb"), "the device is wiped")
+	assert.Empty(t, rookSim.ceph.Label("ret-1", "/dev/sdb"), "the device is wiped")
 	_, err := h.osdDeployment(id)
 	assert.True(t, apierrors.IsNotFound(err), "the OSD's Deployment is deleted")
 	assert.False(t, h.listed("ret-1", device), "the device is out of the CephCluster")
@@ -362,7 +363,7 @@ func TestRetiringADiskFollowsCephsOrder(t *testing.T) {
 		}
 		return nil
 	})
-	rook.check()
+	rookSim.check()
 	inv.check(h.ctx) // the retired device is the one exception "nothing lost" allows
 
 	h.eventually("Events for each phase", func() error {
@@ -384,11 +385,11 @@ func TestRetiringADiskFollowsCephsOrder(t *testing.T) {
 			return nil
 		})
 		for _, d := range h.osdDeployments() {
-			assert.False(t, envOf(&d, envOSDNodeName) == "ret-1" && envOf(&d, envOSDBlockPath) == "/dev/sdb",
+			assert.False(t, envOf(&d, rook.EnvNodeName) == "ret-1" && envOf(&d, rook.EnvBlockPath) == "/dev/sdb",
 				"%s runs on the retired device again", d.Name)
 			// The class ceph-volume was given, from the device's config.deviceClass.
 			class := "hdd"
-			if envOf(&d, envOSDBlockPath) == "/dev/sdd" {
+			if envOf(&d, rook.EnvBlockPath) == "/dev/sdd" {
 				class = "ssd"
 			}
 			assert.Equal(t, class, d.Labels["device-class"], "%s", d.Name)
@@ -406,16 +407,16 @@ func TestRetiringADiskFollowsCephsOrder(t *testing.T) {
 // Without the wipe, Rook's prepare would start the purged OSD again: the
 // simulation does what Rook does with a device that still carries a label.
 func TestAnUnwipedDeviceBringsItsOSDBack(t *testing.T) {
-	h, rook, disks := retirementCluster(t)
+	h, rookSim, disks := retirementCluster(t)
 	d := h.osdDeployments()
 	var id int
 	for _, dep := range d {
-		if envOf(&dep, envOSDBlockPath) == "/dev/sdb" && envOf(&dep, envOSDNodeName) == "ret-2" {
-			id, _ = strconv.Atoi(dep.Labels[rookOSDIDLabel])
+		if envOf(&dep, rook.EnvBlockPath) == "/dev/sdb" && envOf(&dep, rook.EnvNodeName) == "ret-2" {
+			id, _ = strconv.Atoi(dep.Labels[rook.OSDIDLabel])
 			require.NoError(t, h.c.Delete(h.ctx, &dep))
 		}
 	}
-	require.NotEmpty(t, rook.ceph.Label("ret-2", "/dev/sdb"), "the device keeps its label")
+	require.NotEmpty(t, rookSim.ceph.Label("ret-2", "/dev/sdb"), "the device keeps its label")
 	h.createPool("more", disks["ret-2"]["/dev/sdd"].Name)
 	h.eventually("Rook starts the labelled OSD again", func() error {
 		_, err := h.osdDeployment(int32(id))
@@ -435,21 +436,21 @@ func envOf(d *appsv1.Deployment, name string) string {
 func TestAPreflightRefusalTouchesNothing(t *testing.T) {
 	tests := []struct {
 		name    string
-		prepare func(h *harness, rook *rookPlayer)
+		prepare func(h *harness, rookSim *rookPlayer)
 		want    string
 	}{
 		{"a consumer with a single copy", func(h *harness, _ *rookPlayer) { h.createBlockStorage("scratch", new(int32(1))) },
 			"Copies: BlockStorage scratch keeps a single copy"},
-		{"Ceph reports nearfull OSDs", func(_ *harness, rook *rookPlayer) { rook.ceph.Checks.Store("OSD_NEARFULL", "1 nearfull osd(s)") },
+		{"Ceph reports nearfull OSDs", func(_ *harness, rookSim *rookPlayer) { rookSim.ceph.Checks.Store("OSD_NEARFULL", "1 nearfull osd(s)") },
 			"Health: Ceph reports OSD_NEARFULL: 1 nearfull osd(s)"},
-		{"another OSD is down and out", func(h *harness, rook *rookPlayer) {
-			rook.ceph.MarkOut(h.scaleOSDOn(rook, "ret-3", 0))
+		{"another OSD is down and out", func(h *harness, rookSim *rookPlayer) {
+			rookSim.ceph.MarkOut(h.scaleOSDOn(rookSim, "ret-3", 0))
 		}, "Ceph already lacks copies there"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			h, rook, disks := retirementCluster(t)
-			tc.prepare(h, rook)
+			h, rookSim, disks := retirementCluster(t)
+			tc.prepare(h, rookSim)
 			disk := disks["ret-1"]["/dev/sdb"]
 			devicesBefore := h.clusterDevices()
 
@@ -459,10 +460,10 @@ func TestAPreflightRefusalTouchesNothing(t *testing.T) {
 			assert.Contains(t, r.Status.Message, "refused, nothing was touched")
 			assert.Contains(t, r.Status.Message, tc.want)
 			assert.False(t, r.Status.OSDStopped || r.Status.MarkedOut)
-			for _, v := range rook.ran() {
+			for _, v := range rookSim.ran() {
 				assert.True(t, strings.HasPrefix(v, "probe "), "only probes ran: %s", v)
 			}
-			_, _, in, _ := rook.ceph.OSD(int(*r.Status.OSDID))
+			_, _, in, _ := rookSim.ceph.OSD(int(*r.Status.OSDID))
 			assert.True(t, in, "the OSD stays in")
 			assert.Equal(t, devicesBefore, h.clusterDevices())
 		})
@@ -471,16 +472,16 @@ func TestAPreflightRefusalTouchesNothing(t *testing.T) {
 
 // scaleOSDOn scales the first OSD Deployment of node to replicas and
 // waits until Ceph sees the OSD up (1) or down (0); it returns the OSD ID.
-func (h *harness) scaleOSDOn(rook *rookPlayer, node string, replicas int32) int {
+func (h *harness) scaleOSDOn(rookSim *rookPlayer, node string, replicas int32) int {
 	h.t.Helper()
-	d := h.osdDeployments()[slices.IndexFunc(h.osdDeployments(), func(d appsv1.Deployment) bool { return envOf(&d, envOSDNodeName) == node })]
+	d := h.osdDeployments()[slices.IndexFunc(h.osdDeployments(), func(d appsv1.Deployment) bool { return envOf(&d, rook.EnvNodeName) == node })]
 	patch := client.MergeFrom(d.DeepCopy())
 	d.Spec.Replicas = &replicas
 	require.NoError(h.t, h.c.Patch(h.ctx, &d, patch))
-	id, err := strconv.Atoi(d.Labels[rookOSDIDLabel])
+	id, err := strconv.Atoi(d.Labels[rook.OSDIDLabel])
 	require.NoError(h.t, err)
 	h.eventually(fmt.Sprintf("Ceph sees osd.%d with %d pods", id, replicas), func() error {
-		if _, up, _, _ := rook.ceph.OSD(id); up != (replicas > 0) {
+		if _, up, _, _ := rookSim.ceph.OSD(id); up != (replicas > 0) {
 			return errNotYet
 		}
 		return nil
@@ -492,20 +493,20 @@ func (h *harness) scaleOSDOn(rook *rookPlayer, node string, replicas int32) int 
 // restarting it after a CephCluster edit, as seen on real Ceph) waits in
 // Pending, touching nothing, and runs once the OSD is back.
 func TestARetirementWaitsForAnOSDRookRestarts(t *testing.T) {
-	h, rook, disks := retirementCluster(t)
-	restarting := h.scaleOSDOn(rook, "ret-3", 0)
+	h, rookSim, disks := retirementCluster(t)
+	restarting := h.scaleOSDOn(rookSim, "ret-3", 0)
 
 	h.retire("waits", disks["ret-1"]["/dev/sdb"].Name, "")
 	h.waitRetirementSaying("waits", cephv1alpha1.RetirementPending, fmt.Sprintf("waiting for Ceph to settle (osd.%d down", restarting))
-	for _, v := range rook.ran() {
+	for _, v := range rookSim.ran() {
 		assert.True(t, strings.HasPrefix(v, "probe "), "only probes ran while it waited: %s", v)
 	}
 
-	h.scaleOSDOn(rook, "ret-3", 1)
+	h.scaleOSDOn(rookSim, "ret-3", 1)
 	r := h.waitRetirement("waits", cephv1alpha1.RetirementRetired)
 	// No rook.check(): the test itself stopped an OSD holding PGs.
-	assert.False(t, rook.ceph.Exists(int(*r.Status.OSDID)), "the retired OSD is purged")
-	exists, up, in, _ := rook.ceph.OSD(restarting)
+	assert.False(t, rookSim.ceph.Exists(int(*r.Status.OSDID)), "the retired OSD is purged")
+	exists, up, in, _ := rookSim.ceph.OSD(restarting)
 	assert.True(t, exists && up && in, "osd.%d is back up and in", restarting)
 }
 
@@ -515,16 +516,16 @@ func TestARetirementWaitsForAnOSDRookRestarts(t *testing.T) {
 // The label says so, and the retirement removes the OSD the device
 // actually holds, never the one Rook recorded at that name.
 func TestSwappedKernelNamesRetireTheLabelledOSD(t *testing.T) {
-	h, rook, disks := retirementCluster(t)
+	h, rookSim, disks := retirementCluster(t)
 	recordedAt := map[string]int32{}
 	for _, d := range h.osdDeployments() {
-		osd, err := ParseOSDDeployment(&d)
+		osd, err := rook.ParseOSDDeployment(&d)
 		require.NoError(t, err)
 		if osd.Node == "ret-3" {
 			recordedAt[osd.BlockPath] = osd.ID
 		}
 	}
-	rook.ceph.SwapLabels("ret-3", "/dev/sdb", "/dev/sdc")
+	rookSim.ceph.SwapLabels("ret-3", "/dev/sdb", "/dev/sdc")
 	disk := disks["ret-3"]["/dev/sdb"]
 
 	h.retire("swapped", disk.Name, "")
@@ -533,18 +534,18 @@ func TestSwappedKernelNamesRetireTheLabelledOSD(t *testing.T) {
 	require.NotNil(t, r.Status.OSDID)
 	assert.Equal(t, recordedAt["/dev/sdc"], *r.Status.OSDID, "the OSD whose label /dev/sdb carries now")
 	assert.NotEmpty(t, r.Status.DeviceLabel)
-	exists, _, _, _ := rook.ceph.OSD(int(recordedAt["/dev/sdc"]))
+	exists, _, _, _ := rookSim.ceph.OSD(int(recordedAt["/dev/sdc"]))
 	assert.False(t, exists, "the labelled OSD is purged")
-	exists, up, in, _ := rook.ceph.OSD(int(recordedAt["/dev/sdb"]))
+	exists, up, in, _ := rookSim.ceph.OSD(int(recordedAt["/dev/sdb"]))
 	assert.True(t, exists && up && in, "the OSD Rook recorded at /dev/sdb, now on /dev/sdc, stays up and in")
-	for _, v := range rook.ran() {
+	for _, v := range rookSim.ran() {
 		if strings.HasPrefix(v, "out ") || strings.HasPrefix(v, "purge ") {
 			assert.Equal(t, fmt.Sprintf("osd.%d", recordedAt["/dev/sdc"]), strings.Fields(v)[1], "only the labelled OSD is touched: %s", v)
 		}
 	}
-	assert.Empty(t, rook.ceph.Label("ret-3", "/dev/sdb"), "the device the Disk names is wiped")
-	assert.NotEmpty(t, rook.ceph.Label("ret-3", "/dev/sdc"), "the other device keeps its OSD")
-	rook.check()
+	assert.Empty(t, rookSim.ceph.Label("ret-3", "/dev/sdb"), "the device the Disk names is wiped")
+	assert.NotEmpty(t, rookSim.ceph.Label("ret-3", "/dev/sdc"), "the other device keeps its OSD")
+	rookSim.check()
 }
 
 // A drain that cannot finish (no PG moves) is aborted after the stall
@@ -552,8 +553,8 @@ func TestSwappedKernelNamesRetireTheLabelledOSD(t *testing.T) {
 func TestAStalledDrainIsAbortedAndGivesTheOSDBack(t *testing.T) {
 	h := newHarness(t)
 	h.cfg.RetirementTiming.Stall = 2 * time.Second
-	h, rook, disks := retirementClusterWith(h)
-	rook.ceph.Stuck.Store(true) // backfill cannot go
+	h, rookSim, disks := retirementClusterWith(h)
+	rookSim.ceph.Stuck.Store(true) // backfill cannot go
 	disk := disks["ret-2"]["/dev/sdc"]
 
 	h.retire("stalls", disk.Name, "")
@@ -561,11 +562,11 @@ func TestAStalledDrainIsAbortedAndGivesTheOSDBack(t *testing.T) {
 
 	assert.Contains(t, r.Status.Message, "aborted: no PG left osd.")
 	assert.Contains(t, r.Status.Message, "is up and in again")
-	exists, up, in, _ := rook.ceph.OSD(int(*r.Status.OSDID))
+	exists, up, in, _ := rookSim.ceph.OSD(int(*r.Status.OSDID))
 	assert.True(t, exists && up && in, "the OSD is up and in")
 	assert.True(t, h.listed("ret-2", StorageDeviceName(disk.Status)))
 	assert.False(t, r.Status.MarkedOut || r.Status.OSDStopped)
-	rook.check()
+	rookSim.check()
 }
 
 // An OSD of another host restarting while a disk drains (Rook restarts
@@ -575,18 +576,18 @@ func TestAStalledDrainIsAbortedAndGivesTheOSDBack(t *testing.T) {
 func TestAnOSDRestartedDuringTheDrainHoldsIt(t *testing.T) {
 	h := newHarness(t)
 	h.cfg.RetirementTiming.Stall = 5 * time.Minute // the hold is not a stall
-	h, rook, disks := retirementClusterWith(h)
-	rook.ceph.Stuck.Store(true) // hold the drain until the OSD is down
+	h, rookSim, disks := retirementClusterWith(h)
+	rookSim.ceph.Stuck.Store(true) // hold the drain until the OSD is down
 	h.retire("restart", disks["ret-1"]["/dev/sdb"].Name, "")
 	h.waitRetirement("restart", cephv1alpha1.RetirementDraining)
-	restarting := h.scaleOSDOn(rook, "ret-3", 0)
-	rook.ceph.Stuck.Store(false)
+	restarting := h.scaleOSDOn(rookSim, "ret-3", 0)
+	rookSim.ceph.Stuck.Store(false)
 	h.waitRetirementSaying("restart", cephv1alpha1.RetirementDraining, fmt.Sprintf("waiting for osd.%d on host ret-3, down but still in", restarting))
-	assert.False(t, slices.ContainsFunc(rook.ran(), func(v string) bool { return strings.HasPrefix(v, "purge ") }), "nothing purged while held")
+	assert.False(t, slices.ContainsFunc(rookSim.ran(), func(v string) bool { return strings.HasPrefix(v, "purge ") }), "nothing purged while held")
 
-	h.scaleOSDOn(rook, "ret-3", 1)
+	h.scaleOSDOn(rookSim, "ret-3", 1)
 	r := h.waitRetirement("restart", cephv1alpha1.RetirementRetired)
-	assert.False(t, rook.ceph.Exists(int(*r.Status.OSDID)), "the retired OSD is purged")
+	assert.False(t, rookSim.ceph.Exists(int(*r.Status.OSDID)), "the retired OSD is purged")
 }
 
 // A second host going down while a disk drains holds the drain; once Ceph
@@ -596,29 +597,29 @@ func TestAnOSDRestartedDuringTheDrainHoldsIt(t *testing.T) {
 func TestAHostDownDuringTheDrainAbortsIt(t *testing.T) {
 	h := newHarness(t)
 	h.cfg.RetirementTiming.Stall = 5 * time.Minute // the abort is Ceph's out, not a stall
-	h, rook, disks := retirementClusterWith(h)
-	rook.ceph.Stuck.Store(true) // hold the drain
+	h, rookSim, disks := retirementClusterWith(h)
+	rookSim.ceph.Stuck.Store(true) // hold the drain
 	disk := disks["ret-1"]["/dev/sdb"]
 	h.retire("host-down", disk.Name, "")
 	h.waitRetirement("host-down", cephv1alpha1.RetirementDraining)
 	var down []int
 	for _, d := range h.osdDeployments() {
-		if envOf(&d, envOSDNodeName) == "ret-3" {
+		if envOf(&d, rook.EnvNodeName) == "ret-3" {
 			patch := client.MergeFrom(d.DeepCopy())
 			d.Spec.Replicas = new(int32(0))
 			require.NoError(t, h.c.Patch(h.ctx, &d, patch))
-			id, err := strconv.Atoi(d.Labels[rookOSDIDLabel])
+			id, err := strconv.Atoi(d.Labels[rook.OSDIDLabel])
 			require.NoError(t, err)
 			down = append(down, id)
 		}
 	}
 	h.waitRetirementSaying("host-down", cephv1alpha1.RetirementDraining, "down but still in")
 	for _, id := range down {
-		rook.ceph.MarkOut(id)
+		rookSim.ceph.MarkOut(id)
 	}
 	r := h.waitRetirement("host-down", cephv1alpha1.RetirementFailed)
 	assert.Contains(t, r.Status.Message, "on host ret-3 is down and out: Ceph lacks copies there")
-	_, _, in, _ := rook.ceph.OSD(int(*r.Status.OSDID))
+	_, _, in, _ := rookSim.ceph.OSD(int(*r.Status.OSDID))
 	assert.True(t, in, "marked in again")
 }
 
@@ -632,19 +633,19 @@ func TestCancellingARetirement(t *testing.T) {
 		h.waitGone(r)
 	})
 	t.Run("while it drains: marked in again", func(t *testing.T) {
-		h, rook, disks := retirementCluster(t)
-		rook.ceph.Stuck.Store(true)
+		h, rookSim, disks := retirementCluster(t)
+		rookSim.ceph.Stuck.Store(true)
 		h.retire("cancel-draining", disks["ret-1"]["/dev/sdb"].Name, "")
 		r := h.waitRetirement("cancel-draining", cephv1alpha1.RetirementDraining)
 		require.NoError(t, h.c.Delete(h.ctx, r))
 		h.waitGone(r)
-		_, _, in, _ := rook.ceph.OSD(int(*r.Status.OSDID))
+		_, _, in, _ := rookSim.ceph.OSD(int(*r.Status.OSDID))
 		assert.True(t, in, "the OSD is in again before the retirement goes")
-		rook.check()
+		rookSim.check()
 	})
 	t.Run("while its OSD stops: started again and marked in", func(t *testing.T) {
-		h, rook, disks := retirementCluster(t)
-		rook.osds.HoldStoppedPods.Store(true)
+		h, rookSim, disks := retirementCluster(t)
+		rookSim.osds.HoldStoppedPods.Store(true)
 		h.retire("cancel-stopping", disks["ret-1"]["/dev/sdb"].Name, "")
 		r := h.waitRetirement("cancel-stopping", cephv1alpha1.RetirementStoppingOSD)
 		h.eventually("the OSD is stopped, and Rook's operator told to leave it (the status is written before the action)", func() error {
@@ -663,21 +664,21 @@ func TestCancellingARetirement(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, int32(1), *d.Spec.Replicas, "the OSD is started again before the retirement goes")
 		assert.NotContains(t, d.Labels, "ceph.rook.io/do-not-reconcile", "and Rook reconciles it again")
-		_, _, in, _ := rook.ceph.OSD(int(*r.Status.OSDID))
+		_, _, in, _ := rookSim.ceph.OSD(int(*r.Status.OSDID))
 		assert.True(t, in, "and it is in")
 	})
 	t.Run("not once purged", func(t *testing.T) {
-		h, rook, disks := retirementCluster(t)
+		h, rookSim, disks := retirementCluster(t)
 		disk := disks["ret-3"]["/dev/sdb"]
-		rook.mu.Lock()
-		rook.pauseAfter = VerbPurge // the wipe waits
-		rook.mu.Unlock()
+		rookSim.mu.Lock()
+		rookSim.pauseAfter = VerbPurge // the wipe waits
+		rookSim.mu.Unlock()
 		h.retire("cancel-late", disk.Name, "")
 		r := h.waitRetirement("cancel-late", cephv1alpha1.RetirementWiping)
 		require.NoError(t, h.c.Delete(h.ctx, r))
 		time.Sleep(time.Second)
 		require.NoError(t, h.c.Get(h.ctx, client.ObjectKeyFromObject(r), r), "held until it is done")
-		rook.ceph.Paused.Store(false)
+		rookSim.ceph.Paused.Store(false)
 		h.waitGone(r)
 		assert.False(t, h.listed("ret-3", StorageDeviceName(disk.Status)), "it finished: the device is out")
 	})
@@ -706,8 +707,8 @@ func (h *harness) waitGone(obj client.Object) {
 // on real Ceph: the preflight ran against a cluster that had not gained
 // the replacement yet).
 func TestAReplacementWaitsForItsOSDToBoot(t *testing.T) {
-	h, rook, disks := retirementCluster(t)
-	rook.ceph.HoldBoot.Store(true)
+	h, rookSim, disks := retirementCluster(t)
+	rookSim.ceph.HoldBoot.Store(true)
 	old, repl := disks["ret-1"]["/dev/sdb"], disks["ret-1"]["/dev/sdd"]
 
 	h.retire("replace", old.Name, repl.Name)
@@ -725,17 +726,17 @@ func TestAReplacementWaitsForItsOSDToBoot(t *testing.T) {
 	r := h.waitRetirement("replace", cephv1alpha1.RetirementWaitingForReplacement)
 	assert.Contains(t, r.Status.Message, "up and in")
 	assert.False(t, r.Status.MarkedOut || r.Status.OSDStopped)
-	for _, v := range rook.ran() {
+	for _, v := range rookSim.ran() {
 		assert.True(t, strings.HasPrefix(v, "probe "), "only probes while the replacement boots: %s", v)
 	}
 
-	rook.ceph.HoldBoot.Store(false)
+	rookSim.ceph.HoldBoot.Store(false)
 	h.waitRetirement("replace", cephv1alpha1.RetirementRetired)
-	rook.check()
+	rookSim.check()
 }
 
 func TestReplacingADiskAddsTheReplacementFirst(t *testing.T) {
-	h, rook, disks := retirementCluster(t)
+	h, rookSim, disks := retirementCluster(t)
 	inv := watchRetirementCluster(h, disks)
 	old, repl := disks["ret-1"]["/dev/sdb"], disks["ret-1"]["/dev/sdd"]
 
@@ -751,25 +752,25 @@ func TestReplacingADiskAddsTheReplacementFirst(t *testing.T) {
 	assert.Equal(t, 6, inv.fewestListed, "no CephCluster revision listed fewer than six devices: the replacement joined before the old disk left")
 	inv.mu.Unlock()
 	assert.Contains(t, r.Status.Message, "purged from Ceph")
-	rook.check()
+	rookSim.check()
 }
 
 // Two retirements asked together run one after the other: the second
 // touches nothing while the first's OSD is out.
 func TestTwoRetirementsRunOneAtATime(t *testing.T) {
-	h, rook, disks := retirementCluster(t)
+	h, rookSim, disks := retirementCluster(t)
 	h.createBlockStorage("db", new(int32(2)))
-	rook.ceph.Stuck.Store(true) // hold the first drain
+	rookSim.ceph.Stuck.Store(true) // hold the first drain
 	h.retire("first", disks["ret-1"]["/dev/sdb"].Name, "")
 	h.retire("second", disks["ret-2"]["/dev/sdb"].Name, "")
 	h.waitRetirement("first", cephv1alpha1.RetirementDraining)
 	time.Sleep(time.Second) // several polls of the second
 	second := h.waitRetirement("second", cephv1alpha1.RetirementPending)
 	assert.Contains(t, second.Status.Message, "waiting for DiskRetirement first (Draining) to finish: Ceph retires one OSD at a time")
-	rook.ceph.Stuck.Store(false)
+	rookSim.ceph.Stuck.Store(false)
 	h.waitRetirement("first", cephv1alpha1.RetirementRetired)
 	h.waitRetirement("second", cephv1alpha1.RetirementRetired)
-	rook.check() // never two OSDs out at once
+	rookSim.check() // never two OSDs out at once
 }
 
 // TestARetirementResumesAfterACrashAtEveryStep crashes one retirement at
@@ -786,7 +787,7 @@ func TestTwoRetirementsRunOneAtATime(t *testing.T) {
 // its writes would never mark a wiped disk retired, as the mark follows the
 // wipe's status write and a new plugin asks for the wipe again first.
 func TestARetirementResumesAfterACrashAtEveryStep(t *testing.T) {
-	h, rook, disks := retirementCluster(t)
+	h, rookSim, disks := retirementCluster(t)
 	h.stop()
 	h.cfg.LeaderElection = false
 	disk := disks["ret-2"]["/dev/sdb"]
@@ -798,7 +799,7 @@ func TestARetirementResumesAfterACrashAtEveryStep(t *testing.T) {
 		require.LessOrEqual(t, lives, 80, "each plugin records a new step, and a retirement has far fewer")
 		// Ceph answers a Job only once a plugin recorded that it runs (a
 		// step of its own, as in an uninterrupted retirement), not before.
-		rook.ceph.Paused.Store(true)
+		rookSim.ceph.Paused.Store(true)
 		var dead atomic.Bool
 		h.startWith(h.host, crashAfterANewStep(recorded, &dead))
 		h.eventually(fmt.Sprintf("plugin %d records a new step, from phase %q", lives, phase), func() error {
@@ -806,12 +807,12 @@ func TestARetirementResumesAfterACrashAtEveryStep(t *testing.T) {
 				return nil
 			}
 			if h.retirementRecordsARunningJob("crashy") {
-				rook.ceph.Paused.Store(false) // its "runs" was recorded before: answered now
+				rookSim.ceph.Paused.Store(false) // its "runs" was recorded before: answered now
 			}
 			return errNotYet
 		})
 		h.stop()
-		rook.ceph.Paused.Store(false)
+		rookSim.ceph.Paused.Store(false)
 		h.eventually("Ceph answers the Job the stopped plugin left", func() error { return h.cephJobSettled("crashy") })
 	}
 	t.Logf("%d plugins, each stopped right after the first recording of a step: %s", lives, strings.Join(recorded.inOrder, "; "))
@@ -819,13 +820,13 @@ func TestARetirementResumesAfterACrashAtEveryStep(t *testing.T) {
 
 	h.start() // what follows the last status write, uninterrupted
 	r := h.waitRetirement("crashy", cephv1alpha1.RetirementRetired)
-	rook.check()
+	rookSim.check()
 	assert.False(t, h.listed("ret-2", StorageDeviceName(disk.Status)))
 	_, err := h.osdDeployment(*r.Status.OSDID)
 	assert.True(t, apierrors.IsNotFound(err))
-	exists, _, _, _ := rook.ceph.OSD(int(*r.Status.OSDID))
+	exists, _, _, _ := rookSim.ceph.OSD(int(*r.Status.OSDID))
 	assert.False(t, exists)
-	assert.Empty(t, rook.ceph.Label("ret-2", "/dev/sdb"))
+	assert.Empty(t, rookSim.ceph.Label("ret-2", "/dev/sdb"))
 }
 
 // recordedSteps are the retirement steps (phase and message) some plugin
@@ -965,7 +966,7 @@ func TestDiskRetirementSpecRules(t *testing.T) {
 }
 
 func TestASuspendedRetirementShowsItsChecksAndWaitsForConfirmation(t *testing.T) {
-	h, rook, disks := retirementCluster(t)
+	h, rookSim, disks := retirementCluster(t)
 	old := disks["ret-1"]["/dev/sdb"]
 	r := &cephv1alpha1.DiskRetirement{ObjectMeta: metav1.ObjectMeta{Name: "preview"}, Spec: cephv1alpha1.DiskRetirementSpec{Disk: old.Name, Suspend: true}}
 	require.NoError(t, h.c.Create(h.ctx, r))
@@ -978,10 +979,10 @@ func TestASuspendedRetirementShowsItsChecksAndWaitsForConfirmation(t *testing.T)
 	}
 	assert.Contains(t, r.Status.Message, "its device's label names it")
 	time.Sleep(time.Second)
-	for _, v := range rook.ran() {
+	for _, v := range rookSim.ran() {
 		assert.Regexp(t, `^(probe|identify) `, v, "nothing but questions while suspended")
 	}
-	_, _, in, _ := rook.ceph.OSD(int(*r.Status.OSDID))
+	_, _, in, _ := rookSim.ceph.OSD(int(*r.Status.OSDID))
 	assert.True(t, in)
 
 	patch := client.MergeFrom(r.DeepCopy())
@@ -1064,9 +1065,9 @@ func TestNothingLostStillFlagsADeviceTakenOutWithoutAPurge(t *testing.T) {
 // waits, the device stays listed and Ceph is not asked to purge until it
 // reads again.
 func TestAnUnreadableOSDDeploymentIsNotTakenForGone(t *testing.T) {
-	h, rook, disks := retirementCluster(t)
+	h, rookSim, disks := retirementCluster(t)
 	inv := watchRetirementCluster(h, disks)
-	rook.osds.HoldStoppedPods.Store(true)
+	rookSim.osds.HoldStoppedPods.Store(true)
 	disk := disks["ret-2"]["/dev/sdb"]
 	h.retire("unreadable", disk.Name, "")
 	r := h.waitRetirement("unreadable", cephv1alpha1.RetirementStoppingOSD)
@@ -1076,9 +1077,9 @@ func TestAnUnreadableOSDDeploymentIsNotTakenForGone(t *testing.T) {
 	require.NoError(t, err)
 	env := d.Spec.Template.Spec.Containers[0].Env
 	h.update(d, func() {
-		d.Spec.Template.Spec.Containers[0].Env = slices.DeleteFunc(slices.Clone(env), func(e corev1.EnvVar) bool { return e.Name == envOSDUUID })
+		d.Spec.Template.Spec.Containers[0].Env = slices.DeleteFunc(slices.Clone(env), func(e corev1.EnvVar) bool { return e.Name == rook.EnvOSDUUID })
 	})
-	rook.osds.HoldStoppedPods.Store(false)
+	rookSim.osds.HoldStoppedPods.Store(false)
 	h.eventually("the retirement says it cannot read the Deployment", func() error {
 		require.NoError(t, h.c.Get(h.ctx, client.ObjectKeyFromObject(r), r))
 		if !strings.Contains(r.Status.Message, "cannot be read") {
@@ -1090,7 +1091,7 @@ func TestAnUnreadableOSDDeploymentIsNotTakenForGone(t *testing.T) {
 	require.NoError(t, h.c.Get(h.ctx, client.ObjectKeyFromObject(r), r))
 	assert.Equal(t, cephv1alpha1.RetirementStoppingOSD, r.Status.Phase)
 	assert.True(t, h.listed("ret-2", StorageDeviceName(disk.Status)), "the device stays in the CephCluster")
-	for _, v := range rook.ran() {
+	for _, v := range rookSim.ran() {
 		assert.False(t, strings.HasPrefix(v, "purge "), "not purged: %s", v)
 	}
 
@@ -1102,11 +1103,11 @@ func TestAnUnreadableOSDDeploymentIsNotTakenForGone(t *testing.T) {
 // A retirement's name is no label value and no Job name: one of 200
 // characters retires as any other.
 func TestALongNamedRetirementRuns(t *testing.T) {
-	h, rook, disks := retirementCluster(t)
+	h, rookSim, disks := retirementCluster(t)
 	name := strings.Repeat("retire-the-second-disk-of-node-three-", 6)[:200]
 	h.retire(name, disks["ret-3"]["/dev/sdc"].Name, "")
 	h.waitRetirement(name, cephv1alpha1.RetirementRetired)
-	rook.check()
+	rookSim.check()
 }
 
 // A Ceph Job the API server refuses for good (here a policy forbids it)

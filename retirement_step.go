@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
+	"github.com/fundament-oss/ceph-rook/internal/rook"
 )
 
 // RetirementAction is the one thing a retirement's reconcile does to the
@@ -79,14 +80,14 @@ type RetirementFacts struct {
 	ReplacementName                      string
 	Replacement                          *cephv1alpha1.Disk
 	ReplacementInPool, ReplacementJoined bool
-	ReplacementOSD                       *OSD
+	ReplacementOSD                       *rook.OSD
 	// Lookup is the disk's OSD, from Rook's OSD Deployments.
 	Lookup OSDLookup
 	// Deployment is the Deployment of the OSD the status records; nil when
 	// it is gone. DeploymentUnreadable says why it exists but cannot be
 	// read: then nobody can tell whether the OSD still runs, and it is
 	// never taken for gone.
-	Deployment           *OSD
+	Deployment           *rook.OSD
 	DeploymentUnreadable string
 	// Preflight are the consumers' checks (Hosts, Copies), computed while
 	// the retirement is untouched.
@@ -370,7 +371,7 @@ func checkedByCeph(f RetirementFacts) RetirementStep {
 // it has booted (and been marked in), so until then the cluster's capacity
 // is what it was. One that does not come up within the stall limit is
 // refused, nothing touched.
-func replacementBooting(f RetirementFacts, r OSD) RetirementStep {
+func replacementBooting(f RetirementFacts, r rook.OSD) RetirementStep {
 	if stalled(f) {
 		return step(f, cephv1alpha1.RetirementRefused, ActRelease, "refused, nothing was touched: replacement Disk %s's osd.%d did not come up and in within %s", f.ReplacementName, r.ID, f.Timing.Stall)
 	}

@@ -9,19 +9,20 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
+	"github.com/fundament-oss/ceph-rook/internal/rook"
 )
 
 // stepFixture builds the facts of a retirement of disk a-sdb (osd.3 on
 // node-a) at each point of its way.
 type stepFixture struct {
 	now time.Time
-	osd OSD
+	osd rook.OSD
 }
 
 func newStepFixture() stepFixture {
 	return stepFixture{
 		now: time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC),
-		osd: OSD{ID: 3, Deployment: "rook-ceph-osd-3", Node: "node-a", UUID: "uuid-3", BlockPath: "/dev/sdb", Replicas: 1, Running: 1},
+		osd: rook.OSD{ID: 3, Deployment: "rook-ceph-osd-3", Node: "node-a", UUID: "uuid-3", BlockPath: "/dev/sdb", Replicas: 1, Running: 1},
 	}
 }
 
@@ -44,7 +45,7 @@ func (x stepFixture) replacing() RetirementFacts {
 	f.ReplacementName = "a-sdd"
 	f.Replacement = retirementDisk("a-sdd", "node-a", "/dev/sdd", "/dev/disk/by-id/wwn-0xd")
 	f.ReplacementInPool, f.ReplacementJoined = true, true
-	f.ReplacementOSD = &OSD{ID: 9, Deployment: "rook-ceph-osd-9", Node: "node-a", UUID: "uuid-9", BlockPath: "/dev/sdd", Replicas: 1, Running: 1}
+	f.ReplacementOSD = &rook.OSD{ID: 9, Deployment: "rook-ceph-osd-9", Node: "node-a", UUID: "uuid-9", BlockPath: "/dev/sdd", Replicas: 1, Running: 1}
 	return f
 }
 
@@ -402,8 +403,8 @@ func TestKernelNamesMovedTheLabelFindsTheOSD(t *testing.T) {
 	assert.Nil(t, moved.Status.AskedCephAt, "the next probe is due at once")
 
 	next := f.then(moved)
-	recordedAtSdc := OSD{ID: 5, Deployment: "rook-ceph-osd-5", Node: "node-a", UUID: "uuid-5", BlockPath: "/dev/sdc", Replicas: 1, Running: 1}
-	next.Lookup = FindOSDByLabel(next.Disk, []OSD{x.osd, recordedAtSdc}, moved.Status.DeviceLabel)
+	recordedAtSdc := rook.OSD{ID: 5, Deployment: "rook-ceph-osd-5", Node: "node-a", UUID: "uuid-5", BlockPath: "/dev/sdc", Replicas: 1, Running: 1}
+	next.Lookup = FindOSDByLabel(next.Disk, []rook.OSD{x.osd, recordedAtSdc}, moved.Status.DeviceLabel)
 	next.Deployment = &recordedAtSdc
 	probe := NextRetirementStep(next)
 	require.Equal(t, ActCephJob, probe.Action, probe.Status.Message)

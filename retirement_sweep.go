@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
+	"github.com/fundament-oss/ceph-rook/internal/rook"
 )
 
 // RetirementAnnotation is put on an OSD's Deployment, naming the
@@ -96,7 +97,7 @@ func (s *retirementSweeper) Start(ctx context.Context) error {
 func (s *retirementSweeper) sweep(ctx context.Context) error {
 	r := s.r
 	var list appsv1.DeploymentList
-	if err := r.Live.List(ctx, &list, client.InNamespace(r.Config.ClusterNamespace), client.MatchingLabels{"app": rookOSDAppLabel}); err != nil {
+	if err := r.Live.List(ctx, &list, client.InNamespace(r.Config.ClusterNamespace), client.MatchingLabels{"app": rook.OSDApp}); err != nil {
 		return fmt.Errorf("list Rook's OSD Deployments: %w", err)
 	}
 	var rets cephv1alpha1.DiskRetirementList
@@ -122,7 +123,7 @@ func (s *retirementSweeper) facts(ctx context.Context, d *appsv1.Deployment, ret
 	if !f.Annotated && !f.Stopped {
 		return f, nil
 	}
-	id, _ := strconv.ParseInt(d.Labels[rookOSDIDLabel], 10, 32)
+	id, _ := strconv.ParseInt(d.Labels[rook.OSDIDLabel], 10, 32)
 	for _, ret := range rets {
 		if retirementFinished(ret.Status.Phase) {
 			continue
@@ -146,7 +147,7 @@ func sweepInJobName(d *appsv1.Deployment) string {
 
 func (s *retirementSweeper) act(ctx context.Context, d *appsv1.Deployment, action OrphanAction) error {
 	r := s.r
-	id, _ := strconv.ParseInt(d.Labels[rookOSDIDLabel], 10, 32)
+	id, _ := strconv.ParseInt(d.Labels[rook.OSDIDLabel], 10, 32)
 	switch action {
 	case OrphanScaleUp:
 		s.log.Warn("an OSD a retirement stopped has no retirement any more: starting it again", "deployment", d.Name)

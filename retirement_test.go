@@ -18,14 +18,15 @@ import (
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
 	"github.com/fundament-oss/ceph-rook/internal/cachedir"
+	"github.com/fundament-oss/ceph-rook/internal/rook"
 	"github.com/fundament-oss/ceph-rook/internal/simulate"
 )
 
 func TestParseOSDDeployment(t *testing.T) {
 	good := simulate.OSDDeployment("rook-ceph", 7, "node-a", "/dev/sdb")
-	osd, err := ParseOSDDeployment(good)
+	osd, err := rook.ParseOSDDeployment(good)
 	require.NoError(t, err)
-	assert.Equal(t, OSD{ID: 7, Deployment: "rook-ceph-osd-7", Node: "node-a", UUID: "00000000-0000-4000-8000-000000000007", BlockPath: "/dev/sdb", Replicas: 1}, osd)
+	assert.Equal(t, rook.OSD{ID: 7, Deployment: "rook-ceph-osd-7", Node: "node-a", UUID: "00000000-0000-4000-8000-000000000007", BlockPath: "/dev/sdb", Replicas: 1}, osd)
 
 	lvm := simulate.OSDDeployment("rook-ceph", 8, "node-a", "")
 	env := lvm.Spec.Template.Spec.Containers[0].Env
@@ -34,14 +35,14 @@ func TestParseOSDDeployment(t *testing.T) {
 			env[i] = corev1.EnvVar{Name: "ROOK_LV_PATH", Value: "/dev/ceph-1/osd-block-2"}
 		}
 	}
-	osd, err = ParseOSDDeployment(lvm)
+	osd, err = rook.ParseOSDDeployment(lvm)
 	require.NoError(t, err)
 	assert.Equal(t, "/dev/ceph-1/osd-block-2", osd.BlockPath, "an LVM OSD's path is ROOK_LV_PATH, as getOSDInfo reads it")
 
 	sidecarFirst := simulate.OSDDeployment("rook-ceph", 9, "node-b", "/dev/sdc")
 	pod := &sidecarFirst.Spec.Template.Spec
 	pod.Containers = append([]corev1.Container{{Name: "log-collector", Env: []corev1.EnvVar{{Name: "ROOK_NODE_NAME", Value: "elsewhere"}}}}, pod.Containers...)
-	osd, err = ParseOSDDeployment(sidecarFirst)
+	osd, err = rook.ParseOSDDeployment(sidecarFirst)
 	require.NoError(t, err)
 	assert.Equal(t, "node-b", osd.Node, "the OSD's facts come from the container named osd, as Rook v1.18.10's findOSDContainer reads them")
 	assert.Equal(t, "/dev/sdc", osd.BlockPath)
@@ -64,7 +65,7 @@ func TestParseOSDDeployment(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			good = simulate.OSDDeployment("rook-ceph", 7, "node-a", "/dev/sdb")
 			spoil()
-			_, err := ParseOSDDeployment(good)
+			_, err := rook.ParseOSDDeployment(good)
 			assert.Error(t, err)
 		})
 	}
@@ -81,25 +82,25 @@ func retirementDisk(name, node, path, stable string) *cephv1alpha1.Disk {
 
 func TestFindOSD(t *testing.T) {
 	disk := retirementDisk("a-sdb", "node-a", "/dev/sdb", "/dev/disk/by-id/wwn-0xb")
-	osd := func(id int32, node, path string) OSD {
-		return OSD{ID: id, Node: node, BlockPath: path, UUID: "u", Deployment: "rook-ceph-osd-" + string(rune('0'+id))}
+	osd := func(id int32, node, path string) rook.OSD {
+		return rook.OSD{ID: id, Node: node, BlockPath: path, UUID: "u", Deployment: "rook-ceph-osd-" + string(rune('0'+id))}
 	}
 	nodePaths := map[string]bool{"/dev/sdb": true, "/dev/disk/by-id/wwn-0xb": true, "/dev/sdc": true}
 	tests := []struct {
 		name       string
-		osds       []OSD
+		osds       []rook.OSD
 		unreadable []string
 		wantID     int32 // -1: none
 		refusal    string
 	}{
-		{name: "by kernel path on the node", osds: []OSD{osd(1, "node-a", "/dev/sdc"), osd(2, "node-a", "/dev/sdb")}, wantID: 2},
-		{name: "by stable path", osds: []OSD{osd(3, "node-a", "/dev/disk/by-id/wwn-0xb")}, wantID: 3},
-		{name: "the same path on another node is another disk", osds: []OSD{osd(4, "node-b", "/dev/sdb")}, wantID: -1},
+		{name: "by kernel path on the node", osds: []rook.OSD{osd(1, "node-a", "/dev/sdc"), osd(2, "node-a", "/dev/sdb")}, wantID: 2},
+		{name: "by stable path", osds: []rook.OSD{osd(3, "node-a", "/dev/disk/by-id/wwn-0xb")}, wantID: 3},
+		{name: "the same path on another node is another disk", osds: []rook.OSD{osd(4, "node-b", "/dev/sdb")}, wantID: -1},
 		{name: "no OSD at all", wantID: -1},
-		{name: "two OSDs on the device", osds: []OSD{osd(1, "node-a", "/dev/sdb"), osd(5, "node-a", "/dev/sdb")}, wantID: -1, refusal: "osd.1 and osd.5 all run on /dev/sdb of node node-a"},
-		{name: "an OSD of the node on a path no Disk names may be this one", osds: []OSD{osd(6, "node-a", "/dev/ceph-x/osd-block-y")}, wantID: -1, refusal: "osd.6 on /dev/ceph-x/osd-block-y of node node-a name no Disk"},
+		{name: "two OSDs on the device", osds: []rook.OSD{osd(1, "node-a", "/dev/sdb"), osd(5, "node-a", "/dev/sdb")}, wantID: -1, refusal: "osd.1 and osd.5 all run on /dev/sdb of node node-a"},
+		{name: "an OSD of the node on a path no Disk names may be this one", osds: []rook.OSD{osd(6, "node-a", "/dev/ceph-x/osd-block-y")}, wantID: -1, refusal: "osd.6 on /dev/ceph-x/osd-block-y of node node-a name no Disk"},
 		{name: "an unreadable OSD Deployment may be this one", unreadable: []string{"rook-ceph-osd-9"}, wantID: -1, refusal: "rook-ceph-osd-9 cannot be read"},
-		{name: "a found OSD wins over unreadable ones", osds: []OSD{osd(2, "node-a", "/dev/sdb")}, unreadable: []string{"rook-ceph-osd-9"}, wantID: 2},
+		{name: "a found OSD wins over unreadable ones", osds: []rook.OSD{osd(2, "node-a", "/dev/sdb")}, unreadable: []string{"rook-ceph-osd-9"}, wantID: 2},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -122,18 +123,18 @@ func TestFindOSD(t *testing.T) {
 // path Rook recorded for it; only an OSD of the disk's node counts.
 func TestFindOSDByLabel(t *testing.T) {
 	disk := retirementDisk("a-sdb", "node-a", "/dev/sdb", "")
-	osd := func(id int32, node, path, uuid string) OSD {
-		return OSD{ID: id, Node: node, BlockPath: path, UUID: uuid}
+	osd := func(id int32, node, path, uuid string) rook.OSD {
+		return rook.OSD{ID: id, Node: node, BlockPath: path, UUID: uuid}
 	}
 	tests := []struct {
 		name    string
-		osds    []OSD
+		osds    []rook.OSD
 		wantID  int32 // -1: none
 		refusal string
 	}{
-		{name: "the labelled OSD, recorded at the other disk's kernel name", osds: []OSD{osd(1, "node-a", "/dev/sdb", "u1"), osd(2, "node-a", "/dev/sdc", "u2")}, wantID: 2},
-		{name: "an OSD of that UUID on another node is not this disk's", osds: []OSD{osd(2, "node-b", "/dev/sdc", "u2")}, wantID: -1, refusal: "holds the OSD with UUID u2, which no OSD Deployment of node node-a runs"},
-		{name: "two Deployments of one OSD", osds: []OSD{osd(2, "node-a", "/dev/sdc", "u2"), osd(7, "node-a", "/dev/sdd", "u2")}, wantID: -1, refusal: "2 OSD Deployments of node node-a run the OSD with UUID u2"},
+		{name: "the labelled rook.OSD, recorded at the other disk's kernel name", osds: []rook.OSD{osd(1, "node-a", "/dev/sdb", "u1"), osd(2, "node-a", "/dev/sdc", "u2")}, wantID: 2},
+		{name: "an OSD of that UUID on another node is not this disk's", osds: []rook.OSD{osd(2, "node-b", "/dev/sdc", "u2")}, wantID: -1, refusal: "holds the OSD with UUID u2, which no OSD Deployment of node node-a runs"},
+		{name: "two Deployments of one OSD", osds: []rook.OSD{osd(2, "node-a", "/dev/sdc", "u2"), osd(7, "node-a", "/dev/sdd", "u2")}, wantID: -1, refusal: "2 OSD Deployments of node node-a run the OSD with UUID u2"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -153,7 +154,7 @@ func TestFindOSDByLabel(t *testing.T) {
 func TestPreflight(t *testing.T) {
 	healthy := PreflightInput{
 		After:     tiersWith(Tier{Nodes: 3, OSDs: 5}, Tier{Class: "ssd", Nodes: 2, OSDs: 2}),
-		Consumers: []ConsumerNeed{{Consumer: "BlockStorage db", Size: 3, Domain: FailureDomainHost}},
+		Consumers: []ConsumerNeed{{Consumer: "BlockStorage db", Size: 3, Domain: rook.FailureDomainHost}},
 	}
 	tests := []struct {
 		name   string
@@ -165,20 +166,20 @@ func TestPreflight(t *testing.T) {
 			failed: map[string]string{CheckHosts: "2 hosts and 5 OSDs would remain: too few for BlockStorage db keeps 3 copies on different hosts"}},
 		{name: "copies on OSDs count OSDs", change: func(in *PreflightInput) {
 			in.After.All = Tier{Nodes: 1, OSDs: 1}
-			in.Consumers = []ConsumerNeed{{Consumer: "FileStorage f", Size: 2, Domain: FailureDomainOSD}}
+			in.Consumers = []ConsumerNeed{{Consumer: "FileStorage f", Size: 2, Domain: rook.FailureDomainOSD}}
 		}, failed: map[string]string{CheckHosts: "FileStorage f keeps 2 copies on different OSDs"}},
 		{name: "two copies on the OSDs of one node that remain", change: func(in *PreflightInput) {
 			in.After.All = Tier{Nodes: 1, OSDs: 2}
-			in.Consumers = []ConsumerNeed{{Consumer: "FileStorage f", Size: 2, Domain: FailureDomainOSD}}
+			in.Consumers = []ConsumerNeed{{Consumer: "FileStorage f", Size: 2, Domain: rook.FailureDomainOSD}}
 		}},
 		{name: "a consumer on a class counts that class's hosts", change: func(in *PreflightInput) {
-			in.Consumers = append(in.Consumers, ConsumerNeed{Consumer: "BlockStorage fast", Size: 3, Domain: FailureDomainHost, Class: "ssd"})
+			in.Consumers = append(in.Consumers, ConsumerNeed{Consumer: "BlockStorage fast", Size: 3, Domain: rook.FailureDomainHost, Class: "ssd"})
 		}, failed: map[string]string{CheckHosts: "too few for BlockStorage fast keeps 3 copies on different ssd hosts"}},
 		{name: "a consumer on a class fits its class's hosts", change: func(in *PreflightInput) {
-			in.Consumers = []ConsumerNeed{{Consumer: "BlockStorage fast", Size: 2, Domain: FailureDomainHost, Class: "ssd"}}
+			in.Consumers = []ConsumerNeed{{Consumer: "BlockStorage fast", Size: 2, Domain: rook.FailureDomainHost, Class: "ssd"}}
 		}},
 		{name: "a consumer with a single copy", change: func(in *PreflightInput) {
-			in.Consumers = append(in.Consumers, ConsumerNeed{Consumer: "ObjectStorage media", Size: 1, Domain: FailureDomainOSD})
+			in.Consumers = append(in.Consumers, ConsumerNeed{Consumer: "ObjectStorage media", Size: 1, Domain: rook.FailureDomainOSD})
 		}, failed: map[string]string{CheckCopies: "ObjectStorage media keeps a single copy"}},
 	}
 	for _, tc := range tests {

@@ -11,9 +11,6 @@ import (
 // DiskPool feeds it and every consumer's Rook object sits on it.
 const CephClusterName = "rook-ceph"
 
-// RookChartName is the operator chart in the chart repository.
-const RookChartName = "rook-ceph"
-
 // DiscoveryInterval is how often the discovery daemon re-probes, on top of
 // udev events. Rook's default of 60m leaves a new disk invisible for up to
 // an hour after an operator plugs it in; five minutes is cheap by comparison.

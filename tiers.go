@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
+	"github.com/fundament-oss/ceph-rook/internal/rook"
 )
 
 // deviceClasses are the Ceph device classes the plugin gives OSDs, one per
@@ -189,5 +190,5 @@ func SharedMetadataReplication(data Replication, tiers Tiers) (Replication, erro
 
 // atLeast says whether r keeps at least want's copies, as far apart.
 func atLeast(r, want Replication) bool {
-	return r.Size >= want.Size && (r.FailureDomain == want.FailureDomain || want.FailureDomain == FailureDomainOSD)
+	return r.Size >= want.Size && (r.FailureDomain == want.FailureDomain || want.FailureDomain == rook.FailureDomainOSD)
 }

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/fundament-oss/ceph-rook/internal/rook"
 	"github.com/fundament-oss/ceph-rook/pluginruntime"
 )
 
@@ -115,12 +116,12 @@ func (r *UpgradeReconciler) Reconcile(ctx context.Context, _ reconcile.Request) 
 		// No CephCluster: nothing to roll (clusterHealthReconciler says why).
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
-	rook, ceph, err := r.progress(ctx, &cluster)
+	rookRoll, cephRoll, err := r.progress(ctx, &cluster)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
 	recorded := recordedUpgrade(&cluster)
-	state := DecideUpgradeState(plan, rook, ceph, RookChartVersion, cluster.Spec.CephVersion.Image, recorded)
+	state := DecideUpgradeState(plan, rookRoll, cephRoll, RookChartVersion, cluster.Spec.CephVersion.Image, recorded)
 	r.Host.ReportStatus(state.PluginStatus())
 	if err := r.record(ctx, &cluster, recorded, state); err != nil {
 		return reconcile.Result{}, err
@@ -229,30 +230,30 @@ func (r *UpgradeReconciler) applyCephImage(ctx context.Context, plan UpgradePlan
 
 // progress reads how far the daemons are on the Rook the operator runs and
 // the image the CephCluster names.
-func (r *UpgradeReconciler) progress(ctx context.Context, cluster *cephv1.CephCluster) (rook, ceph UpgradeProgress, err error) {
+func (r *UpgradeReconciler) progress(ctx context.Context, cluster *cephv1.CephCluster) (rookRoll, cephRoll UpgradeProgress, err error) {
 	var operator appsv1.Deployment
 	rookImage := ""
-	err = r.Live.Get(ctx, client.ObjectKey{Namespace: r.Config.OperatorNamespace, Name: rookOperatorDeployment}, &operator)
+	err = r.Live.Get(ctx, client.ObjectKey{Namespace: r.Config.OperatorNamespace, Name: rook.OperatorDeployment}, &operator)
 	switch {
 	case apierrors.IsNotFound(err):
 	case err != nil:
-		return rook, ceph, fmt.Errorf("read the Rook operator's Deployment: %w", err)
+		return rookRoll, cephRoll, fmt.Errorf("read the Rook operator's Deployment: %w", err)
 	case len(operator.Spec.Template.Spec.Containers) > 0:
 		rookImage = operator.Spec.Template.Spec.Containers[0].Image
 	}
 	var daemons appsv1.DeploymentList
 	if err := r.Live.List(ctx, &daemons, client.InNamespace(r.Config.ClusterNamespace),
-		client.MatchingLabels{rookClusterLabel: r.Config.ClusterNamespace}); err != nil {
-		return rook, ceph, fmt.Errorf("list the Ceph daemons' Deployments: %w", err)
+		client.MatchingLabels{rook.ClusterLabel: r.Config.ClusterNamespace}); err != nil {
+		return rookRoll, cephRoll, fmt.Errorf("list the Ceph daemons' Deployments: %w", err)
 	}
 	rolls := make([]DaemonRoll, 0, len(daemons.Items))
 	for i := range daemons.Items {
 		rolls = append(rolls, DaemonRollOf(&daemons.Items[i]))
 	}
 	if InstalledRookChart(&operator) == RookChartVersion {
-		rook = RookRoll(RookChartVersion, rolls)
+		rookRoll = RookRoll(RookChartVersion, rolls)
 	}
-	return rook, CephRoll(cluster.Spec.CephVersion.Image, rookImage, rolls), nil
+	return rookRoll, CephRoll(cluster.Spec.CephVersion.Image, rookImage, rolls), nil
 }
 
 // record writes the state on the CephCluster when it changed, and

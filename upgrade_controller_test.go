@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/fundament-oss/ceph-rook/internal/rook"
 	"github.com/fundament-oss/ceph-rook/internal/simulate"
 	"github.com/fundament-oss/ceph-rook/pluginruntime"
 	crhelper "github.com/fundament-oss/ceph-rook/pluginruntime/helpers/controllerruntime"
@@ -161,7 +162,7 @@ func rollDaemon(t *testing.T, d *appsv1.Deployment, rookVersion, image string) {
 		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(d), d); err != nil {
 			return err
 		}
-		d.Labels[rookVersionLabel] = rookVersion
+		d.Labels[rook.VersionLabel] = rookVersion
 		d.Spec.Template.Spec.Containers[0].Image = image
 		return env.Client.Update(ctx, d)
 	}))

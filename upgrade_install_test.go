@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
+	"github.com/fundament-oss/ceph-rook/internal/rook"
 	"github.com/fundament-oss/ceph-rook/pluginruntime"
 )
 
@@ -38,7 +39,7 @@ func installedRook(t *testing.T, cfg Config, version string) {
 	ctx := context.Background()
 	labels := map[string]string{"app": "rook-ceph-operator"}
 	operator := &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: rookOperatorDeployment, Namespace: cfg.OperatorNamespace},
+		ObjectMeta: metav1.ObjectMeta{Name: rook.OperatorDeployment, Namespace: cfg.OperatorNamespace},
 		Spec: appsv1.DeploymentSpec{
 			Selector: &metav1.LabelSelector{MatchLabels: labels},
 			Template: corev1.PodTemplateSpec{
@@ -51,7 +52,7 @@ func installedRook(t *testing.T, cfg Config, version string) {
 	if err != nil {
 		require.NoError(t, client.IgnoreNotFound(err))
 	}
-	operator.Labels = map[string]string{helmChartLabel: RookChartName + "-" + version}
+	operator.Labels = map[string]string{rook.HelmChartLabel: rook.ChartName + "-" + version}
 	if operator.ResourceVersion == "" {
 		require.NoError(t, env.Client.Create(ctx, operator))
 		return
@@ -235,7 +236,7 @@ func rookDaemon(t *testing.T, cfg Config, name, rookVersion string) *appsv1.Depl
 	labels := map[string]string{"app": name}
 	d := &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: cfg.ClusterNamespace, Labels: map[string]string{
-			rookClusterLabel: cfg.ClusterNamespace, rookVersionLabel: rookVersion, cephVersionLabel: "19.2.3-0", "app": name}},
+			rook.ClusterLabel: cfg.ClusterNamespace, rook.VersionLabel: rookVersion, rook.CephVersionLabel: "19.2.3-0", "app": name}},
 		Spec: appsv1.DeploymentSpec{
 			Selector: &metav1.LabelSelector{MatchLabels: labels},
 			Template: corev1.PodTemplateSpec{

@@ -18,32 +18,15 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
+	"github.com/fundament-oss/ceph-rook/internal/rook"
 	"github.com/fundament-oss/ceph-rook/pluginruntime"
-)
-
-// What Rook's chart and operator put on the objects an upgrade is read
-// from (Rook v1.18: the chart's library "labels" template,
-// pkg/operator/k8sutil AddRookVersionLabelToDeployment,
-// pkg/operator/ceph/controller label.go).
-const (
-	// helmChartLabel is "rook-ceph-v1.18.11" on the operator Deployment:
-	// the chart release that made it.
-	helmChartLabel = "helm.sh/chart"
-	// rookClusterLabel names the cluster's namespace on every daemon
-	// Deployment Rook makes for it.
-	rookClusterLabel = "rook_cluster"
-	rookVersionLabel = "rook-version"
-	cephVersionLabel = "ceph-version"
-	// doNotReconcileLabel on a CephCluster or a daemon Deployment makes
-	// Rook leave it alone.
-	doNotReconcileLabel = "ceph.rook.io/do-not-reconcile"
 )
 
 // InstalledRookChart is the Rook chart version that made the operator
 // Deployment ("v1.18.0"), "" when the Deployment carries no label of
 // Rook's chart: not made by the chart, and not the plugin's to upgrade.
 func InstalledRookChart(operator *appsv1.Deployment) string {
-	version, ok := strings.CutPrefix(operator.Labels[helmChartLabel], RookChartName+"-")
+	version, ok := strings.CutPrefix(operator.Labels[rook.HelmChartLabel], rook.ChartName+"-")
 	if !ok {
 		return ""
 	}
@@ -58,7 +41,7 @@ func InstalledRookChart(operator *appsv1.Deployment) string {
 func UpgradeFactsFrom(cluster *cephv1.CephCluster, daemons []appsv1.Deployment, retirements []cephv1alpha1.DiskRetirement) UpgradeFacts {
 	f := UpgradeFacts{
 		ClusterImage:         cluster.Spec.CephVersion.Image,
-		DoNotReconcile:       cluster.Labels[doNotReconcileLabel] != "",
+		DoNotReconcile:       cluster.Labels[cephv1.SkipReconcileLabelKey] != "",
 		SkipUpgradeChecks:    cluster.Spec.SkipUpgradeChecks,
 		ContinueIfNotHealthy: cluster.Spec.ContinueUpgradeAfterChecksEvenIfNotHealthy,
 		AllowUnsupported:     cluster.Spec.CephVersion.AllowUnsupported,
@@ -82,16 +65,16 @@ func UpgradeFactsFrom(cluster *cephv1.CephCluster, daemons []appsv1.Deployment, 
 	rookVersions, cephVersions := map[string]bool{}, map[string]bool{}
 	for i := range daemons {
 		d := &daemons[i]
-		if v := d.Labels[rookVersionLabel]; v != "" {
+		if v := d.Labels[rook.VersionLabel]; v != "" {
 			rookVersions[v] = true
 		}
-		if v := d.Labels[cephVersionLabel]; v != "" {
+		if v := d.Labels[rook.CephVersionLabel]; v != "" {
 			cephVersions[v] = true
 		}
 		replicas := desiredReplicas(d)
-		isOSD := d.Labels["app"] == rookOSDAppLabel
+		isOSD := d.Labels["app"] == rook.OSDApp
 		switch {
-		case isOSD && (replicas == 0 || d.Labels[doNotReconcileLabel] != ""):
+		case isOSD && (replicas == 0 || d.Labels[cephv1.SkipReconcileLabelKey] != ""):
 			f.HeldOSDs = append(f.HeldOSDs, d.Name)
 		case replicas > 0 && !rolledOut(d):
 			f.Unavailable = append(f.Unavailable, d.Name)
@@ -149,7 +132,7 @@ func (p UpgradePlan) Status() pluginruntime.PluginStatus {
 func planUpgrade(ctx context.Context, c client.Reader, cfg Config, kubeVersion string, pgStates map[string]int) (UpgradePlan, error) {
 	installed := ""
 	var operator appsv1.Deployment
-	err := c.Get(ctx, client.ObjectKey{Namespace: cfg.OperatorNamespace, Name: rookOperatorDeployment}, &operator)
+	err := c.Get(ctx, client.ObjectKey{Namespace: cfg.OperatorNamespace, Name: rook.OperatorDeployment}, &operator)
 	switch {
 	case err == nil:
 		installed = InstalledRookChart(&operator)
@@ -213,7 +196,7 @@ func (p UpgradePlan) CephImageToApply(configured string) string {
 // CephCluster, and the nodes the mons and OSDs run on.
 func gatherUpgradeFacts(ctx context.Context, c client.Reader, cfg Config, cluster *cephv1.CephCluster) (UpgradeFacts, error) {
 	var daemons appsv1.DeploymentList
-	if err := c.List(ctx, &daemons, client.InNamespace(cfg.ClusterNamespace), client.MatchingLabels{rookClusterLabel: cfg.ClusterNamespace}); err != nil {
+	if err := c.List(ctx, &daemons, client.InNamespace(cfg.ClusterNamespace), client.MatchingLabels{rook.ClusterLabel: cfg.ClusterNamespace}); err != nil {
 		return UpgradeFacts{}, fmt.Errorf("list the Ceph daemons' Deployments: %w", err)
 	}
 	var retirements cephv1alpha1.DiskRetirementList
@@ -233,7 +216,7 @@ func gatherUpgradeFacts(ctx context.Context, c client.Reader, cfg Config, cluste
 // unfitDaemonNodes reads the nodes the mons' and OSDs' pods run on.
 func unfitDaemonNodes(ctx context.Context, c client.Reader, cfg Config) ([]string, error) {
 	var pods []corev1.Pod
-	for _, app := range []string{rookMonAppLabel, rookOSDAppLabel} {
+	for _, app := range []string{rook.MonApp, rook.OSDApp} {
 		var list corev1.PodList
 		if err := c.List(ctx, &list, client.InNamespace(cfg.ClusterNamespace), client.MatchingLabels{"app": app}); err != nil {
 			return nil, fmt.Errorf("list the %s pods: %w", app, err)
@@ -258,10 +241,6 @@ func unfitDaemonNodes(ctx context.Context, c client.Reader, cfg Config) ([]strin
 	}
 	return UnfitNodes(nodes), nil
 }
-
-// rookMonAppLabel is the app label of a mon's pods (Rook v1.18
-// pkg/operator/ceph/cluster/mon).
-const rookMonAppLabel = "rook-ceph-mon"
 
 // UnfitNodes says which of the nodes that host daemons (nil: the node is
 // gone) would not take a daemon back: gone, not Ready, or cordoned.

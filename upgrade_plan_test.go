@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
+	"github.com/fundament-oss/ceph-rook/internal/rook"
 )
 
 func TestInstalledRookChart(t *testing.T) {
@@ -21,14 +22,14 @@ func TestInstalledRookChart(t *testing.T) {
 		"rook-ceph-cluster-v1.18.0": "cluster-v1.18.0", // not an official tag: the Rook step refuses it
 		"other-v1.0.0":              "",
 	} {
-		d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{helmChartLabel: label}}}
+		d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{rook.HelmChartLabel: label}}}
 		assert.Equal(t, want, InstalledRookChart(d), label)
 	}
 }
 
 func TestUpgradeFactsFrom(t *testing.T) {
 	cluster := &cephv1.CephCluster{}
-	cluster.Labels = map[string]string{doNotReconcileLabel: "true"}
+	cluster.Labels = map[string]string{cephv1.SkipReconcileLabelKey: "true"}
 	cluster.Spec.CephVersion = cephv1.CephVersionSpec{Image: "quay.io/ceph/ceph:v19.2.4", AllowUnsupported: true}
 	cluster.Spec.SkipUpgradeChecks = true
 	cluster.Status.CephVersion = &cephv1.ClusterVersion{Image: "quay.io/ceph/ceph:v19.2.3"}
@@ -38,8 +39,8 @@ func TestUpgradeFactsFrom(t *testing.T) {
 		Details:     map[string]cephv1.CephHealthMessage{"OSD_DOWN": {Severity: "HEALTH_WARN", Message: "1 osds down"}},
 		Versions:    &cephv1.CephDaemonsVersions{Overall: map[string]int{"ceph version 19.2.4 (b) squid (stable)": 2, "ceph version 19.2.3 (a) squid (stable)": 4}},
 	}
-	daemon := func(name, app, rook, ceph string, replicas, available int32, extra ...string) appsv1.Deployment {
-		d := appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app": app, rookVersionLabel: rook, cephVersionLabel: ceph}}}
+	daemon := func(name, app, rookVersion, ceph string, replicas, available int32, extra ...string) appsv1.Deployment {
+		d := appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app": app, rook.VersionLabel: rookVersion, rook.CephVersionLabel: ceph}}}
 		for i := 0; i+1 < len(extra); i += 2 {
 			d.Labels[extra[i]] = extra[i+1]
 		}
@@ -50,8 +51,8 @@ func TestUpgradeFactsFrom(t *testing.T) {
 	daemons := []appsv1.Deployment{
 		daemon("rook-ceph-mon-a", "rook-ceph-mon", "v1.18.11", "19.2.4-0", 1, 1),
 		daemon("rook-ceph-mon-b", "rook-ceph-mon", "v1.18.11", "19.2.3-0", 1, 0),
-		daemon("rook-ceph-osd-1", rookOSDAppLabel, "v1.18.0", "19.2.3-0", 0, 0),
-		daemon("rook-ceph-osd-2", rookOSDAppLabel, "v1.18.11", "19.2.3-0", 1, 1, doNotReconcileLabel, "retiring"),
+		daemon("rook-ceph-osd-1", rook.OSDApp, "v1.18.0", "19.2.3-0", 0, 0),
+		daemon("rook-ceph-osd-2", rook.OSDApp, "v1.18.11", "19.2.3-0", 1, 1, cephv1.SkipReconcileLabelKey, "retiring"),
 		daemon("rook-ceph-crashcollector-a", "rook-ceph-crashcollector", "v1.18.11", "19.2.3-0", 0, 0),
 	}
 	retirement := func(name string, phase cephv1alpha1.DiskRetirementPhase) cephv1alpha1.DiskRetirement {

@@ -9,6 +9,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
+	"github.com/fundament-oss/ceph-rook/internal/rook"
 	"github.com/fundament-oss/ceph-rook/pluginruntime"
 )
 
@@ -59,7 +60,7 @@ func DaemonRollOf(d *appsv1.Deployment) DaemonRoll {
 	}
 	return DaemonRoll{
 		Name:        d.Name,
-		RookVersion: d.Labels[rookVersionLabel],
+		RookVersion: d.Labels[rook.VersionLabel],
 		Images:      images,
 		RolledOut:   rolledOut(d),
 	}

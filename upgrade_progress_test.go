@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
+	"github.com/fundament-oss/ceph-rook/internal/rook"
 	"github.com/fundament-oss/ceph-rook/pluginruntime"
 )
 
@@ -20,7 +21,7 @@ const (
 
 func TestDaemonRollOf(t *testing.T) {
 	d := &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: "rook-ceph-mgr-a", Generation: 3, Labels: map[string]string{rookVersionLabel: "v1.18.11"}},
+		ObjectMeta: metav1.ObjectMeta{Name: "rook-ceph-mgr-a", Generation: 3, Labels: map[string]string{rook.VersionLabel: "v1.18.11"}},
 		Spec: appsv1.DeploymentSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
 			InitContainers: []corev1.Container{{Image: oldCephImage}},
 			Containers:     []corev1.Container{{Image: oldCephImage}, {Image: rookImage}},

@@ -1,0 +1,38 @@
+package rook
+
+// What Rook v1.18's operator and chart put on the objects the plugin reads
+// (the chart's library "labels" template, pkg/operator/k8sutil
+// AddRookVersionLabelToDeployment, pkg/operator/ceph/controller label.go,
+// pkg/operator/ceph/cluster/osd labels.go and mon).
+const (
+	// OperatorDeployment runs the operator; every Ceph Job runs its image.
+	OperatorDeployment = "rook-ceph-operator"
+	// ChartName is the operator chart in the chart repository.
+	ChartName = "rook-ceph"
+	// HelmChartLabel is "rook-ceph-v1.18.11" on the operator Deployment:
+	// the chart release that made it.
+	HelmChartLabel = "helm.sh/chart"
+	// AppLabel is the label key of OSDApp and MonApp.
+	AppLabel = "app"
+	// OSDApp is the app label of an OSD's Deployment and pods.
+	OSDApp = "rook-ceph-osd"
+	// OSDIDLabel carries an OSD's ID on its Deployment (OsdIdLabelKey).
+	OSDIDLabel = "ceph-osd-id"
+	// MonApp is the app label of a mon's pods.
+	MonApp = "rook-ceph-mon"
+	// ClusterLabel names the cluster's namespace on every daemon
+	// Deployment Rook makes for it.
+	ClusterLabel = "rook_cluster"
+	// VersionLabel and CephVersionLabel are the Rook and Ceph versions a
+	// daemon Deployment was last made with.
+	VersionLabel     = "rook-version"
+	CephVersionLabel = "ceph-version"
+)
+
+// CRUSH failure domains, as a CephBlockPool's spec.failureDomain takes
+// them: the plugin spreads copies over hosts when it has enough, else
+// over OSDs.
+const (
+	FailureDomainHost = "host"
+	FailureDomainOSD  = "osd"
+)
