@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
+	"github.com/fundament-oss/ceph-rook/internal/cephjob"
 	"github.com/fundament-oss/ceph-rook/internal/rook"
 )
 
@@ -31,6 +32,11 @@ const retirementFinalizer = "ceph.fundament.io/retirement"
 // OSD) lives in namespaces and kinds the plugin's cache does not hold, and
 // retirements are few.
 const retirementPoll = 5 * time.Second
+
+// retirementOwner is a DiskRetirement as the owner of its Ceph Jobs.
+func retirementOwner(ret *cephv1alpha1.DiskRetirement) metav1.OwnerReference {
+	return metav1.OwnerReference{APIVersion: cephv1alpha1.GroupVersion.String(), Kind: "DiskRetirement", Name: ret.Name, UID: ret.UID}
+}
 
 // DiskRetirementReconciler carries out DiskRetirements: it gathers the
 // facts (retirementFacts), lets NextRetirementStep decide, writes the
@@ -107,7 +113,7 @@ func refusedForGood(err error) bool {
 // before anything was touched, an abort after), instead of asking for ever.
 func (r *DiskRetirementReconciler) jobRefused(ctx context.Context, ret *cephv1alpha1.DiskRetirement, facts RetirementFacts, asked RetirementStep, err error) (ctrl.Result, error) {
 	facts.Status = asked.Status
-	facts.Answer = &CephJobAnswer{Done: true, Message: fmt.Sprintf("Kubernetes refused Ceph Job %s: %v", asked.Status.CephJob, err)}
+	facts.Answer = &cephjob.CephJobAnswer{Done: true, Message: fmt.Sprintf("Kubernetes refused Ceph Job %s: %v", asked.Status.CephJob, err)}
 	facts.Verb, facts.Ceph, facts.CephJobMissing = asked.Request.Verb, nil, false
 	next := NextRetirementStep(facts)
 	if next.Action == ActCephJob {
@@ -242,8 +248,8 @@ func (r *DiskRetirementReconciler) gatherAnswer(ctx context.Context, f *Retireme
 		return nil
 	}
 	f.Answer, f.Verb = answer, verb
-	if f.Verb == VerbProbe && answer.Succeeded {
-		facts, err := ParseCephFacts(answer.Message)
+	if f.Verb == cephjob.VerbProbe && answer.Succeeded {
+		facts, err := cephjob.ParseCephFacts(answer.Message)
 		if err != nil {
 			f.Answer.Succeeded, f.Answer.Message = false, err.Error()
 			return nil
@@ -255,17 +261,17 @@ func (r *DiskRetirementReconciler) gatherAnswer(ctx context.Context, f *Retireme
 
 // readCephJob reads a Ceph Job of the cluster namespace and its pods: its
 // answer (nil when there is no such Job) and its verb.
-func (r *DiskRetirementReconciler) readCephJob(ctx context.Context, name string) (*CephJobAnswer, CephVerb, error) {
-	job, answer, err := getCephJob(ctx, r.Live, r.Config.ClusterNamespace, name)
+func (r *DiskRetirementReconciler) readCephJob(ctx context.Context, name string) (*cephjob.CephJobAnswer, cephjob.CephVerb, error) {
+	job, answer, err := cephjob.GetCephJob(ctx, r.Live, r.Config.ClusterNamespace, name)
 	if job == nil || err != nil {
 		return nil, "", err
 	}
-	return &answer, CephVerb(job.Labels[CephJobVerbLabel]), nil
+	return &answer, cephjob.CephVerb(job.Labels[cephjob.CephJobVerbLabel]), nil
 }
 
 // deleteCephJob deletes a Ceph Job whose answer was read, with its pod.
 func (r *DiskRetirementReconciler) deleteCephJob(ctx context.Context, name string) error {
-	return deleteCephJob(ctx, r.Client, r.Config.ClusterNamespace, name)
+	return cephjob.DeleteCephJob(ctx, r.Client, r.Config.ClusterNamespace, name)
 }
 
 func (r *DiskRetirementReconciler) disk(ctx context.Context, name string) (*cephv1alpha1.Disk, error) {
@@ -515,25 +521,25 @@ func (r *DiskRetirementReconciler) scaleOSD(ctx context.Context, id int32, repli
 }
 
 // createCephJob creates a Ceph Job for ret with the Rook operator's image.
-func (r *DiskRetirementReconciler) createCephJob(ctx context.Context, ret *cephv1alpha1.DiskRetirement, req CephJobRequest) error {
+func (r *DiskRetirementReconciler) createCephJob(ctx context.Context, ret *cephv1alpha1.DiskRetirement, req cephjob.CephJobRequest) error {
 	image, err := r.rookImage(ctx)
 	if err != nil {
 		return err
 	}
-	if req.Verb == VerbOut {
+	if req.Verb == cephjob.VerbOut {
 		// Before the OSD is out: whatever becomes of this retirement, the
 		// sweep can find what it changed.
 		if err := r.annotateOSD(ctx, req.OSDID, string(ret.UID)); err != nil {
 			return err
 		}
 	}
-	job := RenderCephJob(r.Config.ClusterNamespace, retirementOwner(ret), req, image)
+	job := cephjob.RenderCephJob(r.Config.ClusterNamespace, retirementOwner(ret), req, image)
 	return client.IgnoreAlreadyExists(r.Client.Create(ctx, job))
 }
 
 // rookImage is the running Rook operator's image.
 func (r *DiskRetirementReconciler) rookImage(ctx context.Context) (string, error) {
-	return rookOperatorImage(ctx, r.Live, r.Config)
+	return cephjob.RookOperatorImage(ctx, r.Live, r.Config.OperatorNamespace)
 }
 
 // annotateOSD puts RetirementAnnotation (uid) on an OSD's Deployment, or

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
+	"github.com/fundament-oss/ceph-rook/internal/cephjob"
 	"github.com/fundament-oss/ceph-rook/internal/rook"
 )
 
@@ -95,9 +96,9 @@ type RetirementFacts struct {
 	// Answer is the finished Ceph Job status.cephJob names, with its verb;
 	// nil while it runs or when there is none. Ceph is the probe's answer
 	// parsed, when Answer is a probe's that parsed.
-	Answer *CephJobAnswer
-	Verb   CephVerb
-	Ceph   *CephFacts
+	Answer *cephjob.CephJobAnswer
+	Verb   cephjob.CephVerb
+	Ceph   *cephjob.CephFacts
 	// CephJobMissing: status.cephJob names a Job that does not exist (a
 	// crash between the status and the create, or Kubernetes deleted it
 	// before its answer was read): it is made again, every verb being
@@ -113,7 +114,7 @@ type RetirementFacts struct {
 type RetirementStep struct {
 	Status  cephv1alpha1.DiskRetirementStatus
 	Action  RetirementAction
-	Request CephJobRequest
+	Request cephjob.CephJobRequest
 }
 
 // NextRetirementStep decides a retirement's next step, in Ceph's order:
@@ -198,17 +199,17 @@ func (f RetirementFacts) then(s RetirementStep) RetirementFacts {
 }
 
 // ask is a step that runs verb for the retirement's OSD in a new Ceph Job.
-func ask(f RetirementFacts, phase cephv1alpha1.DiskRetirementPhase, verb CephVerb, format string, args ...any) RetirementStep {
+func ask(f RetirementFacts, phase cephv1alpha1.DiskRetirementPhase, verb cephjob.CephVerb, format string, args ...any) RetirementStep {
 	s := step(f, phase, ActCephJob, format, args...)
 	s.Request = request(s.Status, verb, s.Status.CephJobs)
 	s.Status.CephJobs++
-	s.Status.CephJob = CephJobName(f.UID, s.Request)
+	s.Status.CephJob = cephjob.CephJobName(f.UID, s.Request)
 	return s
 }
 
 // again makes the Ceph Job the status names once more.
 func again(f RetirementFacts) RetirementStep {
-	verb, seq, ok := parseCephJobName(f.Status.CephJob)
+	verb, seq, ok := cephjob.ParseCephJobName(f.Status.CephJob)
 	if !ok {
 		s := step(f, f.Status.Phase, ActNone, "%s", f.Status.Message)
 		s.Status.CephJob = "" // not a Ceph Job name: ask afresh
@@ -220,19 +221,19 @@ func again(f RetirementFacts) RetirementStep {
 }
 
 // request is the Ceph Job of verb for the retirement's OSD and device.
-func request(s cephv1alpha1.DiskRetirementStatus, verb CephVerb, seq int32) CephJobRequest {
-	r := CephJobRequest{Verb: verb, Seq: seq, OSDUUID: s.OSDUUID, Node: s.Node, Device: s.Device, OSDID: -1}
+func request(s cephv1alpha1.DiskRetirementStatus, verb cephjob.CephVerb, seq int32) cephjob.CephJobRequest {
+	r := cephjob.CephJobRequest{Verb: verb, Seq: seq, OSDUUID: s.OSDUUID, Node: s.Node, Device: s.Device, OSDID: -1}
 	if s.OSDID != nil {
 		r.OSDID = *s.OSDID
 	}
-	if verb == VerbPurge {
+	if verb == cephjob.VerbPurge {
 		r.Host = s.Node
 	}
 	return r
 }
 
 // answered says the Ceph Job just read ran verb.
-func answered(f RetirementFacts, verb CephVerb) bool {
+func answered(f RetirementFacts, verb cephjob.CephVerb) bool {
 	return f.Answer != nil && f.Verb == verb
 }
 
@@ -315,9 +316,9 @@ func untouched(f RetirementFacts) RetirementStep {
 		return step(base, cephv1alpha1.RetirementSuspended, ActNone, "the consumers' checks pass with replacement Disk %s counted; Ceph's own checks run once it is an OSD, after spec.suspend is set to false", f.ReplacementName)
 	}
 	switch {
-	case answered(f, VerbProbe):
+	case answered(f, cephjob.VerbProbe):
 		return checkedByCeph(base)
-	case answered(f, VerbIdentify):
+	case answered(f, cephjob.VerbIdentify):
 		return identified(base)
 	}
 	if f.Status.Phase == cephv1alpha1.RetirementWaitingForReplacement && base.Status.Progressed != nil {
@@ -326,12 +327,12 @@ func untouched(f RetirementFacts) RetirementStep {
 		if !probeDue(base) {
 			return step(base, f.Status.Phase, ActNone, "%s", f.Status.Message)
 		}
-		return ask(base, f.Status.Phase, VerbProbe, "%s", f.Status.Message)
+		return ask(base, f.Status.Phase, cephjob.VerbProbe, "%s", f.Status.Message)
 	}
 	if !probeDue(base) && base.Status.Progressed != nil {
 		return step(base, cephv1alpha1.RetirementPending, ActNone, "%s", f.Status.Message) // settling: the next probe is not due
 	}
-	return ask(base, cephv1alpha1.RetirementPending, VerbProbe, "asking Ceph whether it can lose osd.%d", osd.ID)
+	return ask(base, cephv1alpha1.RetirementPending, cephjob.VerbProbe, "asking Ceph whether it can lose osd.%d", osd.ID)
 }
 
 // checkedByCeph reads the preflight probe: every Ceph check, and Ceph's
@@ -362,7 +363,7 @@ func checkedByCeph(f RetirementFacts) RetirementStep {
 		return refuse("%s", why)
 	}
 	f.Status.Progressed = nil
-	return ask(f, cephv1alpha1.RetirementPending, VerbIdentify, "Ceph can lose osd.%d; reading the label of %s on node %s", id, f.Status.Device, f.Status.Node)
+	return ask(f, cephv1alpha1.RetirementPending, cephjob.VerbIdentify, "Ceph can lose osd.%d; reading the label of %s on node %s", id, f.Status.Device, f.Status.Node)
 }
 
 // replacementBooting waits, probe after probe, until Ceph has the
@@ -415,7 +416,7 @@ func identified(f RetirementFacts) RetirementStep {
 	if !f.Answer.Succeeded {
 		return step(f, cephv1alpha1.RetirementRefused, ActRelease, "refused, nothing was touched: the label of %s on node %s could not be read (%s)", f.Status.Device, f.Status.Node, f.Answer.Message)
 	}
-	switch label := labelUUID(f.Answer.Message); {
+	switch label := cephjob.LabelUUID(f.Answer.Message); {
 	case label == f.Status.OSDUUID:
 	case label != "" && f.Status.DeviceLabel == "":
 		// The device's kernel name moved: the label, which moves with the
@@ -437,7 +438,7 @@ func identified(f RetirementFacts) RetirementStep {
 	if f.Suspend {
 		return step(f, cephv1alpha1.RetirementSuspended, ActNone, "every check passed for osd.%d and its device's label names it; nothing is touched until spec.suspend is set to false", id)
 	}
-	s := ask(f, cephv1alpha1.RetirementDraining, VerbOut, "marking osd.%d out while it runs: Ceph copies its PGs elsewhere from a full set of copies", id)
+	s := ask(f, cephv1alpha1.RetirementDraining, cephjob.VerbOut, "marking osd.%d out while it runs: Ceph copies its PGs elsewhere from a full set of copies", id)
 	s.Status.MarkedOut = true
 	progressed(&s, f.Now)
 	return s
@@ -485,11 +486,11 @@ func draining(f RetirementFacts) RetirementStep {
 	switch {
 	case f.Deleting:
 		return abort(f, "cancelled")
-	case answered(f, VerbOut) && !f.Answer.Succeeded:
+	case answered(f, cephjob.VerbOut) && !f.Answer.Succeeded:
 		return abort(f, fmt.Sprintf("Ceph did not mark osd.%d out (%s)", id, f.Answer.Message))
-	case answered(f, VerbOut):
-		return ask(f, cephv1alpha1.RetirementDraining, VerbProbe, "osd.%d is out; asking Ceph how many PGs it still holds", id)
-	case answered(f, VerbProbe):
+	case answered(f, cephjob.VerbOut):
+		return ask(f, cephv1alpha1.RetirementDraining, cephjob.VerbProbe, "osd.%d is out; asking Ceph how many PGs it still holds", id)
+	case answered(f, cephjob.VerbProbe):
 		if f.Ceph == nil {
 			return waitOrAbort(f, fmt.Sprintf("Ceph did not answer (%s)", f.Answer.Message))
 		}
@@ -516,7 +517,7 @@ func draining(f RetirementFacts) RetirementStep {
 		s.Status.PGsLeft = &left
 		return s
 	case probeDue(f):
-		return ask(f, cephv1alpha1.RetirementDraining, VerbProbe, "%s", f.Status.Message)
+		return ask(f, cephv1alpha1.RetirementDraining, cephjob.VerbProbe, "%s", f.Status.Message)
 	}
 	return step(f, cephv1alpha1.RetirementDraining, ActNone, "%s", f.Status.Message)
 }
@@ -529,7 +530,7 @@ func draining(f RetirementFacts) RetirementStep {
 // restarts each OSD whose Deployment changed after a CephCluster edit, one
 // at a time) are not trouble: a drain they hold makes no progress, and the
 // stall limit ends it.
-func drainTrouble(c CephFacts, osd int) string {
+func drainTrouble(c cephjob.CephFacts, osd int) string {
 	if why := lastingCheck(c); why != "" {
 		return why
 	}
@@ -543,7 +544,7 @@ func drainTrouble(c CephFacts, osd int) string {
 
 // othersDownButIn names the OSDs besides osd that are down but still in,
 // "" when there are none.
-func othersDownButIn(c CephFacts, osd int) string {
+func othersDownButIn(c cephjob.CephFacts, osd int) string {
 	var down []string
 	for _, o := range otherOSDsMissing(c, osd) {
 		if o.In {
@@ -572,7 +573,7 @@ func stopping(f RetirementFacts) RetirementStep {
 		return step(f, cephv1alpha1.RetirementStoppingOSD, ActScaleDown, "stopping osd.%d", id)
 	case f.Deployment != nil && f.Deployment.Running > 0:
 		return step(f, cephv1alpha1.RetirementStoppingOSD, ActNone, "waiting for osd.%d's pod to stop (%d still there, terminating ones counted)", id, f.Deployment.Running)
-	case answered(f, VerbProbe):
+	case answered(f, cephjob.VerbProbe):
 		switch {
 		case f.Ceph == nil:
 			return waitOrAbort(f, fmt.Sprintf("Ceph did not answer (%s)", f.Answer.Message))
@@ -585,13 +586,13 @@ func stopping(f RetirementFacts) RetirementStep {
 		case !f.Ceph.SafeToDestroy():
 			return waitOrAbort(f, fmt.Sprintf("osd.%d is down, and Ceph does not call it safe to destroy (%s)", id, f.Ceph.OSD.SafeToDestroy.Message))
 		}
-		s := ask(f, cephv1alpha1.RetirementRemoving, VerbPurge, "osd.%d is down and safe to destroy; purging it (Ceph checks once more)", id)
+		s := ask(f, cephv1alpha1.RetirementRemoving, cephjob.VerbPurge, "osd.%d is down and safe to destroy; purging it (Ceph checks once more)", id)
 		if host, ok := f.Ceph.HostOf(int(id)); ok {
 			s.Request.Host = host.Name // CRUSH's name for the node
 		}
 		return s
 	case probeDue(f):
-		return ask(f, cephv1alpha1.RetirementStoppingOSD, VerbProbe, "osd.%d's pod is gone; asking Ceph whether it sees it down", id)
+		return ask(f, cephv1alpha1.RetirementStoppingOSD, cephjob.VerbProbe, "osd.%d's pod is gone; asking Ceph whether it sees it down", id)
 	}
 	return step(f, cephv1alpha1.RetirementStoppingOSD, ActNone, "%s", f.Status.Message)
 }
@@ -600,26 +601,26 @@ func stopping(f RetirementFacts) RetirementStep {
 func removing(f RetirementFacts) RetirementStep {
 	id := osdID(f)
 	switch {
-	case answered(f, VerbPurge) && !f.Answer.Succeeded:
+	case answered(f, cephjob.VerbPurge) && !f.Answer.Succeeded:
 		// Ceph refused (EBUSY, EAGAIN): nothing was purged; ask again.
 		s := waitOrAbort(f, fmt.Sprintf("Ceph did not purge osd.%d (%s)", id, f.Answer.Message))
 		if s.Status.Phase == cephv1alpha1.RetirementRemoving {
 			s.Status.Phase = cephv1alpha1.RetirementStoppingOSD // probe, then purge again
 		}
 		return s
-	case answered(f, VerbPurge):
+	case answered(f, cephjob.VerbPurge):
 		s := step(f, cephv1alpha1.RetirementRemoving, ActNone, "osd.%d is purged from Ceph", id)
 		s.Status.Purged = true
 		return removing(f.then(s))
 	case !f.Status.Purged:
-		return ask(f, cephv1alpha1.RetirementRemoving, VerbPurge, "purging osd.%d (Ceph checks once more that it is safe to destroy)", id)
+		return ask(f, cephv1alpha1.RetirementRemoving, cephjob.VerbPurge, "purging osd.%d (Ceph checks once more that it is safe to destroy)", id)
 	}
 	// Wiped before its Deployment goes: Rook's prepare may run on the node at
 	// any time, and for a labelled device without a Deployment it makes one
 	// and starts the purged OSD again (seen on real Ceph: osd.2 was back,
 	// up, a minute after its Deployment was deleted). A stopped Deployment
 	// with the do-not-reconcile label is left alone.
-	return ask(f, cephv1alpha1.RetirementWiping, VerbZap, "osd.%d is purged; wiping %s on node %s once its label is checked to name it", id, f.Status.Device, f.Status.Node)
+	return ask(f, cephv1alpha1.RetirementWiping, cephjob.VerbZap, "osd.%d is purged; wiping %s on node %s once its label is checked to name it", id, f.Status.Device, f.Status.Node)
 }
 
 // wiping wipes the device, takes it out of the CephCluster, then deletes
@@ -627,19 +628,19 @@ func removing(f RetirementFacts) RetirementStep {
 func wiping(f RetirementFacts) RetirementStep {
 	retired := f.Disk != nil && f.Disk.Annotations[cephv1alpha1.RetiredAnnotation] != ""
 	switch {
-	case answered(f, VerbZap) && !f.Answer.Succeeded:
+	case answered(f, cephjob.VerbZap) && !f.Answer.Succeeded:
 		s := step(f, cephv1alpha1.RetirementWiping, ActNone, "%s was not wiped (%s); it stays in the CephCluster and the plugin asks again in %s", f.Status.Device, f.Answer.Message, f.Timing.Stall)
 		s.Status.ManualSteps = WipeInstructions(f.Status.Node, f.Status.Device)
 		progressed(&s, f.Now)
 		return s
-	case answered(f, VerbZap):
+	case answered(f, cephjob.VerbZap):
 		s := step(f, cephv1alpha1.RetirementWiping, ActMarkRetired, "%s: taking it out of the CephCluster", f.Answer.Message)
 		s.Status.ManualSteps = ""
 		return s
 	case !retired && f.Status.ManualSteps != "" && !stalled(f):
 		return step(f, cephv1alpha1.RetirementWiping, ActNone, "%s", f.Status.Message)
 	case !retired && f.Status.OSDID != nil:
-		return ask(f, cephv1alpha1.RetirementWiping, VerbZap, "wiping %s on node %s", f.Status.Device, f.Status.Node)
+		return ask(f, cephv1alpha1.RetirementWiping, cephjob.VerbZap, "wiping %s on node %s", f.Status.Device, f.Status.Node)
 	case !retired:
 		return step(f, cephv1alpha1.RetirementWiping, ActMarkRetired, "taking %s out of the CephCluster", f.Status.Device)
 	case f.Deployment != nil:
@@ -665,14 +666,14 @@ func aborting(f RetirementFacts) RetirementStep {
 		s := step(f, cephv1alpha1.RetirementAborting, ActNone, "aborting (%s): osd.%d is started again", f.Status.AbortReason, id)
 		s.Status.OSDStopped = false
 		return aborting(f.then(s))
-	case answered(f, VerbIn) && f.Answer.Succeeded:
+	case answered(f, cephjob.VerbIn) && f.Answer.Succeeded:
 		s := step(f, cephv1alpha1.RetirementAborting, ActNone, "aborting (%s): osd.%d is in again", f.Status.AbortReason, id)
 		s.Status.MarkedOut = false
 		return aborting(f.then(s))
-	case answered(f, VerbIn):
+	case answered(f, cephjob.VerbIn):
 		return step(f, cephv1alpha1.RetirementAborting, ActNone, "aborting (%s): Ceph did not mark osd.%d in (%s); asking again", f.Status.AbortReason, id, f.Answer.Message)
 	case f.Status.MarkedOut && probeDue(f):
-		return ask(f, cephv1alpha1.RetirementAborting, VerbIn, "aborting (%s): marking osd.%d in again", f.Status.AbortReason, id)
+		return ask(f, cephv1alpha1.RetirementAborting, cephjob.VerbIn, "aborting (%s): marking osd.%d in again", f.Status.AbortReason, id)
 	case f.Status.MarkedOut:
 		return step(f, cephv1alpha1.RetirementAborting, ActNone, "%s", f.Status.Message)
 	}

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
+	"github.com/fundament-oss/ceph-rook/internal/cephjob"
 	"github.com/fundament-oss/ceph-rook/internal/rook"
 )
 
@@ -64,22 +65,22 @@ func (x stepFixture) at(p cephv1alpha1.DiskRetirementPhase, change func(*Retirem
 }
 
 // answer makes f read a finished Ceph Job of verb.
-func answer(f *RetirementFacts, verb CephVerb, ok bool, message string) {
-	f.Status.CephJob = CephJobName(f.UID, CephJobRequest{Verb: verb, Seq: f.Status.CephJobs - 1})
-	f.Answer, f.Verb = &CephJobAnswer{Done: true, Succeeded: ok, Message: message}, verb
+func answer(f *RetirementFacts, verb cephjob.CephVerb, ok bool, message string) {
+	f.Status.CephJob = cephjob.CephJobName(f.UID, cephjob.CephJobRequest{Verb: verb, Seq: f.Status.CephJobs - 1})
+	f.Answer, f.Verb = &cephjob.CephJobAnswer{Done: true, Succeeded: ok, Message: message}, verb
 }
 
 // probed makes f read a probe answer of facts.
-func probed(f *RetirementFacts, facts CephFacts) {
-	answer(f, VerbProbe, true, "{...}")
+func probed(f *RetirementFacts, facts cephjob.CephFacts) {
+	answer(f, cephjob.VerbProbe, true, "{...}")
 	f.Ceph = &facts
 }
 
 // cephWith is threeHosts probed for osd.3 (on node-b there), up and in
 // with its PGs, changed by change.
-func cephWith(change func(*CephFacts)) CephFacts {
+func cephWith(change func(*cephjob.CephFacts)) cephjob.CephFacts {
 	f := threeHosts()
-	f.OSD = CephOSD{ID: 3, Exists: true, UUID: "uuid-3", Up: true, In: true}
+	f.OSD = cephjob.CephOSD{ID: 3, Exists: true, UUID: "uuid-3", Up: true, In: true}
 	f.OSD.SafeToDestroy.RC, f.OSD.SafeToDestroy.Message = 16, "Error EBUSY: OSD(s) 3 have 60 pgs currently mapped to them."
 	if change != nil {
 		change(&f)
@@ -88,7 +89,7 @@ func cephWith(change func(*CephFacts)) CephFacts {
 }
 
 // safe: osd.3 is out and drained, and Ceph calls it safe to destroy.
-func safe(f *CephFacts) {
+func safe(f *cephjob.CephFacts) {
 	osdOf(f, 3).PGs, osdOf(f, 3).In = 0, false
 	f.OSD.In, f.OSD.SafeToDestroy.RC, f.OSD.SafeToDestroy.Message = false, 0, "OSD(s) 3 are safe to destroy without reducing data durability."
 }
@@ -104,26 +105,26 @@ func TestNextRetirementStep(t *testing.T) {
 		facts   RetirementFacts
 		phase   cephv1alpha1.DiskRetirementPhase
 		action  RetirementAction
-		verb    CephVerb // the Ceph Job asked, with ActCephJob
+		verb    cephjob.CephVerb // the Ceph Job asked, with ActCephJob
 		message string
 	}{
 		// Before anything is touched: the consumers, then Ceph, then the label.
-		{"first, ask Ceph", x.fresh(), cephv1alpha1.RetirementPending, ActCephJob, VerbProbe, "asking Ceph whether it can lose osd.3"},
+		{"first, ask Ceph", x.fresh(), cephv1alpha1.RetirementPending, ActCephJob, cephjob.VerbProbe, "asking Ceph whether it can lose osd.3"},
 		{"a consumers' check refuses before Ceph is asked", func() RetirementFacts {
 			f := x.fresh()
 			f.Preflight = []cephv1alpha1.PreflightCheck{{Name: CheckHosts, Message: "1 host would remain"}, {Name: CheckCopies, Passed: true}}
 			return f
 		}(), cephv1alpha1.RetirementRefused, ActRelease, "", "refused, nothing was touched: Hosts: 1 host would remain"},
 		{"Ceph's checks pass: read the device's label", func() RetirementFacts { f := x.fresh(); probed(&f, cephWith(nil)); return f }(),
-			cephv1alpha1.RetirementPending, ActCephJob, VerbIdentify, "Ceph can lose osd.3; reading the label of /dev/disk/by-id/wwn-0xb on node node-a"},
+			cephv1alpha1.RetirementPending, ActCephJob, cephjob.VerbIdentify, "Ceph can lose osd.3; reading the label of /dev/disk/by-id/wwn-0xb on node node-a"},
 		{"Ceph's checks refuse", func() RetirementFacts {
 			f := x.fresh()
-			probed(&f, cephWith(func(c *CephFacts) { osdOf(c, 4).Up, osdOf(c, 4).In = false, false }))
+			probed(&f, cephWith(func(c *cephjob.CephFacts) { osdOf(c, 4).Up, osdOf(c, 4).In = false, false }))
 			return f
 		}(), cephv1alpha1.RetirementRefused, ActRelease, "", "Health: osd.4 (down and out): Ceph already lacks copies there"},
 		{"another OSD down but in (Rook restarting it): wait for it", func() RetirementFacts {
 			f := x.fresh()
-			probed(&f, cephWith(func(c *CephFacts) {
+			probed(&f, cephWith(func(c *cephjob.CephFacts) {
 				osdOf(c, 4).Up = false
 				c.PGStates = map[string]int{"active+clean": 100, "active+undersized+degraded": 20}
 			}))
@@ -131,14 +132,14 @@ func TestNextRetirementStep(t *testing.T) {
 		}(), cephv1alpha1.RetirementPending, ActNone, "", "waiting for Ceph to settle (osd.4 down, 20 active+undersized+degraded) before anything is touched"},
 		{"PGs peering for a moment: wait for Ceph to settle", func() RetirementFacts {
 			f := x.fresh()
-			probed(&f, cephWith(func(c *CephFacts) { c.PGStates = map[string]int{"active+clean": 119, "peering": 1} }))
+			probed(&f, cephWith(func(c *cephjob.CephFacts) { c.PGStates = map[string]int{"active+clean": 119, "peering": 1} }))
 			return f
 		}(), cephv1alpha1.RetirementPending, ActNone, "", "waiting for Ceph to settle (1 peering) before anything is touched"},
 		{"Ceph does not settle within the stall limit: refused", func() RetirementFacts {
 			f := x.fresh()
 			long := metav1.NewTime(x.now.Add(-time.Hour))
 			f.Status.Progressed = &long
-			probed(&f, cephWith(func(c *CephFacts) { c.PGStates = map[string]int{"active+clean": 119, "peering": 1} }))
+			probed(&f, cephWith(func(c *cephjob.CephFacts) { c.PGStates = map[string]int{"active+clean": 119, "peering": 1} }))
 			return f
 		}(), cephv1alpha1.RetirementRefused, ActRelease, "", "Ceph did not settle in 30m0s: Health: 1 PGs are peering"},
 		{"settling: the next probe waits for the poll interval", func() RetirementFacts {
@@ -149,13 +150,13 @@ func TestNextRetirementStep(t *testing.T) {
 		}(), cephv1alpha1.RetirementPending, ActNone, "", "waiting for Ceph to settle"},
 		{"Ceph did not answer", func() RetirementFacts {
 			f := x.fresh()
-			answer(&f, VerbProbe, false, "DeadlineExceeded: Job was active longer than specified deadline")
+			answer(&f, cephjob.VerbProbe, false, "DeadlineExceeded: Job was active longer than specified deadline")
 			return f
 		}(),
 			cephv1alpha1.RetirementRefused, ActRelease, "", "Ceph did not answer (DeadlineExceeded"},
 		{"Ceph's osd.3 is another OSD than Rook's", func() RetirementFacts {
 			f := x.fresh()
-			probed(&f, cephWith(func(c *CephFacts) { c.OSD.UUID = "uuid-other" }))
+			probed(&f, cephWith(func(c *cephjob.CephFacts) { c.OSD.UUID = "uuid-other" }))
 			return f
 		}(), cephv1alpha1.RetirementRefused, ActRelease, "", "Ceph's osd.3 has UUID uuid-other, Rook's Deployment says uuid-3"},
 		{"the replacement has a Deployment but its OSD has not booted: wait, nothing touched", func() RetirementFacts {
@@ -165,18 +166,18 @@ func TestNextRetirementStep(t *testing.T) {
 		}(), cephv1alpha1.RetirementWaitingForReplacement, ActNone, "", "waiting for Ceph to have replacement Disk a-sdd's osd.9 up and in"},
 		{"the replacement's OSD booted but is not in yet: wait", func() RetirementFacts {
 			f := x.replacing()
-			probed(&f, cephWith(func(c *CephFacts) {
-				c.Hosts[0].OSDs = append(c.Hosts[0].OSDs, HostOSD{ID: 9, Up: true})
+			probed(&f, cephWith(func(c *cephjob.CephFacts) {
+				c.Hosts[0].OSDs = append(c.Hosts[0].OSDs, cephjob.HostOSD{ID: 9, Up: true})
 			}))
 			return f
 		}(), cephv1alpha1.RetirementWaitingForReplacement, ActNone, "", "osd.9 up and in"},
 		{"the replacement's OSD is up and in: on to the label", func() RetirementFacts {
 			f := x.replacing()
-			probed(&f, cephWith(func(c *CephFacts) {
-				c.Hosts[0].OSDs = append(c.Hosts[0].OSDs, HostOSD{ID: 9, Up: true, In: true, KB: 10 << 20})
+			probed(&f, cephWith(func(c *cephjob.CephFacts) {
+				c.Hosts[0].OSDs = append(c.Hosts[0].OSDs, cephjob.HostOSD{ID: 9, Up: true, In: true, KB: 10 << 20})
 			}))
 			return f
-		}(), cephv1alpha1.RetirementPending, ActCephJob, VerbIdentify, "Ceph can lose osd.3"},
+		}(), cephv1alpha1.RetirementPending, ActCephJob, cephjob.VerbIdentify, "Ceph can lose osd.3"},
 		{"the replacement's OSD never comes up: refused after the stall limit", func() RetirementFacts {
 			f := x.replacing()
 			long := metav1.NewTime(x.now.Add(-31 * time.Minute))
@@ -193,29 +194,29 @@ func TestNextRetirementStep(t *testing.T) {
 		}(), cephv1alpha1.RetirementWaitingForReplacement, ActNone, "", "osd.9 up and in"},
 		{"the label names the OSD: mark it out while it runs", func() RetirementFacts {
 			f := x.fresh()
-			answer(&f, VerbIdentify, true, `{"osdUUID":"uuid-3"}`)
+			answer(&f, cephjob.VerbIdentify, true, `{"osdUUID":"uuid-3"}`)
 			return f
-		}(), cephv1alpha1.RetirementDraining, ActCephJob, VerbOut, "marking osd.3 out while it runs"},
+		}(), cephv1alpha1.RetirementDraining, ActCephJob, cephjob.VerbOut, "marking osd.3 out while it runs"},
 		{"the label names another OSD: the kernel names moved, that OSD is checked instead", func() RetirementFacts {
 			f := x.fresh()
-			answer(&f, VerbIdentify, true, `{"osdUUID":"uuid-5"}`)
+			answer(&f, cephjob.VerbIdentify, true, `{"osdUUID":"uuid-5"}`)
 			return f
 		}(), cephv1alpha1.RetirementPending, ActNone, "", "holds the OSD with UUID uuid-5, not osd.3 (Rook recorded the kernel name"},
 		{"the label moves again after the OSD was found by it", func() RetirementFacts {
 			f := x.fresh()
 			f.Status.DeviceLabel = "uuid-3"
-			answer(&f, VerbIdentify, true, `{"osdUUID":"uuid-5"}`)
+			answer(&f, cephjob.VerbIdentify, true, `{"osdUUID":"uuid-5"}`)
 			return f
 		}(), cephv1alpha1.RetirementRefused, ActRelease, "", "holds the OSD with UUID uuid-5, not osd.3 (UUID uuid-3)"},
 		{"the device carries no label", func() RetirementFacts {
 			f := x.fresh()
-			answer(&f, VerbIdentify, true, `{"osdUUID":""}`)
+			answer(&f, cephjob.VerbIdentify, true, `{"osdUUID":""}`)
 			return f
 		}(), cephv1alpha1.RetirementRefused, ActRelease, "", "holds no OSD, not osd.3"},
 		{"suspended: every check shown, nothing touched", func() RetirementFacts {
 			f := x.fresh()
 			f.Suspend = true
-			answer(&f, VerbIdentify, true, `{"osdUUID":"uuid-3"}`)
+			answer(&f, cephjob.VerbIdentify, true, `{"osdUUID":"uuid-3"}`)
 			return f
 		}(), cephv1alpha1.RetirementSuspended, ActNone, "", "nothing is touched until spec.suspend is set to false"},
 		{"another retirement runs", func() RetirementFacts { f := x.fresh(); f.Queue.Ahead = "DiskRetirement q (Draining)"; return f }(),
@@ -225,16 +226,16 @@ func TestNextRetirementStep(t *testing.T) {
 		}),
 			cephv1alpha1.RetirementDraining, ActNone, "", "osd.3 drains (Ceph Job ceph-rook-probe-uidr-3 runs)"},
 		{"a Ceph Job the status names is gone: made again", x.at(cephv1alpha1.RetirementDraining, func(f *RetirementFacts) {
-			f.Status.CephJob, f.CephJobMissing = CephJobName(f.UID, CephJobRequest{Verb: VerbOut, Seq: 3}), true
-		}), cephv1alpha1.RetirementDraining, ActCephJob, VerbOut, ""},
+			f.Status.CephJob, f.CephJobMissing = cephjob.CephJobName(f.UID, cephjob.CephJobRequest{Verb: cephjob.VerbOut, Seq: 3}), true
+		}), cephv1alpha1.RetirementDraining, ActCephJob, cephjob.VerbOut, ""},
 
 		// Draining.
-		{"marked out: ask how it drains", x.at(cephv1alpha1.RetirementDraining, func(f *RetirementFacts) { answer(f, VerbOut, true, "marked out osd.3.") }),
-			cephv1alpha1.RetirementDraining, ActCephJob, VerbProbe, "osd.3 is out"},
-		{"Ceph refused to mark it out: abort", x.at(cephv1alpha1.RetirementDraining, func(f *RetirementFacts) { answer(f, VerbOut, false, "Error EPERM") }),
+		{"marked out: ask how it drains", x.at(cephv1alpha1.RetirementDraining, func(f *RetirementFacts) { answer(f, cephjob.VerbOut, true, "marked out osd.3.") }),
+			cephv1alpha1.RetirementDraining, ActCephJob, cephjob.VerbProbe, "osd.3 is out"},
+		{"Ceph refused to mark it out: abort", x.at(cephv1alpha1.RetirementDraining, func(f *RetirementFacts) { answer(f, cephjob.VerbOut, false, "Error EPERM") }),
 			cephv1alpha1.RetirementAborting, ActNone, "", "aborting: Ceph did not mark osd.3 out (Error EPERM); giving osd.3 back"},
 		{"PGs left: wait", x.at(cephv1alpha1.RetirementDraining, func(f *RetirementFacts) {
-			probed(f, cephWith(func(c *CephFacts) {
+			probed(f, cephWith(func(c *cephjob.CephFacts) {
 				osdOf(c, 3).PGs, osdOf(c, 3).In, c.PGStates = 20, false, map[string]int{"active+clean": 100, "active+remapped+backfilling": 20}
 			}))
 		}), cephv1alpha1.RetirementDraining, ActNone, "", "osd.3 is out and drains: 20 PGs left"},
@@ -242,21 +243,21 @@ func TestNextRetirementStep(t *testing.T) {
 			asked := metav1.NewTime(x.now.Add(-time.Second))
 			f.Status.AskedCephAt = &asked
 		}), cephv1alpha1.RetirementDraining, ActNone, "", ""},
-		{"then one", x.at(cephv1alpha1.RetirementDraining, nil), cephv1alpha1.RetirementDraining, ActCephJob, VerbProbe, ""},
+		{"then one", x.at(cephv1alpha1.RetirementDraining, nil), cephv1alpha1.RetirementDraining, ActCephJob, cephjob.VerbProbe, ""},
 		{"drained: stop it", x.at(cephv1alpha1.RetirementDraining, func(f *RetirementFacts) { probed(f, cephWith(safe)) }),
 			cephv1alpha1.RetirementStoppingOSD, ActScaleDown, "", "Ceph says osd.3 is safe to destroy (no PG maps to it); stopping it"},
 		{"no PG moved for the stall limit: abort", x.at(cephv1alpha1.RetirementDraining, func(f *RetirementFacts) {
 			left, long := int32(20), metav1.NewTime(x.now.Add(-time.Hour))
 			f.Status.PGsLeft, f.Status.Progressed = &left, &long
-			probed(f, cephWith(func(c *CephFacts) { osdOf(c, 3).PGs, osdOf(c, 3).In = 20, false }))
+			probed(f, cephWith(func(c *cephjob.CephFacts) { osdOf(c, 3).PGs, osdOf(c, 3).In = 20, false }))
 		}), cephv1alpha1.RetirementAborting, ActNone, "", "no PG left osd.3 for 30m0s (20 left"},
 		{"a PG moved: not stalled", x.at(cephv1alpha1.RetirementDraining, func(f *RetirementFacts) {
 			left, long := int32(21), metav1.NewTime(x.now.Add(-time.Hour))
 			f.Status.PGsLeft, f.Status.Progressed = &left, &long
-			probed(f, cephWith(func(c *CephFacts) { osdOf(c, 3).PGs, osdOf(c, 3).In = 20, false }))
+			probed(f, cephWith(func(c *cephjob.CephFacts) { osdOf(c, 3).PGs, osdOf(c, 3).In = 20, false }))
 		}), cephv1alpha1.RetirementDraining, ActNone, "", "20 PGs left"},
 		{"another host goes down while it drains (Rook restarting its OSDs): hold", x.at(cephv1alpha1.RetirementDraining, func(f *RetirementFacts) {
-			probed(f, cephWith(func(c *CephFacts) {
+			probed(f, cephWith(func(c *cephjob.CephFacts) {
 				osdOf(c, 3).In = false
 				osdOf(c, 4).Up, osdOf(c, 5).Up = false, false
 			}))
@@ -264,31 +265,31 @@ func TestNextRetirementStep(t *testing.T) {
 		{"held for the stall limit: abort", x.at(cephv1alpha1.RetirementDraining, func(f *RetirementFacts) {
 			long := metav1.NewTime(x.now.Add(-time.Hour))
 			f.Status.Progressed = &long
-			probed(f, cephWith(func(c *CephFacts) { osdOf(c, 3).In, osdOf(c, 4).Up = false, false }))
+			probed(f, cephWith(func(c *cephjob.CephFacts) { osdOf(c, 3).In, osdOf(c, 4).Up = false, false }))
 		}), cephv1alpha1.RetirementAborting, ActNone, "", "aborting: waiting for osd.4 on host node-c, down but still in for 30m0s; giving osd.3 back"},
 		{"drained, but another OSD is down: not stopped", x.at(cephv1alpha1.RetirementDraining, func(f *RetirementFacts) {
-			probed(f, cephWith(func(c *CephFacts) { safe(c); osdOf(c, 4).Up = false }))
+			probed(f, cephWith(func(c *cephjob.CephFacts) { safe(c); osdOf(c, 4).Up = false }))
 		}), cephv1alpha1.RetirementDraining, ActNone, "", "waiting for osd.4 on host node-c, down but still in"},
 		{"Ceph marks the down OSDs out: abort", x.at(cephv1alpha1.RetirementDraining, func(f *RetirementFacts) {
-			probed(f, cephWith(func(c *CephFacts) {
+			probed(f, cephWith(func(c *cephjob.CephFacts) {
 				osdOf(c, 3).In = false
 				osdOf(c, 4).Up, osdOf(c, 4).In = false, false
 			}))
 		}), cephv1alpha1.RetirementAborting, ActNone, "", "osd.4 on host node-c is down and out: Ceph lacks copies there while osd.3 drains"},
 		{"PGs peering right after the out: wait, not abort", x.at(cephv1alpha1.RetirementDraining, func(f *RetirementFacts) {
-			probed(f, cephWith(func(c *CephFacts) {
+			probed(f, cephWith(func(c *cephjob.CephFacts) {
 				osdOf(c, 3).In = false
 				c.Health.Status, c.Health.Checks = "HEALTH_WARN", map[string]string{"PG_AVAILABILITY": "Reduced data availability: 10 pgs peering"}
 				c.PGStates = map[string]int{"active+clean": 110, "peering": 10}
 			}))
 		}), cephv1alpha1.RetirementDraining, ActNone, "", "osd.3 is out and drains: 60 PGs left"},
 		{"an OSD nearly full while it drains: abort", x.at(cephv1alpha1.RetirementDraining, func(f *RetirementFacts) {
-			probed(f, cephWith(func(c *CephFacts) {
+			probed(f, cephWith(func(c *cephjob.CephFacts) {
 				c.Health.Status, c.Health.Checks = "HEALTH_WARN", map[string]string{"OSD_NEARFULL": "1 nearfull osd(s)"}
 			}))
 		}), cephv1alpha1.RetirementAborting, ActNone, "", "Ceph reports OSD_NEARFULL"},
 		{"cancelled while it drains: give back", x.at(cephv1alpha1.RetirementDraining, func(f *RetirementFacts) { f.Deleting = true }),
-			cephv1alpha1.RetirementAborting, ActCephJob, VerbIn, "aborting (cancelled): marking osd.3 in again"},
+			cephv1alpha1.RetirementAborting, ActCephJob, cephjob.VerbIn, "aborting (cancelled): marking osd.3 in again"},
 
 		// Stopping.
 		{"scale down again after a crash", x.at(cephv1alpha1.RetirementStoppingOSD, func(f *RetirementFacts) { f.Status.OSDStopped = true }),
@@ -296,19 +297,19 @@ func TestNextRetirementStep(t *testing.T) {
 		{"its pod still stops (terminating ones counted)", x.at(cephv1alpha1.RetirementStoppingOSD, func(f *RetirementFacts) { f.Status.OSDStopped, f.Deployment = true, &stopping }),
 			cephv1alpha1.RetirementStoppingOSD, ActNone, "", "waiting for osd.3's pod to stop (1 still there"},
 		{"pod gone: does Ceph see it down?", x.at(cephv1alpha1.RetirementStoppingOSD, func(f *RetirementFacts) { f.Status.OSDStopped, f.Deployment = true, &stopped }),
-			cephv1alpha1.RetirementStoppingOSD, ActCephJob, VerbProbe, "osd.3's pod is gone"},
+			cephv1alpha1.RetirementStoppingOSD, ActCephJob, cephjob.VerbProbe, "osd.3's pod is gone"},
 		{"Ceph still sees it up: wait", x.at(cephv1alpha1.RetirementStoppingOSD, func(f *RetirementFacts) {
 			f.Status.OSDStopped, f.Deployment = true, &stopped
 			probed(f, cephWith(safe))
 		}), cephv1alpha1.RetirementStoppingOSD, ActNone, "", "Ceph still sees it up"},
 		{"down and safe: purge", x.at(cephv1alpha1.RetirementStoppingOSD, func(f *RetirementFacts) {
 			f.Status.OSDStopped, f.Deployment = true, &stopped
-			probed(f, cephWith(func(c *CephFacts) { safe(c); c.OSD.Up = false; osdOf(c, 3).Up = false }))
-		}), cephv1alpha1.RetirementRemoving, ActCephJob, VerbPurge, "osd.3 is down and safe to destroy; purging it"},
+			probed(f, cephWith(func(c *cephjob.CephFacts) { safe(c); c.OSD.Up = false; osdOf(c, 3).Up = false }))
+		}), cephv1alpha1.RetirementRemoving, ActCephJob, cephjob.VerbPurge, "osd.3 is down and safe to destroy; purging it"},
 		{"down but not safe for the stall limit: abort", x.at(cephv1alpha1.RetirementStoppingOSD, func(f *RetirementFacts) {
 			long := metav1.NewTime(x.now.Add(-time.Hour))
 			f.Status.OSDStopped, f.Deployment, f.Status.Progressed = true, &stopped, &long
-			probed(f, cephWith(func(c *CephFacts) {
+			probed(f, cephWith(func(c *cephjob.CephFacts) {
 				c.OSD.Up, c.OSD.SafeToDestroy.RC, c.OSD.SafeToDestroy.Message = false, 11, "Error EAGAIN: not all PGs are active+clean"
 			}))
 		}), cephv1alpha1.RetirementAborting, ActScaleUp, "", "aborting (osd.3 is down, and Ceph does not call it safe to destroy (Error EAGAIN"},
@@ -318,26 +319,26 @@ func TestNextRetirementStep(t *testing.T) {
 		// Removing, wiping.
 		{"Ceph refused the purge: probe again", x.at(cephv1alpha1.RetirementRemoving, func(f *RetirementFacts) {
 			f.Status.OSDStopped, f.Deployment = true, &stopped
-			answer(f, VerbPurge, false, "Error EBUSY: OSD(s) 3 have 2 pgs currently mapped to them.")
+			answer(f, cephjob.VerbPurge, false, "Error EBUSY: OSD(s) 3 have 2 pgs currently mapped to them.")
 		}), cephv1alpha1.RetirementStoppingOSD, ActNone, "", "Ceph did not purge osd.3 (Error EBUSY"},
 		{"purged: wipe the device while its stopped Deployment keeps Rook away", x.at(cephv1alpha1.RetirementRemoving, func(f *RetirementFacts) {
 			f.Status.OSDStopped, f.Deployment = true, &stopped
-			answer(f, VerbPurge, true, "osd.3 is not in Ceph's OSD map")
-		}), cephv1alpha1.RetirementWiping, ActCephJob, VerbZap, "osd.3 is purged; wiping /dev/disk/by-id/wwn-0xb on node node-a once its label is checked"},
+			answer(f, cephjob.VerbPurge, true, "osd.3 is not in Ceph's OSD map")
+		}), cephv1alpha1.RetirementWiping, ActCephJob, cephjob.VerbZap, "osd.3 is purged; wiping /dev/disk/by-id/wwn-0xb on node node-a once its label is checked"},
 		{"cancelling does not stop a purge", x.at(cephv1alpha1.RetirementRemoving, func(f *RetirementFacts) {
 			f.Status.OSDStopped, f.Status.Purged, f.Deployment, f.Deleting = true, true, &stopped, true
-		}), cephv1alpha1.RetirementWiping, ActCephJob, VerbZap, ""},
+		}), cephv1alpha1.RetirementWiping, ActCephJob, cephjob.VerbZap, ""},
 		{"wiped and out: delete its Deployment", x.at(cephv1alpha1.RetirementWiping, func(f *RetirementFacts) {
 			f.Status.OSDStopped, f.Status.Purged, f.Deployment = true, true, &stopped
 			f.Disk.Annotations = map[string]string{cephv1alpha1.RetiredAnnotation: "osd.3"}
 		}), cephv1alpha1.RetirementWiping, ActDeleteDeployment, "", "deleting osd.3's Deployment rook-ceph-osd-3"},
 		{"wiped: out of the CephCluster", x.at(cephv1alpha1.RetirementWiping, func(f *RetirementFacts) {
 			f.Status.Purged, f.Deployment = true, nil
-			answer(f, VerbZap, true, "wiped /dev/sdb (it held the OSD with UUID uuid-3)")
+			answer(f, cephjob.VerbZap, true, "wiped /dev/sdb (it held the OSD with UUID uuid-3)")
 		}), cephv1alpha1.RetirementWiping, ActMarkRetired, "", "wiped /dev/sdb"},
 		{"the label names another OSD: not wiped, the operator told", x.at(cephv1alpha1.RetirementWiping, func(f *RetirementFacts) {
 			f.Status.Purged, f.Deployment = true, nil
-			answer(f, VerbZap, false, "refused: /dev/sdb holds the OSD with UUID uuid-5, not uuid-3")
+			answer(f, cephjob.VerbZap, false, "refused: /dev/sdb holds the OSD with UUID uuid-5, not uuid-3")
 		}), cephv1alpha1.RetirementWiping, ActNone, "", "was not wiped (refused: /dev/sdb holds the OSD with UUID uuid-5"},
 		{"waiting for the device to leave the list", x.at(cephv1alpha1.RetirementWiping, func(f *RetirementFacts) {
 			f.Status.Purged, f.Deployment = true, nil
@@ -350,18 +351,18 @@ func TestNextRetirementStep(t *testing.T) {
 
 		// Aborting gives back in order: start, then mark in, then end.
 		{"in again once started", x.at(cephv1alpha1.RetirementAborting, func(f *RetirementFacts) { f.Status.AbortReason, f.Status.AskedCephAt = "no PG moved", nil }),
-			cephv1alpha1.RetirementAborting, ActCephJob, VerbIn, "marking osd.3 in again"},
+			cephv1alpha1.RetirementAborting, ActCephJob, cephjob.VerbIn, "marking osd.3 in again"},
 		{"Ceph refused to mark it in: ask again", x.at(cephv1alpha1.RetirementAborting, func(f *RetirementFacts) {
 			f.Status.AbortReason = "no PG moved"
-			answer(f, VerbIn, false, "Error ETIMEDOUT")
+			answer(f, cephjob.VerbIn, false, "Error ETIMEDOUT")
 		}), cephv1alpha1.RetirementAborting, ActNone, "", "Ceph did not mark osd.3 in (Error ETIMEDOUT); asking again"},
 		{"given back: Failed, with the reason", x.at(cephv1alpha1.RetirementAborting, func(f *RetirementFacts) {
 			f.Status.AbortReason = "no PG moved"
-			answer(f, VerbIn, true, "marked in osd.3.")
+			answer(f, cephjob.VerbIn, true, "marked in osd.3.")
 		}), cephv1alpha1.RetirementFailed, ActRelease, "", "aborted: no PG moved; osd.3 is up and in again"},
 		{"given back after a cancel: Cancelled", x.at(cephv1alpha1.RetirementAborting, func(f *RetirementFacts) {
 			f.Status.AbortReason, f.Deleting = "cancelled", true
-			answer(f, VerbIn, true, "marked in osd.3.")
+			answer(f, cephjob.VerbIn, true, "marked in osd.3.")
 		}), cephv1alpha1.RetirementCancelled, ActRelease, "", "aborted: cancelled"},
 
 		// Anything touched with a Deployment that cannot be read: hold.
@@ -379,7 +380,7 @@ func TestNextRetirementStep(t *testing.T) {
 			assert.Contains(t, got.Status.Message, tc.message)
 			if tc.action == ActCephJob {
 				require.Equal(t, tc.verb, got.Request.Verb)
-				assert.Equal(t, CephJobName(tc.facts.UID, got.Request), got.Status.CephJob, "the status names the Job before it is made")
+				assert.Equal(t, cephjob.CephJobName(tc.facts.UID, got.Request), got.Status.CephJob, "the status names the Job before it is made")
 				assert.Equal(t, int32(3), got.Request.OSDID)
 			}
 			if tc.facts.Answer != nil && got.Action != ActCephJob {
@@ -396,7 +397,7 @@ func TestNextRetirementStep(t *testing.T) {
 func TestKernelNamesMovedTheLabelFindsTheOSD(t *testing.T) {
 	x := newStepFixture()
 	f := x.fresh()
-	answer(&f, VerbIdentify, true, `{"osdUUID":"uuid-5"}`)
+	answer(&f, cephjob.VerbIdentify, true, `{"osdUUID":"uuid-5"}`)
 	moved := NextRetirementStep(f)
 	require.Equal(t, "uuid-5", moved.Status.DeviceLabel)
 	assert.Nil(t, moved.Status.OSDID, "the OSD recorded at the kernel name is forgotten")
@@ -408,19 +409,19 @@ func TestKernelNamesMovedTheLabelFindsTheOSD(t *testing.T) {
 	next.Deployment = &recordedAtSdc
 	probe := NextRetirementStep(next)
 	require.Equal(t, ActCephJob, probe.Action, probe.Status.Message)
-	assert.Equal(t, VerbProbe, probe.Request.Verb)
+	assert.Equal(t, cephjob.VerbProbe, probe.Request.Verb)
 	assert.Equal(t, int32(5), probe.Request.OSDID)
 	assert.Equal(t, "uuid-5", probe.Status.OSDUUID)
 
 	checked := next.then(probe)
-	probed(&checked, cephWith(func(c *CephFacts) { c.OSD.ID, c.OSD.UUID = 5, "uuid-5"; osdOf(c, 3).ID = 5 }))
+	probed(&checked, cephWith(func(c *cephjob.CephFacts) { c.OSD.ID, c.OSD.UUID = 5, "uuid-5"; osdOf(c, 3).ID = 5 }))
 	identify := NextRetirementStep(checked)
-	require.Equal(t, VerbIdentify, identify.Request.Verb, identify.Status.Message)
+	require.Equal(t, cephjob.VerbIdentify, identify.Request.Verb, identify.Status.Message)
 	labelled := checked.then(identify)
-	answer(&labelled, VerbIdentify, true, `{"osdUUID":"uuid-5"}`)
+	answer(&labelled, cephjob.VerbIdentify, true, `{"osdUUID":"uuid-5"}`)
 	out := NextRetirementStep(labelled)
 	assert.Equal(t, cephv1alpha1.RetirementDraining, out.Status.Phase, out.Status.Message)
-	assert.Equal(t, VerbOut, out.Request.Verb)
+	assert.Equal(t, cephjob.VerbOut, out.Request.Verb)
 	assert.Equal(t, int32(5), out.Request.OSDID)
 }
 
@@ -448,7 +449,7 @@ func TestEveryAbortGivesEverythingBack(t *testing.T) {
 					up := x.osd
 					f.Deployment, started = &up, true
 				case ActCephJob:
-					require.Equal(t, VerbIn, s.Request.Verb)
+					require.Equal(t, cephjob.VerbIn, s.Request.Verb)
 					require.True(t, started, "marked in only once started")
 					in = true
 				}

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
+	"github.com/fundament-oss/ceph-rook/internal/cephjob"
 	"github.com/fundament-oss/ceph-rook/internal/rook"
 )
 
@@ -53,7 +54,7 @@ type OrphanFacts struct {
 	// annotation's, or its status names the OSD).
 	Owned bool
 	// In is the sweep's "in" Job: nil when there is none.
-	In *CephJobAnswer
+	In *cephjob.CephJobAnswer
 }
 
 // SweepOSD decides the sweep's next action for one OSD Deployment: start
@@ -142,7 +143,7 @@ func (s *retirementSweeper) facts(ctx context.Context, d *appsv1.Deployment, ret
 
 // sweepInJobName is the sweep's "in" Job of an OSD Deployment.
 func sweepInJobName(d *appsv1.Deployment) string {
-	return CephJobName(d.UID, CephJobRequest{Verb: VerbIn})
+	return cephjob.CephJobName(d.UID, cephjob.CephJobRequest{Verb: cephjob.VerbIn})
 }
 
 func (s *retirementSweeper) act(ctx context.Context, d *appsv1.Deployment, action OrphanAction) error {
@@ -159,7 +160,7 @@ func (s *retirementSweeper) act(ctx context.Context, d *appsv1.Deployment, actio
 			return err
 		}
 		owner := metav1.OwnerReference{APIVersion: "apps/v1", Kind: "Deployment", Name: d.Name, UID: d.UID}
-		job := RenderCephJob(d.Namespace, owner, CephJobRequest{Verb: VerbIn, OSDID: int32(id)}, image)
+		job := cephjob.RenderCephJob(d.Namespace, owner, cephjob.CephJobRequest{Verb: cephjob.VerbIn, OSDID: int32(id)}, image)
 		return client.IgnoreAlreadyExists(r.Client.Create(ctx, job))
 	case OrphanRetryIn:
 		return r.deleteCephJob(ctx, sweepInJobName(d))

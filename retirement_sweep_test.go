@@ -9,12 +9,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
+	"github.com/fundament-oss/ceph-rook/internal/cephjob"
 )
 
 func TestSweepOSD(t *testing.T) {
-	done := &CephJobAnswer{Done: true, Succeeded: true}
-	failed := &CephJobAnswer{Done: true, Message: "Error ETIMEDOUT"}
-	running := &CephJobAnswer{}
+	done := &cephjob.CephJobAnswer{Done: true, Succeeded: true}
+	failed := &cephjob.CephJobAnswer{Done: true, Message: "Error ETIMEDOUT"}
+	running := &cephjob.CephJobAnswer{}
 	tests := []struct {
 		name string
 		f    OrphanFacts

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -9,67 +8,12 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/yaml"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
-	"github.com/fundament-oss/ceph-rook/internal/cachedir"
 	"github.com/fundament-oss/ceph-rook/internal/rook"
-	"github.com/fundament-oss/ceph-rook/internal/simulate"
 )
-
-func TestParseOSDDeployment(t *testing.T) {
-	good := simulate.OSDDeployment("rook-ceph", 7, "node-a", "/dev/sdb")
-	osd, err := rook.ParseOSDDeployment(good)
-	require.NoError(t, err)
-	assert.Equal(t, rook.OSD{ID: 7, Deployment: "rook-ceph-osd-7", Node: "node-a", UUID: "00000000-0000-4000-8000-000000000007", BlockPath: "/dev/sdb", Replicas: 1}, osd)
-
-	lvm := simulate.OSDDeployment("rook-ceph", 8, "node-a", "")
-	env := lvm.Spec.Template.Spec.Containers[0].Env
-	for i := range env {
-		if env[i].Name == "ROOK_BLOCK_PATH" {
-			env[i] = corev1.EnvVar{Name: "ROOK_LV_PATH", Value: "/dev/ceph-1/osd-block-2"}
-		}
-	}
-	osd, err = rook.ParseOSDDeployment(lvm)
-	require.NoError(t, err)
-	assert.Equal(t, "/dev/ceph-1/osd-block-2", osd.BlockPath, "an LVM OSD's path is ROOK_LV_PATH, as getOSDInfo reads it")
-
-	sidecarFirst := simulate.OSDDeployment("rook-ceph", 9, "node-b", "/dev/sdc")
-	pod := &sidecarFirst.Spec.Template.Spec
-	pod.Containers = append([]corev1.Container{{Name: "log-collector", Env: []corev1.EnvVar{{Name: "ROOK_NODE_NAME", Value: "elsewhere"}}}}, pod.Containers...)
-	osd, err = rook.ParseOSDDeployment(sidecarFirst)
-	require.NoError(t, err)
-	assert.Equal(t, "node-b", osd.Node, "the OSD's facts come from the container named osd, as Rook v1.18.10's findOSDContainer reads them")
-	assert.Equal(t, "/dev/sdc", osd.BlockPath)
-
-	refusals := map[string]func(){
-		"no ceph-osd-id label":  func() { delete(good.Labels, "ceph-osd-id") },
-		"an ID that is not one": func() { good.Labels["ceph-osd-id"] = "seven" },
-		"a negative ID":         func() { good.Labels["ceph-osd-id"] = "-1" },
-		"no UUID": func() {
-			good.Spec.Template.Spec.Containers[0].Env = good.Spec.Template.Spec.Containers[0].Env[2:]
-		},
-		"an OSD on a PVC": func() {
-			c := &good.Spec.Template.Spec.Containers[0]
-			c.Env = append(c.Env, corev1.EnvVar{Name: "ROOK_PVC_BACKED_OSD", Value: "true"})
-		},
-		"no containers":          func() { good.Spec.Template.Spec.Containers = nil },
-		"no container named osd": func() { good.Spec.Template.Spec.Containers[0].Name = "daemon" },
-	}
-	for name, spoil := range refusals {
-		t.Run(name, func(t *testing.T) {
-			good = simulate.OSDDeployment("rook-ceph", 7, "node-a", "/dev/sdb")
-			spoil()
-			_, err := rook.ParseOSDDeployment(good)
-			assert.Error(t, err)
-		})
-	}
-}
 
 func retirementDisk(name, node, path, stable string) *cephv1alpha1.Disk {
 	d := &cephv1alpha1.Disk{}
@@ -204,78 +148,6 @@ func TestPreflight(t *testing.T) {
 func TestHumanBytes(t *testing.T) {
 	for n, want := range map[int64]string{0: "0 B", 1023: "1023 B", 1024: "1.0 KiB", 3 << 30: "3.0 GiB", 4000787030016: "3.6 TiB"} {
 		assert.Equal(t, want, humanBytes(n), "%d", n)
-	}
-}
-
-// TestCephJobReachesCephAsRooksOwnJob compares a rendered Ceph Job with
-// Rook's deploy/examples/osd-purge.yaml (as cached by hack/rook): Ceph's
-// address and the admin credentials come from the same ConfigMap and
-// Secret keys; and pins what makes it the plugin's: named and labelled by
-// its owner's UID (no name length breaks it), owned, bounded, never
-// retried, its inputs in the environment.
-func TestCephJobReachesCephAsRooksOwnJob(t *testing.T) {
-	raw, err := os.ReadFile(cachedir.RookOSDPurgeJob())
-	require.NoError(t, err, "run `just rook-artifacts`")
-	var rook batchv1.Job
-	require.NoError(t, yaml.Unmarshal(raw, &rook))
-	owner := &cephv1alpha1.DiskRetirement{}
-	owner.Name, owner.UID = strings.Repeat("a-very-long-retirement-name-", 9), "3f2b8c1e-0d4a-4b5e-9c6f-7a8b9c0d1e2f"
-	job := RenderCephJob("rook-ceph", retirementOwner(owner), CephJobRequest{Verb: VerbProbe, Seq: 12, OSDID: 3}, "docker.io/rook/ceph:v1.18.0")
-
-	rookEnv := map[string]*corev1.EnvVarSource{}
-	for _, e := range rook.Spec.Template.Spec.Containers[0].Env {
-		rookEnv[e.Name] = e.ValueFrom
-	}
-	env := map[string]corev1.EnvVar{}
-	for _, e := range job.Spec.Template.Spec.Containers[0].Env {
-		env[e.Name] = e
-	}
-	for _, name := range []string{"ROOK_MON_ENDPOINTS", "ROOK_CEPH_USERNAME"} {
-		assert.Equal(t, rookEnv[name], env[name].ValueFrom, name)
-	}
-	secretOf := func(spec corev1.PodSpec) *corev1.SecretVolumeSource {
-		for _, v := range spec.Volumes {
-			if v.Secret != nil {
-				return v.Secret
-			}
-		}
-		return nil
-	}
-	want, got := secretOf(rook.Spec.Template.Spec), secretOf(job.Spec.Template.Spec)
-	require.NotNil(t, got)
-	assert.Equal(t, want.SecretName, got.SecretName)
-	assert.Equal(t, want.Items, got.Items)
-
-	assert.Equal(t, "ceph-rook-probe-3f2b8c1e0d4a4b5e9c6f7a8b9c0d1e2f-12", job.Name)
-	assert.LessOrEqual(t, len(job.Name), 63, "the Job's name is its pods' job-name label")
-	assert.Equal(t, string(owner.UID), job.Labels[CephJobOwnerLabel])
-	assert.Equal(t, []metav1.OwnerReference{{APIVersion: "ceph.fundament.io/v1alpha1", Kind: "DiskRetirement", Name: owner.Name, UID: owner.UID}}, job.OwnerReferences)
-	assert.Equal(t, int32(0), *job.Spec.BackoffLimit)
-	assert.NotNil(t, job.Spec.TTLSecondsAfterFinished)
-	assert.NotNil(t, job.Spec.ActiveDeadlineSeconds)
-	assert.Equal(t, probeScript, env["PROBE"].Value)
-	assert.Equal(t, "3", env["OSD_ID"].Value)
-	assert.Empty(t, job.Spec.Template.Spec.NodeSelector, "a probe runs anywhere")
-
-	zap := RenderCephJob("rook-ceph", retirementOwner(owner), CephJobRequest{Verb: VerbZap, OSDID: 3, OSDUUID: "u-3", Node: "node-a", Device: "/dev/sd$(reboot)"}, "img")
-	c := zap.Spec.Template.Spec.Containers[0]
-	assert.Equal(t, map[string]string{corev1.LabelHostname: "node-a"}, zap.Spec.Template.Spec.NodeSelector)
-	assert.True(t, *c.SecurityContext.Privileged)
-	assert.NotContains(t, c.Command[2], "reboot", "the device is an environment value, never spliced into the script")
-	assert.Contains(t, c.Env, corev1.EnvVar{Name: "DEVICE", Value: "/dev/sd$(reboot)"})
-}
-
-func TestParseCephJobName(t *testing.T) {
-	owner := types.UID("3f2b8c1e-0d4a-4b5e-9c6f-7a8b9c0d1e2f")
-	for _, verb := range []CephVerb{VerbProbe, VerbOut, VerbIn, VerbPurge, VerbIdentify, VerbZap} {
-		v, seq, ok := parseCephJobName(CephJobName(owner, CephJobRequest{Verb: verb, Seq: 7}))
-		assert.True(t, ok)
-		assert.Equal(t, verb, v)
-		assert.Equal(t, int32(7), seq)
-	}
-	for _, bad := range []string{"", "rook-ceph-osd-3", "ceph-rook-remove-osd-3", "ceph-rook-probe-uid-x", "ceph-rook-nuke-uid-1"} {
-		_, _, ok := parseCephJobName(bad)
-		assert.False(t, ok, bad)
 	}
 }
 

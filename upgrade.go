@@ -11,6 +11,7 @@ import (
 	"time"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
+	"github.com/fundament-oss/ceph-rook/internal/cephjob"
 )
 
 // In-place upgrades: the pure decisions. Which step comes next, and whether
@@ -205,7 +206,7 @@ type UpgradeFacts struct {
 	// Kubernetes is the API server's version ("v1.34.2").
 	Kubernetes string
 	// Ceph is what Ceph says: health, checks and PG states.
-	Ceph CephFacts
+	Ceph cephjob.CephFacts
 	// RookVersions and CephVersions are the distinct rook-version and
 	// ceph-version labels of the cluster's Deployments (rook_cluster);
 	// Unavailable names those not at their desired replicas, updated and

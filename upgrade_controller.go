@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/fundament-oss/ceph-rook/internal/cephjob"
 	"github.com/fundament-oss/ceph-rook/internal/rook"
 	"github.com/fundament-oss/ceph-rook/pluginruntime"
 )
@@ -147,7 +148,7 @@ func (r *UpgradeReconciler) askPGStates(ctx context.Context) (map[string]int, er
 	if r.pgJob == "" {
 		return nil, r.startPGJob(ctx)
 	}
-	job, answer, err := getCephJob(ctx, r.Live, r.Config.ClusterNamespace, r.pgJob)
+	job, answer, err := cephjob.GetCephJob(ctx, r.Live, r.Config.ClusterNamespace, r.pgJob)
 	if err != nil {
 		return nil, err
 	}
@@ -160,7 +161,7 @@ func (r *UpgradeReconciler) askPGStates(ctx context.Context) (map[string]int, er
 	}
 	name := r.pgJob
 	r.pgJob = ""
-	if err := deleteCephJob(ctx, r.Client, r.Config.ClusterNamespace, name); err != nil {
+	if err := cephjob.DeleteCephJob(ctx, r.Client, r.Config.ClusterNamespace, name); err != nil {
 		return nil, fmt.Errorf("delete Ceph Job %s: %w", name, err)
 	}
 	fresh := job.Status.CompletionTime != nil && time.Since(job.Status.CompletionTime.Time) < maxPGAnswerAge
@@ -168,7 +169,7 @@ func (r *UpgradeReconciler) askPGStates(ctx context.Context) (map[string]int, er
 		log.FromContext(ctx).Info("asking Ceph for its PG states again", "job", name, "succeeded", answer.Succeeded, "answer", answer.Message)
 		return nil, nil
 	}
-	return ParsePGStates(answer.Message)
+	return cephjob.ParsePGStates(answer.Message)
 }
 
 // startPGJob starts the Ceph Job that reads the PG states, with the Rook
@@ -179,13 +180,13 @@ func (r *UpgradeReconciler) startPGJob(ctx context.Context) error {
 	if err := r.Live.Get(ctx, r.cluster(), &cluster); err != nil {
 		return fmt.Errorf("read CephCluster %s: %w", r.cluster(), err)
 	}
-	image, err := rookOperatorImage(ctx, r.Live, r.Config)
+	image, err := cephjob.RookOperatorImage(ctx, r.Live, r.Config.OperatorNamespace)
 	if err != nil {
 		return err
 	}
 	owner := metav1.OwnerReference{APIVersion: cephv1.SchemeGroupVersion.String(), Kind: "CephCluster", Name: cluster.Name, UID: cluster.UID}
-	req := CephJobRequest{Verb: VerbPGStates, Seq: int32(time.Now().Unix() % 1_000_000_000)}
-	job := RenderCephJob(r.Config.ClusterNamespace, owner, req, image)
+	req := cephjob.CephJobRequest{Verb: cephjob.VerbPGStates, Seq: int32(time.Now().Unix() % 1_000_000_000)}
+	job := cephjob.RenderCephJob(r.Config.ClusterNamespace, owner, req, image)
 	if err := client.IgnoreAlreadyExists(r.Client.Create(ctx, job)); err != nil {
 		return fmt.Errorf("start Ceph Job %s: %w", job.Name, err)
 	}

@@ -1,4 +1,4 @@
-package main
+package cephjob
 
 import (
 	"encoding/json"

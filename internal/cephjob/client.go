@@ -1,4 +1,4 @@
-package main
+package cephjob
 
 import (
 	"context"
@@ -17,9 +17,9 @@ import (
 // reading a Job's answer, deleting a Job once read, and the image every
 // Ceph Job runs.
 
-// getCephJob reads a Ceph Job of namespace and its pods: the Job (nil when
+// GetCephJob reads a Ceph Job of namespace and its pods: the Job (nil when
 // there is no such Job) and its answer.
-func getCephJob(ctx context.Context, live client.Reader, namespace, name string) (*batchv1.Job, CephJobAnswer, error) {
+func GetCephJob(ctx context.Context, live client.Reader, namespace, name string) (*batchv1.Job, CephJobAnswer, error) {
 	var job batchv1.Job
 	err := live.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &job)
 	if apierrors.IsNotFound(err) {
@@ -35,17 +35,17 @@ func getCephJob(ctx context.Context, live client.Reader, namespace, name string)
 	return &job, ReadCephJob(&job, pods.Items), nil
 }
 
-// deleteCephJob deletes a Ceph Job whose answer was read, with its pod.
-func deleteCephJob(ctx context.Context, c client.Client, namespace, name string) error {
+// DeleteCephJob deletes a Ceph Job whose answer was read, with its pod.
+func DeleteCephJob(ctx context.Context, c client.Client, namespace, name string) error {
 	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
 	return client.IgnoreNotFound(c.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground)))
 }
 
-// rookOperatorImage is the running Rook operator's image, which every Ceph
+// RookOperatorImage is the running Rook operator's image, which every Ceph
 // Job runs (its ceph CLI matches the running Rook).
-func rookOperatorImage(ctx context.Context, live client.Reader, cfg Config) (string, error) {
+func RookOperatorImage(ctx context.Context, live client.Reader, operatorNamespace string) (string, error) {
 	var operator appsv1.Deployment
-	if err := live.Get(ctx, client.ObjectKey{Namespace: cfg.OperatorNamespace, Name: rook.OperatorDeployment}, &operator); err != nil {
+	if err := live.Get(ctx, client.ObjectKey{Namespace: operatorNamespace, Name: rook.OperatorDeployment}, &operator); err != nil {
 		return "", fmt.Errorf("read the Rook operator's image: %w", err)
 	}
 	if len(operator.Spec.Template.Spec.Containers) == 0 {

@@ -1,4 +1,4 @@
-package main
+package cephjob
 
 import (
 	_ "embed"
@@ -11,14 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-
-	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
 )
-
-// retirementOwner is a DiskRetirement as the owner of its Ceph Jobs.
-func retirementOwner(ret *cephv1alpha1.DiskRetirement) metav1.OwnerReference {
-	return metav1.OwnerReference{APIVersion: cephv1alpha1.GroupVersion.String(), Kind: "DiskRetirement", Name: ret.Name, UID: ret.UID}
-}
 
 // The plugin's one way to talk to Ceph: a Job in the cluster namespace that
 // runs one verb with Rook's own image (the operator's, so the ceph CLI
@@ -87,7 +80,7 @@ const (
 	cephJobDeadline = int64(300)
 )
 
-//go:embed cephjob/probe.py
+//go:embed probe.py
 var probeScript string
 
 // cephPreamble writes a ceph.conf and keyring from Rook's mon endpoints
@@ -257,10 +250,10 @@ func ReadCephJob(job *batchv1.Job, pods []corev1.Pod) CephJobAnswer {
 	return a
 }
 
-// labelUUID reads an identify answer ({"osdUUID":"..."}): the OSD UUID of
+// LabelUUID reads an identify answer ({"osdUUID":"..."}): the OSD UUID of
 // the device's BlueStore label, "" when it has none or the answer does not
 // parse.
-func labelUUID(answer string) string {
+func LabelUUID(answer string) string {
 	var label struct {
 		OSDUUID string `json:"osdUUID"`
 	}
@@ -270,8 +263,8 @@ func labelUUID(answer string) string {
 	return label.OSDUUID
 }
 
-// parseCephJobName reads the verb and sequence back from a CephJobName.
-func parseCephJobName(name string) (CephVerb, int32, bool) {
+// ParseCephJobName reads the verb and sequence back from a CephJobName.
+func ParseCephJobName(name string) (CephVerb, int32, bool) {
 	rest, ok := strings.CutPrefix(name, "ceph-rook-")
 	if !ok {
 		return "", 0, false
