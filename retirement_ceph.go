@@ -40,13 +40,13 @@ var blockingHealthChecks = []string{
 var ownDownChecks = []string{"OSD_DOWN", "OSD_HOST_DOWN", "PG_DEGRADED"}
 
 // CephChecks are the Ceph-side preflight checks of retiring osd.
-func CephChecks(f cephjob.CephFacts, osd int) []cephv1alpha1.PreflightCheck {
+func CephChecks(f cephjob.Facts, osd int) []cephv1alpha1.PreflightCheck {
 	return []cephv1alpha1.PreflightCheck{poolsCheck(f, osd), cephCapacityCheck(f, osd), pgsPerOSDCheck(f, osd), cephHealthCheck(f, osd)}
 }
 
 // remaining counts what stays up and in without osd: hosts with at least
 // one such OSD, and the OSDs.
-func remaining(f cephjob.CephFacts, osd int) (hosts, osds int) {
+func remaining(f cephjob.Facts, osd int) (hosts, osds int) {
 	for _, h := range f.Hosts {
 		n := 0
 		for _, o := range h.OSDs {
@@ -67,7 +67,7 @@ func remaining(f cephjob.CephFacts, osd int) (hosts, osds int) {
 // of its failure domain without osd. With fewer, the drained OSD's PGs have
 // nowhere to go, Ceph never calls it safe to destroy, and the retirement
 // would wait for ever.
-func poolsCheck(f cephjob.CephFacts, osd int) cephv1alpha1.PreflightCheck {
+func poolsCheck(f cephjob.Facts, osd int) cephv1alpha1.PreflightCheck {
 	hosts, osds := remaining(f, osd)
 	var short []string
 	for _, p := range f.Pools {
@@ -94,24 +94,24 @@ func poolsCheck(f cephjob.CephFacts, osd int) cephv1alpha1.PreflightCheck {
 // fullCopyPerHost: some host-domain pool keeps as many copies as there are
 // hosts (the retired OSD's counted), so each host holds a whole copy and
 // the retired OSD's data must stay on its own host.
-func fullCopyPerHost(f cephjob.CephFacts, osd int) bool {
+func fullCopyPerHost(f cephjob.Facts, osd int) bool {
 	hosts := 0
 	for _, h := range f.Hosts {
 		if slices.ContainsFunc(h.OSDs, func(o cephjob.HostOSD) bool { return o.ID == osd || o.Up && o.In }) {
 			hosts++
 		}
 	}
-	return slices.ContainsFunc(f.Pools, func(p cephjob.CephPool) bool { return p.Domain == "host" && p.Size >= hosts })
+	return slices.ContainsFunc(f.Pools, func(p cephjob.Pool) bool { return p.Domain == "host" && p.Size >= hosts })
 }
 
 // receivers are the hosts osd's data moves within: its own when each host
 // holds a whole copy and it keeps another OSD, else all of them (a host
 // left empty is the pools check's refusal); scope says which in words.
-func receivers(f cephjob.CephFacts, osd int) (hosts []cephjob.CephHost, scope string) {
+func receivers(f cephjob.Facts, osd int) (hosts []cephjob.Host, scope string) {
 	host, ok := f.HostOf(osd)
 	keeps := slices.ContainsFunc(host.OSDs, func(o cephjob.HostOSD) bool { return o.ID != osd && o.Up && o.In })
 	if ok && keeps && fullCopyPerHost(f, osd) {
-		return []cephjob.CephHost{host}, "host " + host.Name + " (it holds a whole copy)"
+		return []cephjob.Host{host}, "host " + host.Name + " (it holds a whole copy)"
 	}
 	return f.Hosts, "the cluster"
 }
@@ -119,7 +119,7 @@ func receivers(f cephjob.CephFacts, osd int) (hosts []cephjob.CephHost, scope st
 // cephCapacityCheck projects the usage once osd's data has moved within its
 // receivers. It must stay below the nearfull ratio (above backfillfull Ceph
 // stops moving data onto an OSD, above full it stops writes).
-func cephCapacityCheck(f cephjob.CephFacts, osd int) cephv1alpha1.PreflightCheck {
+func cephCapacityCheck(f cephjob.Facts, osd int) cephv1alpha1.PreflightCheck {
 	hosts, scope := receivers(f, osd)
 	var kb, used, gone int64
 	for _, h := range hosts {
@@ -153,7 +153,7 @@ func cephCapacityCheck(f cephjob.CephFacts, osd int) cephv1alpha1.PreflightCheck
 // spread over the rest of its host when each host holds a whole copy,
 // else over every OSD that stays. Above mon_max_pg_per_osd ×
 // osd_max_pg_per_osd_hard_ratio an OSD refuses new PGs and the drain hangs.
-func pgsPerOSDCheck(f cephjob.CephFacts, osd int) cephv1alpha1.PreflightCheck {
+func pgsPerOSDCheck(f cephjob.Facts, osd int) cephv1alpha1.PreflightCheck {
 	hosts, _ := receivers(f, osd)
 	var takers []cephjob.HostOSD
 	for _, h := range hosts {
@@ -184,7 +184,7 @@ func pgsPerOSDCheck(f cephjob.CephFacts, osd int) cephv1alpha1.PreflightCheck {
 // other OSD is down or out, and every PG is active, and clean unless the
 // retired OSD is the one down (a failed disk: its PGs are degraded by it
 // alone, and retiring it is how they heal).
-func cephHealthCheck(f cephjob.CephFacts, osd int) cephv1alpha1.PreflightCheck {
+func cephHealthCheck(f cephjob.Facts, osd int) cephv1alpha1.PreflightCheck {
 	fail := func(format string, args ...any) cephv1alpha1.PreflightCheck {
 		return cephv1alpha1.PreflightCheck{Name: CheckHealth, Message: fmt.Sprintf(format, args...)}
 	}
@@ -241,7 +241,7 @@ func cephHealthCheck(f cephjob.CephFacts, osd int) cephv1alpha1.PreflightCheck {
 // not clear by itself (full, damaged), or another OSD that is out, which
 // an operator did or the monitors did once it stayed down for
 // mon_osd_down_out_interval.
-func cephSettling(f cephjob.CephFacts, osd int) string {
+func cephSettling(f cephjob.Facts, osd int) string {
 	if f.Health.Status == "HEALTH_ERR" || drainTrouble(f, osd) != "" {
 		return ""
 	}
@@ -266,7 +266,7 @@ var pgStateChecks = []string{"PG_AVAILABILITY", "PG_DEGRADED"}
 // states the manager reports by a few seconds (seen on real Ceph: a
 // replacement's OSD had just taken its PGs, "3 pgs degraded" in the health,
 // every PG active+clean in pg stat, in the same probe).
-func trailingPGChecks(f cephjob.CephFacts) []string {
+func trailingPGChecks(f cephjob.Facts) []string {
 	var trailing []string
 	for _, name := range pgStateChecks {
 		if msg, ok := f.Health.Checks[name]; ok {
@@ -284,7 +284,7 @@ type missingOSD struct {
 
 // otherOSDsMissing are the OSDs besides osd that are down or out, host by
 // host.
-func otherOSDsMissing(f cephjob.CephFacts, osd int) []missingOSD {
+func otherOSDsMissing(f cephjob.Facts, osd int) []missingOSD {
 	var missing []missingOSD
 	for _, h := range f.Hosts {
 		for _, o := range h.OSDs {
@@ -298,7 +298,7 @@ func otherOSDsMissing(f cephjob.CephFacts, osd int) []missingOSD {
 
 // lastingCheck names the first blocking health check Ceph raises that
 // does not clear by itself, "" when there is none.
-func lastingCheck(f cephjob.CephFacts) string {
+func lastingCheck(f cephjob.Facts) string {
 	for _, name := range blockingHealthChecks {
 		if msg, ok := f.Health.Checks[name]; ok && !transientChecks[name] {
 			return fmt.Sprintf("Ceph reports %s: %s", name, msg)

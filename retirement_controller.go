@@ -113,7 +113,7 @@ func refusedForGood(err error) bool {
 // before anything was touched, an abort after), instead of asking for ever.
 func (r *DiskRetirementReconciler) jobRefused(ctx context.Context, ret *cephv1alpha1.DiskRetirement, facts RetirementFacts, asked RetirementStep, err error) (ctrl.Result, error) {
 	facts.Status = asked.Status
-	facts.Answer = &cephjob.CephJobAnswer{Done: true, Message: fmt.Sprintf("Kubernetes refused Ceph Job %s: %v", asked.Status.CephJob, err)}
+	facts.Answer = &cephjob.Answer{Done: true, Message: fmt.Sprintf("Kubernetes refused Ceph Job %s: %v", asked.Status.CephJob, err)}
 	facts.Verb, facts.Ceph, facts.CephJobMissing = asked.Request.Verb, nil, false
 	next := NextRetirementStep(facts)
 	if next.Action == ActCephJob {
@@ -249,7 +249,7 @@ func (r *DiskRetirementReconciler) gatherAnswer(ctx context.Context, f *Retireme
 	}
 	f.Answer, f.Verb = answer, verb
 	if f.Verb == cephjob.VerbProbe && answer.Succeeded {
-		facts, err := cephjob.ParseCephFacts(answer.Message)
+		facts, err := cephjob.ParseFacts(answer.Message)
 		if err != nil {
 			f.Answer.Succeeded, f.Answer.Message = false, err.Error()
 			return nil
@@ -261,17 +261,17 @@ func (r *DiskRetirementReconciler) gatherAnswer(ctx context.Context, f *Retireme
 
 // readCephJob reads a Ceph Job of the cluster namespace and its pods: its
 // answer (nil when there is no such Job) and its verb.
-func (r *DiskRetirementReconciler) readCephJob(ctx context.Context, name string) (*cephjob.CephJobAnswer, cephjob.CephVerb, error) {
-	job, answer, err := cephjob.GetCephJob(ctx, r.Live, r.Config.ClusterNamespace, name)
+func (r *DiskRetirementReconciler) readCephJob(ctx context.Context, name string) (*cephjob.Answer, cephjob.Verb, error) {
+	job, answer, err := cephjob.Get(ctx, r.Live, r.Config.ClusterNamespace, name)
 	if job == nil || err != nil {
 		return nil, "", err
 	}
-	return &answer, cephjob.CephVerb(job.Labels[cephjob.CephJobVerbLabel]), nil
+	return &answer, cephjob.Verb(job.Labels[cephjob.VerbLabel]), nil
 }
 
 // deleteCephJob deletes a Ceph Job whose answer was read, with its pod.
 func (r *DiskRetirementReconciler) deleteCephJob(ctx context.Context, name string) error {
-	return cephjob.DeleteCephJob(ctx, r.Client, r.Config.ClusterNamespace, name)
+	return cephjob.Delete(ctx, r.Client, r.Config.ClusterNamespace, name)
 }
 
 func (r *DiskRetirementReconciler) disk(ctx context.Context, name string) (*cephv1alpha1.Disk, error) {
@@ -521,7 +521,7 @@ func (r *DiskRetirementReconciler) scaleOSD(ctx context.Context, id int32, repli
 }
 
 // createCephJob creates a Ceph Job for ret with the Rook operator's image.
-func (r *DiskRetirementReconciler) createCephJob(ctx context.Context, ret *cephv1alpha1.DiskRetirement, req cephjob.CephJobRequest) error {
+func (r *DiskRetirementReconciler) createCephJob(ctx context.Context, ret *cephv1alpha1.DiskRetirement, req cephjob.Request) error {
 	image, err := r.rookImage(ctx)
 	if err != nil {
 		return err
@@ -533,13 +533,13 @@ func (r *DiskRetirementReconciler) createCephJob(ctx context.Context, ret *cephv
 			return err
 		}
 	}
-	job := cephjob.RenderCephJob(r.Config.ClusterNamespace, retirementOwner(ret), req, image)
+	job := cephjob.Render(r.Config.ClusterNamespace, retirementOwner(ret), req, image)
 	return client.IgnoreAlreadyExists(r.Client.Create(ctx, job))
 }
 
 // rookImage is the running Rook operator's image.
 func (r *DiskRetirementReconciler) rookImage(ctx context.Context) (string, error) {
-	return cephjob.RookOperatorImage(ctx, r.Live, r.Config.OperatorNamespace)
+	return cephjob.OperatorImage(ctx, r.Live, r.Config.OperatorNamespace)
 }
 
 // annotateOSD puts RetirementAnnotation (uid) on an OSD's Deployment, or

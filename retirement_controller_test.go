@@ -48,7 +48,7 @@ type rookPlayer struct {
 	mu    sync.Mutex
 	verbs []string // every Ceph Job answered, "verb osd.N"
 	// pauseAfter, when set, pauses Ceph once it has answered that verb.
-	pauseAfter cephjob.CephVerb
+	pauseAfter cephjob.Verb
 	// violations are what must never happen.
 	violations []string
 }
@@ -58,12 +58,12 @@ func playRook(h *harness) *rookPlayer {
 	p.ceph = &simulate.Ceph{Client: h.c, Namespace: h.cfg.ClusterNamespace, Ran: func(job *batchv1.Job) {
 		p.mu.Lock()
 		defer p.mu.Unlock()
-		if p.pauseAfter != "" && job.Labels[cephjob.CephJobVerbLabel] == string(p.pauseAfter) {
+		if p.pauseAfter != "" && job.Labels[cephjob.VerbLabel] == string(p.pauseAfter) {
 			p.ceph.Paused.Store(true)
 		}
 		for _, e := range job.Spec.Template.Spec.Containers[0].Env {
 			if e.Name == "OSD_ID" {
-				p.verbs = append(p.verbs, job.Labels[cephjob.CephJobVerbLabel]+" osd."+e.Value)
+				p.verbs = append(p.verbs, job.Labels[cephjob.VerbLabel]+" osd."+e.Value)
 			}
 		}
 	}}
@@ -267,7 +267,7 @@ func (h *harness) listed(node, device string) bool {
 // cephJobs are the Ceph Jobs that exist.
 func (h *harness) cephJobs() []batchv1.Job {
 	var jobs batchv1.JobList
-	require.NoError(h.t, h.c.List(h.ctx, &jobs, client.InNamespace(h.cfg.ClusterNamespace), client.MatchingLabels{"app": cephjob.CephJobApp}))
+	require.NoError(h.t, h.c.List(h.ctx, &jobs, client.InNamespace(h.cfg.ClusterNamespace), client.MatchingLabels{"app": cephjob.App}))
 	return slices.DeleteFunc(jobs.Items, func(j batchv1.Job) bool { return !j.DeletionTimestamp.IsZero() })
 }
 

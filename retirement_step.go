@@ -96,9 +96,9 @@ type RetirementFacts struct {
 	// Answer is the finished Ceph Job status.cephJob names, with its verb;
 	// nil while it runs or when there is none. Ceph is the probe's answer
 	// parsed, when Answer is a probe's that parsed.
-	Answer *cephjob.CephJobAnswer
-	Verb   cephjob.CephVerb
-	Ceph   *cephjob.CephFacts
+	Answer *cephjob.Answer
+	Verb   cephjob.Verb
+	Ceph   *cephjob.Facts
 	// CephJobMissing: status.cephJob names a Job that does not exist (a
 	// crash between the status and the create, or Kubernetes deleted it
 	// before its answer was read): it is made again, every verb being
@@ -114,7 +114,7 @@ type RetirementFacts struct {
 type RetirementStep struct {
 	Status  cephv1alpha1.DiskRetirementStatus
 	Action  RetirementAction
-	Request cephjob.CephJobRequest
+	Request cephjob.Request
 }
 
 // NextRetirementStep decides a retirement's next step, in Ceph's order:
@@ -199,17 +199,17 @@ func (f RetirementFacts) then(s RetirementStep) RetirementFacts {
 }
 
 // ask is a step that runs verb for the retirement's OSD in a new Ceph Job.
-func ask(f RetirementFacts, phase cephv1alpha1.DiskRetirementPhase, verb cephjob.CephVerb, format string, args ...any) RetirementStep {
+func ask(f RetirementFacts, phase cephv1alpha1.DiskRetirementPhase, verb cephjob.Verb, format string, args ...any) RetirementStep {
 	s := step(f, phase, ActCephJob, format, args...)
 	s.Request = request(s.Status, verb, s.Status.CephJobs)
 	s.Status.CephJobs++
-	s.Status.CephJob = cephjob.CephJobName(f.UID, s.Request)
+	s.Status.CephJob = cephjob.Name(f.UID, s.Request)
 	return s
 }
 
 // again makes the Ceph Job the status names once more.
 func again(f RetirementFacts) RetirementStep {
-	verb, seq, ok := cephjob.ParseCephJobName(f.Status.CephJob)
+	verb, seq, ok := cephjob.ParseName(f.Status.CephJob)
 	if !ok {
 		s := step(f, f.Status.Phase, ActNone, "%s", f.Status.Message)
 		s.Status.CephJob = "" // not a Ceph Job name: ask afresh
@@ -221,8 +221,8 @@ func again(f RetirementFacts) RetirementStep {
 }
 
 // request is the Ceph Job of verb for the retirement's OSD and device.
-func request(s cephv1alpha1.DiskRetirementStatus, verb cephjob.CephVerb, seq int32) cephjob.CephJobRequest {
-	r := cephjob.CephJobRequest{Verb: verb, Seq: seq, OSDUUID: s.OSDUUID, Node: s.Node, Device: s.Device, OSDID: -1}
+func request(s cephv1alpha1.DiskRetirementStatus, verb cephjob.Verb, seq int32) cephjob.Request {
+	r := cephjob.Request{Verb: verb, Seq: seq, OSDUUID: s.OSDUUID, Node: s.Node, Device: s.Device, OSDID: -1}
 	if s.OSDID != nil {
 		r.OSDID = *s.OSDID
 	}
@@ -233,7 +233,7 @@ func request(s cephv1alpha1.DiskRetirementStatus, verb cephjob.CephVerb, seq int
 }
 
 // answered says the Ceph Job just read ran verb.
-func answered(f RetirementFacts, verb cephjob.CephVerb) bool {
+func answered(f RetirementFacts, verb cephjob.Verb) bool {
 	return f.Answer != nil && f.Verb == verb
 }
 
@@ -530,7 +530,7 @@ func draining(f RetirementFacts) RetirementStep {
 // restarts each OSD whose Deployment changed after a CephCluster edit, one
 // at a time) are not trouble: a drain they hold makes no progress, and the
 // stall limit ends it.
-func drainTrouble(c cephjob.CephFacts, osd int) string {
+func drainTrouble(c cephjob.Facts, osd int) string {
 	if why := lastingCheck(c); why != "" {
 		return why
 	}
@@ -544,7 +544,7 @@ func drainTrouble(c cephjob.CephFacts, osd int) string {
 
 // othersDownButIn names the OSDs besides osd that are down but still in,
 // "" when there are none.
-func othersDownButIn(c cephjob.CephFacts, osd int) string {
+func othersDownButIn(c cephjob.Facts, osd int) string {
 	var down []string
 	for _, o := range otherOSDsMissing(c, osd) {
 		if o.In {

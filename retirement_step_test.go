@@ -65,22 +65,22 @@ func (x stepFixture) at(p cephv1alpha1.DiskRetirementPhase, change func(*Retirem
 }
 
 // answer makes f read a finished Ceph Job of verb.
-func answer(f *RetirementFacts, verb cephjob.CephVerb, ok bool, message string) {
-	f.Status.CephJob = cephjob.CephJobName(f.UID, cephjob.CephJobRequest{Verb: verb, Seq: f.Status.CephJobs - 1})
-	f.Answer, f.Verb = &cephjob.CephJobAnswer{Done: true, Succeeded: ok, Message: message}, verb
+func answer(f *RetirementFacts, verb cephjob.Verb, ok bool, message string) {
+	f.Status.CephJob = cephjob.Name(f.UID, cephjob.Request{Verb: verb, Seq: f.Status.CephJobs - 1})
+	f.Answer, f.Verb = &cephjob.Answer{Done: true, Succeeded: ok, Message: message}, verb
 }
 
 // probed makes f read a probe answer of facts.
-func probed(f *RetirementFacts, facts cephjob.CephFacts) {
+func probed(f *RetirementFacts, facts cephjob.Facts) {
 	answer(f, cephjob.VerbProbe, true, "{...}")
 	f.Ceph = &facts
 }
 
 // cephWith is threeHosts probed for osd.3 (on node-b there), up and in
 // with its PGs, changed by change.
-func cephWith(change func(*cephjob.CephFacts)) cephjob.CephFacts {
+func cephWith(change func(*cephjob.Facts)) cephjob.Facts {
 	f := threeHosts()
-	f.OSD = cephjob.CephOSD{ID: 3, Exists: true, UUID: "uuid-3", Up: true, In: true}
+	f.OSD = cephjob.OSD{ID: 3, Exists: true, UUID: "uuid-3", Up: true, In: true}
 	f.OSD.SafeToDestroy.RC, f.OSD.SafeToDestroy.Message = 16, "Error EBUSY: OSD(s) 3 have 60 pgs currently mapped to them."
 	if change != nil {
 		change(&f)
@@ -89,7 +89,7 @@ func cephWith(change func(*cephjob.CephFacts)) cephjob.CephFacts {
 }
 
 // safe: osd.3 is out and drained, and Ceph calls it safe to destroy.
-func safe(f *cephjob.CephFacts) {
+func safe(f *cephjob.Facts) {
 	osdOf(f, 3).PGs, osdOf(f, 3).In = 0, false
 	f.OSD.In, f.OSD.SafeToDestroy.RC, f.OSD.SafeToDestroy.Message = false, 0, "OSD(s) 3 are safe to destroy without reducing data durability."
 }
@@ -105,7 +105,7 @@ func TestNextRetirementStep(t *testing.T) {
 		facts   RetirementFacts
 		phase   cephv1alpha1.DiskRetirementPhase
 		action  RetirementAction
-		verb    cephjob.CephVerb // the Ceph Job asked, with ActCephJob
+		verb    cephjob.Verb // the Ceph Job asked, with ActCephJob
 		message string
 	}{
 		// Before anything is touched: the consumers, then Ceph, then the label.
@@ -119,12 +119,12 @@ func TestNextRetirementStep(t *testing.T) {
 			cephv1alpha1.RetirementPending, ActCephJob, cephjob.VerbIdentify, "Ceph can lose osd.3; reading the label of /dev/disk/by-id/wwn-0xb on node node-a"},
 		{"Ceph's checks refuse", func() RetirementFacts {
 			f := x.fresh()
-			probed(&f, cephWith(func(c *cephjob.CephFacts) { osdOf(c, 4).Up, osdOf(c, 4).In = false, false }))
+			probed(&f, cephWith(func(c *cephjob.Facts) { osdOf(c, 4).Up, osdOf(c, 4).In = false, false }))
 			return f
 		}(), cephv1alpha1.RetirementRefused, ActRelease, "", "Health: osd.4 (down and out): Ceph already lacks copies there"},
 		{"another OSD down but in (Rook restarting it): wait for it", func() RetirementFacts {
 			f := x.fresh()
-			probed(&f, cephWith(func(c *cephjob.CephFacts) {
+			probed(&f, cephWith(func(c *cephjob.Facts) {
 				osdOf(c, 4).Up = false
 				c.PGStates = map[string]int{"active+clean": 100, "active+undersized+degraded": 20}
 			}))
@@ -132,14 +132,14 @@ func TestNextRetirementStep(t *testing.T) {
 		}(), cephv1alpha1.RetirementPending, ActNone, "", "waiting for Ceph to settle (osd.4 down, 20 active+undersized+degraded) before anything is touched"},
 		{"PGs peering for a moment: wait for Ceph to settle", func() RetirementFacts {
 			f := x.fresh()
-			probed(&f, cephWith(func(c *cephjob.CephFacts) { c.PGStates = map[string]int{"active+clean": 119, "peering": 1} }))
+			probed(&f, cephWith(func(c *cephjob.Facts) { c.PGStates = map[string]int{"active+clean": 119, "peering": 1} }))
 			return f
 		}(), cephv1alpha1.RetirementPending, ActNone, "", "waiting for Ceph to settle (1 peering) before anything is touched"},
 		{"Ceph does not settle within the stall limit: refused", func() RetirementFacts {
 			f := x.fresh()
 			long := metav1.NewTime(x.now.Add(-time.Hour))
 			f.Status.Progressed = &long
-			probed(&f, cephWith(func(c *cephjob.CephFacts) { c.PGStates = map[string]int{"active+clean": 119, "peering": 1} }))
+			probed(&f, cephWith(func(c *cephjob.Facts) { c.PGStates = map[string]int{"active+clean": 119, "peering": 1} }))
 			return f
 		}(), cephv1alpha1.RetirementRefused, ActRelease, "", "Ceph did not settle in 30m0s: Health: 1 PGs are peering"},
 		{"settling: the next probe waits for the poll interval", func() RetirementFacts {
@@ -156,7 +156,7 @@ func TestNextRetirementStep(t *testing.T) {
 			cephv1alpha1.RetirementRefused, ActRelease, "", "Ceph did not answer (DeadlineExceeded"},
 		{"Ceph's osd.3 is another OSD than Rook's", func() RetirementFacts {
 			f := x.fresh()
-			probed(&f, cephWith(func(c *cephjob.CephFacts) { c.OSD.UUID = "uuid-other" }))
+			probed(&f, cephWith(func(c *cephjob.Facts) { c.OSD.UUID = "uuid-other" }))
 			return f
 		}(), cephv1alpha1.RetirementRefused, ActRelease, "", "Ceph's osd.3 has UUID uuid-other, Rook's Deployment says uuid-3"},
 		{"the replacement has a Deployment but its OSD has not booted: wait, nothing touched", func() RetirementFacts {
@@ -166,14 +166,14 @@ func TestNextRetirementStep(t *testing.T) {
 		}(), cephv1alpha1.RetirementWaitingForReplacement, ActNone, "", "waiting for Ceph to have replacement Disk a-sdd's osd.9 up and in"},
 		{"the replacement's OSD booted but is not in yet: wait", func() RetirementFacts {
 			f := x.replacing()
-			probed(&f, cephWith(func(c *cephjob.CephFacts) {
+			probed(&f, cephWith(func(c *cephjob.Facts) {
 				c.Hosts[0].OSDs = append(c.Hosts[0].OSDs, cephjob.HostOSD{ID: 9, Up: true})
 			}))
 			return f
 		}(), cephv1alpha1.RetirementWaitingForReplacement, ActNone, "", "osd.9 up and in"},
 		{"the replacement's OSD is up and in: on to the label", func() RetirementFacts {
 			f := x.replacing()
-			probed(&f, cephWith(func(c *cephjob.CephFacts) {
+			probed(&f, cephWith(func(c *cephjob.Facts) {
 				c.Hosts[0].OSDs = append(c.Hosts[0].OSDs, cephjob.HostOSD{ID: 9, Up: true, In: true, KB: 10 << 20})
 			}))
 			return f
@@ -226,7 +226,7 @@ func TestNextRetirementStep(t *testing.T) {
 		}),
 			cephv1alpha1.RetirementDraining, ActNone, "", "osd.3 drains (Ceph Job ceph-rook-probe-uidr-3 runs)"},
 		{"a Ceph Job the status names is gone: made again", x.at(cephv1alpha1.RetirementDraining, func(f *RetirementFacts) {
-			f.Status.CephJob, f.CephJobMissing = cephjob.CephJobName(f.UID, cephjob.CephJobRequest{Verb: cephjob.VerbOut, Seq: 3}), true
+			f.Status.CephJob, f.CephJobMissing = cephjob.Name(f.UID, cephjob.Request{Verb: cephjob.VerbOut, Seq: 3}), true
 		}), cephv1alpha1.RetirementDraining, ActCephJob, cephjob.VerbOut, ""},
 
 		// Draining.
@@ -235,7 +235,7 @@ func TestNextRetirementStep(t *testing.T) {
 		{"Ceph refused to mark it out: abort", x.at(cephv1alpha1.RetirementDraining, func(f *RetirementFacts) { answer(f, cephjob.VerbOut, false, "Error EPERM") }),
 			cephv1alpha1.RetirementAborting, ActNone, "", "aborting: Ceph did not mark osd.3 out (Error EPERM); giving osd.3 back"},
 		{"PGs left: wait", x.at(cephv1alpha1.RetirementDraining, func(f *RetirementFacts) {
-			probed(f, cephWith(func(c *cephjob.CephFacts) {
+			probed(f, cephWith(func(c *cephjob.Facts) {
 				osdOf(c, 3).PGs, osdOf(c, 3).In, c.PGStates = 20, false, map[string]int{"active+clean": 100, "active+remapped+backfilling": 20}
 			}))
 		}), cephv1alpha1.RetirementDraining, ActNone, "", "osd.3 is out and drains: 20 PGs left"},
@@ -249,15 +249,15 @@ func TestNextRetirementStep(t *testing.T) {
 		{"no PG moved for the stall limit: abort", x.at(cephv1alpha1.RetirementDraining, func(f *RetirementFacts) {
 			left, long := int32(20), metav1.NewTime(x.now.Add(-time.Hour))
 			f.Status.PGsLeft, f.Status.Progressed = &left, &long
-			probed(f, cephWith(func(c *cephjob.CephFacts) { osdOf(c, 3).PGs, osdOf(c, 3).In = 20, false }))
+			probed(f, cephWith(func(c *cephjob.Facts) { osdOf(c, 3).PGs, osdOf(c, 3).In = 20, false }))
 		}), cephv1alpha1.RetirementAborting, ActNone, "", "no PG left osd.3 for 30m0s (20 left"},
 		{"a PG moved: not stalled", x.at(cephv1alpha1.RetirementDraining, func(f *RetirementFacts) {
 			left, long := int32(21), metav1.NewTime(x.now.Add(-time.Hour))
 			f.Status.PGsLeft, f.Status.Progressed = &left, &long
-			probed(f, cephWith(func(c *cephjob.CephFacts) { osdOf(c, 3).PGs, osdOf(c, 3).In = 20, false }))
+			probed(f, cephWith(func(c *cephjob.Facts) { osdOf(c, 3).PGs, osdOf(c, 3).In = 20, false }))
 		}), cephv1alpha1.RetirementDraining, ActNone, "", "20 PGs left"},
 		{"another host goes down while it drains (Rook restarting its OSDs): hold", x.at(cephv1alpha1.RetirementDraining, func(f *RetirementFacts) {
-			probed(f, cephWith(func(c *cephjob.CephFacts) {
+			probed(f, cephWith(func(c *cephjob.Facts) {
 				osdOf(c, 3).In = false
 				osdOf(c, 4).Up, osdOf(c, 5).Up = false, false
 			}))
@@ -265,26 +265,26 @@ func TestNextRetirementStep(t *testing.T) {
 		{"held for the stall limit: abort", x.at(cephv1alpha1.RetirementDraining, func(f *RetirementFacts) {
 			long := metav1.NewTime(x.now.Add(-time.Hour))
 			f.Status.Progressed = &long
-			probed(f, cephWith(func(c *cephjob.CephFacts) { osdOf(c, 3).In, osdOf(c, 4).Up = false, false }))
+			probed(f, cephWith(func(c *cephjob.Facts) { osdOf(c, 3).In, osdOf(c, 4).Up = false, false }))
 		}), cephv1alpha1.RetirementAborting, ActNone, "", "aborting: waiting for osd.4 on host node-c, down but still in for 30m0s; giving osd.3 back"},
 		{"drained, but another OSD is down: not stopped", x.at(cephv1alpha1.RetirementDraining, func(f *RetirementFacts) {
-			probed(f, cephWith(func(c *cephjob.CephFacts) { safe(c); osdOf(c, 4).Up = false }))
+			probed(f, cephWith(func(c *cephjob.Facts) { safe(c); osdOf(c, 4).Up = false }))
 		}), cephv1alpha1.RetirementDraining, ActNone, "", "waiting for osd.4 on host node-c, down but still in"},
 		{"Ceph marks the down OSDs out: abort", x.at(cephv1alpha1.RetirementDraining, func(f *RetirementFacts) {
-			probed(f, cephWith(func(c *cephjob.CephFacts) {
+			probed(f, cephWith(func(c *cephjob.Facts) {
 				osdOf(c, 3).In = false
 				osdOf(c, 4).Up, osdOf(c, 4).In = false, false
 			}))
 		}), cephv1alpha1.RetirementAborting, ActNone, "", "osd.4 on host node-c is down and out: Ceph lacks copies there while osd.3 drains"},
 		{"PGs peering right after the out: wait, not abort", x.at(cephv1alpha1.RetirementDraining, func(f *RetirementFacts) {
-			probed(f, cephWith(func(c *cephjob.CephFacts) {
+			probed(f, cephWith(func(c *cephjob.Facts) {
 				osdOf(c, 3).In = false
 				c.Health.Status, c.Health.Checks = "HEALTH_WARN", map[string]string{"PG_AVAILABILITY": "Reduced data availability: 10 pgs peering"}
 				c.PGStates = map[string]int{"active+clean": 110, "peering": 10}
 			}))
 		}), cephv1alpha1.RetirementDraining, ActNone, "", "osd.3 is out and drains: 60 PGs left"},
 		{"an OSD nearly full while it drains: abort", x.at(cephv1alpha1.RetirementDraining, func(f *RetirementFacts) {
-			probed(f, cephWith(func(c *cephjob.CephFacts) {
+			probed(f, cephWith(func(c *cephjob.Facts) {
 				c.Health.Status, c.Health.Checks = "HEALTH_WARN", map[string]string{"OSD_NEARFULL": "1 nearfull osd(s)"}
 			}))
 		}), cephv1alpha1.RetirementAborting, ActNone, "", "Ceph reports OSD_NEARFULL"},
@@ -304,12 +304,12 @@ func TestNextRetirementStep(t *testing.T) {
 		}), cephv1alpha1.RetirementStoppingOSD, ActNone, "", "Ceph still sees it up"},
 		{"down and safe: purge", x.at(cephv1alpha1.RetirementStoppingOSD, func(f *RetirementFacts) {
 			f.Status.OSDStopped, f.Deployment = true, &stopped
-			probed(f, cephWith(func(c *cephjob.CephFacts) { safe(c); c.OSD.Up = false; osdOf(c, 3).Up = false }))
+			probed(f, cephWith(func(c *cephjob.Facts) { safe(c); c.OSD.Up = false; osdOf(c, 3).Up = false }))
 		}), cephv1alpha1.RetirementRemoving, ActCephJob, cephjob.VerbPurge, "osd.3 is down and safe to destroy; purging it"},
 		{"down but not safe for the stall limit: abort", x.at(cephv1alpha1.RetirementStoppingOSD, func(f *RetirementFacts) {
 			long := metav1.NewTime(x.now.Add(-time.Hour))
 			f.Status.OSDStopped, f.Deployment, f.Status.Progressed = true, &stopped, &long
-			probed(f, cephWith(func(c *cephjob.CephFacts) {
+			probed(f, cephWith(func(c *cephjob.Facts) {
 				c.OSD.Up, c.OSD.SafeToDestroy.RC, c.OSD.SafeToDestroy.Message = false, 11, "Error EAGAIN: not all PGs are active+clean"
 			}))
 		}), cephv1alpha1.RetirementAborting, ActScaleUp, "", "aborting (osd.3 is down, and Ceph does not call it safe to destroy (Error EAGAIN"},
@@ -380,7 +380,7 @@ func TestNextRetirementStep(t *testing.T) {
 			assert.Contains(t, got.Status.Message, tc.message)
 			if tc.action == ActCephJob {
 				require.Equal(t, tc.verb, got.Request.Verb)
-				assert.Equal(t, cephjob.CephJobName(tc.facts.UID, got.Request), got.Status.CephJob, "the status names the Job before it is made")
+				assert.Equal(t, cephjob.Name(tc.facts.UID, got.Request), got.Status.CephJob, "the status names the Job before it is made")
 				assert.Equal(t, int32(3), got.Request.OSDID)
 			}
 			if tc.facts.Answer != nil && got.Action != ActCephJob {
@@ -414,7 +414,7 @@ func TestKernelNamesMovedTheLabelFindsTheOSD(t *testing.T) {
 	assert.Equal(t, "uuid-5", probe.Status.OSDUUID)
 
 	checked := next.then(probe)
-	probed(&checked, cephWith(func(c *cephjob.CephFacts) { c.OSD.ID, c.OSD.UUID = 5, "uuid-5"; osdOf(c, 3).ID = 5 }))
+	probed(&checked, cephWith(func(c *cephjob.Facts) { c.OSD.ID, c.OSD.UUID = 5, "uuid-5"; osdOf(c, 3).ID = 5 }))
 	identify := NextRetirementStep(checked)
 	require.Equal(t, cephjob.VerbIdentify, identify.Request.Verb, identify.Status.Message)
 	labelled := checked.then(identify)

@@ -54,7 +54,7 @@ type OrphanFacts struct {
 	// annotation's, or its status names the OSD).
 	Owned bool
 	// In is the sweep's "in" Job: nil when there is none.
-	In *cephjob.CephJobAnswer
+	In *cephjob.Answer
 }
 
 // SweepOSD decides the sweep's next action for one OSD Deployment: start
@@ -143,7 +143,7 @@ func (s *retirementSweeper) facts(ctx context.Context, d *appsv1.Deployment, ret
 
 // sweepInJobName is the sweep's "in" Job of an OSD Deployment.
 func sweepInJobName(d *appsv1.Deployment) string {
-	return cephjob.CephJobName(d.UID, cephjob.CephJobRequest{Verb: cephjob.VerbIn})
+	return cephjob.Name(d.UID, cephjob.Request{Verb: cephjob.VerbIn})
 }
 
 func (s *retirementSweeper) act(ctx context.Context, d *appsv1.Deployment, action OrphanAction) error {
@@ -160,7 +160,7 @@ func (s *retirementSweeper) act(ctx context.Context, d *appsv1.Deployment, actio
 			return err
 		}
 		owner := metav1.OwnerReference{APIVersion: "apps/v1", Kind: "Deployment", Name: d.Name, UID: d.UID}
-		job := cephjob.RenderCephJob(d.Namespace, owner, cephjob.CephJobRequest{Verb: cephjob.VerbIn, OSDID: int32(id)}, image)
+		job := cephjob.Render(d.Namespace, owner, cephjob.Request{Verb: cephjob.VerbIn, OSDID: int32(id)}, image)
 		return client.IgnoreAlreadyExists(r.Client.Create(ctx, job))
 	case OrphanRetryIn:
 		return r.deleteCephJob(ctx, sweepInJobName(d))

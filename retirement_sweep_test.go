@@ -13,9 +13,9 @@ import (
 )
 
 func TestSweepOSD(t *testing.T) {
-	done := &cephjob.CephJobAnswer{Done: true, Succeeded: true}
-	failed := &cephjob.CephJobAnswer{Done: true, Message: "Error ETIMEDOUT"}
-	running := &cephjob.CephJobAnswer{}
+	done := &cephjob.Answer{Done: true, Succeeded: true}
+	failed := &cephjob.Answer{Done: true, Message: "Error ETIMEDOUT"}
+	running := &cephjob.Answer{}
 	tests := []struct {
 		name string
 		f    OrphanFacts

@@ -206,7 +206,7 @@ type UpgradeFacts struct {
 	// Kubernetes is the API server's version ("v1.34.2").
 	Kubernetes string
 	// Ceph is what Ceph says: health, checks and PG states.
-	Ceph cephjob.CephFacts
+	Ceph cephjob.Facts
 	// RookVersions and CephVersions are the distinct rook-version and
 	// ceph-version labels of the cluster's Deployments (rook_cluster);
 	// Unavailable names those not at their desired replicas, updated and

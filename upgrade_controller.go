@@ -148,7 +148,7 @@ func (r *UpgradeReconciler) askPGStates(ctx context.Context) (map[string]int, er
 	if r.pgJob == "" {
 		return nil, r.startPGJob(ctx)
 	}
-	job, answer, err := cephjob.GetCephJob(ctx, r.Live, r.Config.ClusterNamespace, r.pgJob)
+	job, answer, err := cephjob.Get(ctx, r.Live, r.Config.ClusterNamespace, r.pgJob)
 	if err != nil {
 		return nil, err
 	}
@@ -161,7 +161,7 @@ func (r *UpgradeReconciler) askPGStates(ctx context.Context) (map[string]int, er
 	}
 	name := r.pgJob
 	r.pgJob = ""
-	if err := cephjob.DeleteCephJob(ctx, r.Client, r.Config.ClusterNamespace, name); err != nil {
+	if err := cephjob.Delete(ctx, r.Client, r.Config.ClusterNamespace, name); err != nil {
 		return nil, fmt.Errorf("delete Ceph Job %s: %w", name, err)
 	}
 	fresh := job.Status.CompletionTime != nil && time.Since(job.Status.CompletionTime.Time) < maxPGAnswerAge
@@ -180,13 +180,13 @@ func (r *UpgradeReconciler) startPGJob(ctx context.Context) error {
 	if err := r.Live.Get(ctx, r.cluster(), &cluster); err != nil {
 		return fmt.Errorf("read CephCluster %s: %w", r.cluster(), err)
 	}
-	image, err := cephjob.RookOperatorImage(ctx, r.Live, r.Config.OperatorNamespace)
+	image, err := cephjob.OperatorImage(ctx, r.Live, r.Config.OperatorNamespace)
 	if err != nil {
 		return err
 	}
 	owner := metav1.OwnerReference{APIVersion: cephv1.SchemeGroupVersion.String(), Kind: "CephCluster", Name: cluster.Name, UID: cluster.UID}
-	req := cephjob.CephJobRequest{Verb: cephjob.VerbPGStates, Seq: int32(time.Now().Unix() % 1_000_000_000)}
-	job := cephjob.RenderCephJob(r.Config.ClusterNamespace, owner, req, image)
+	req := cephjob.Request{Verb: cephjob.VerbPGStates, Seq: int32(time.Now().Unix() % 1_000_000_000)}
+	job := cephjob.Render(r.Config.ClusterNamespace, owner, req, image)
 	if err := client.IgnoreAlreadyExists(r.Client.Create(ctx, job)); err != nil {
 		return fmt.Errorf("start Ceph Job %s: %w", job.Name, err)
 	}

@@ -96,7 +96,7 @@ func healthyUpgrade() UpgradeFacts {
 	}
 	f.Ceph.Health.Status = "HEALTH_OK"
 	f.Ceph.PGStates = map[string]int{"active+clean": 97}
-	f.Ceph.Hosts = []cephjob.CephHost{{Name: "a", OSDs: []cephjob.HostOSD{{ID: 0}}}, {Name: "b", OSDs: []cephjob.HostOSD{{ID: 1}}}, {Name: "c", OSDs: []cephjob.HostOSD{{ID: 2}}}}
+	f.Ceph.Hosts = []cephjob.Host{{Name: "a", OSDs: []cephjob.HostOSD{{ID: 0}}}, {Name: "b", OSDs: []cephjob.HostOSD{{ID: 1}}}, {Name: "c", OSDs: []cephjob.HostOSD{{ID: 2}}}}
 	return f
 }
 

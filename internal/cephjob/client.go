@@ -17,33 +17,33 @@ import (
 // reading a Job's answer, deleting a Job once read, and the image every
 // Ceph Job runs.
 
-// GetCephJob reads a Ceph Job of namespace and its pods: the Job (nil when
+// Get reads a Ceph Job of namespace and its pods: the Job (nil when
 // there is no such Job) and its answer.
-func GetCephJob(ctx context.Context, live client.Reader, namespace, name string) (*batchv1.Job, CephJobAnswer, error) {
+func Get(ctx context.Context, live client.Reader, namespace, name string) (*batchv1.Job, Answer, error) {
 	var job batchv1.Job
 	err := live.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &job)
 	if apierrors.IsNotFound(err) {
-		return nil, CephJobAnswer{}, nil
+		return nil, Answer{}, nil
 	}
 	if err != nil {
-		return nil, CephJobAnswer{}, fmt.Errorf("read Ceph Job %s: %w", name, err)
+		return nil, Answer{}, fmt.Errorf("read Ceph Job %s: %w", name, err)
 	}
 	var pods corev1.PodList
 	if err := live.List(ctx, &pods, client.InNamespace(namespace), client.MatchingLabels{batchv1.JobNameLabel: name}); err != nil {
-		return nil, CephJobAnswer{}, fmt.Errorf("list the pods of Ceph Job %s: %w", name, err)
+		return nil, Answer{}, fmt.Errorf("list the pods of Ceph Job %s: %w", name, err)
 	}
-	return &job, ReadCephJob(&job, pods.Items), nil
+	return &job, Read(&job, pods.Items), nil
 }
 
-// DeleteCephJob deletes a Ceph Job whose answer was read, with its pod.
-func DeleteCephJob(ctx context.Context, c client.Client, namespace, name string) error {
+// Delete deletes a Ceph Job whose answer was read, with its pod.
+func Delete(ctx context.Context, c client.Client, namespace, name string) error {
 	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
 	return client.IgnoreNotFound(c.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground)))
 }
 
-// RookOperatorImage is the running Rook operator's image, which every Ceph
+// OperatorImage is the running Rook operator's image, which every Ceph
 // Job runs (its ceph CLI matches the running Rook).
-func RookOperatorImage(ctx context.Context, live client.Reader, operatorNamespace string) (string, error) {
+func OperatorImage(ctx context.Context, live client.Reader, operatorNamespace string) (string, error) {
 	var operator appsv1.Deployment
 	if err := live.Get(ctx, client.ObjectKey{Namespace: operatorNamespace, Name: rook.OperatorDeployment}, &operator); err != nil {
 		return "", fmt.Errorf("read the Rook operator's image: %w", err)

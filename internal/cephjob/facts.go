@@ -8,9 +8,9 @@ import (
 	"strings"
 )
 
-// CephFacts is a probe's answer (cephjob/probe.py): what Ceph itself says
+// Facts is a probe's answer (cephjob/probe.py): what Ceph itself says
 // about one OSD and the cluster around it.
-type CephFacts struct {
+type Facts struct {
 	Health struct {
 		Status string            `json:"status"`
 		Checks map[string]string `json:"checks"` // check name -> summary
@@ -24,28 +24,28 @@ type CephFacts struct {
 	// MaxPGPerOSD and HardRatio bound the PGs an OSD takes: above their
 	// product it refuses new ones (mon_max_pg_per_osd,
 	// osd_max_pg_per_osd_hard_ratio).
-	MaxPGPerOSD int        `json:"maxPGPerOSD"`
-	HardRatio   float64    `json:"hardRatio"`
-	Pools       []CephPool `json:"-"`
+	MaxPGPerOSD int     `json:"maxPGPerOSD"`
+	HardRatio   float64 `json:"hardRatio"`
+	Pools       []Pool  `json:"-"`
 	// PGStates counts PGs by state ("active+clean": 201).
 	PGStates map[string]int `json:"pgs"`
-	Hosts    []CephHost     `json:"-"`
-	OSD      CephOSD        `json:"osd"`
+	Hosts    []Host         `json:"-"`
+	OSD      OSD            `json:"osd"`
 	// Truncated: the cluster was too large for the answer, and Hosts holds
 	// the OSD's own host only.
 	Truncated bool `json:"truncated"`
 }
 
-// CephPool is one pool of the OSD map: its copies and the CRUSH type its
+// Pool is one pool of the OSD map: its copies and the CRUSH type its
 // rule spreads them over.
-type CephPool struct {
+type Pool struct {
 	Name          string
 	Size, MinSize int
 	Domain        string
 }
 
-// CephHost is one CRUSH host and its OSDs.
-type CephHost struct {
+// Host is one CRUSH host and its OSDs.
+type Host struct {
 	Name string    `json:"name"`
 	OSDs []HostOSD `json:"-"`
 }
@@ -58,8 +58,8 @@ type HostOSD struct {
 	KB, KBUsed int64
 }
 
-// CephOSD is the probed OSD.
-type CephOSD struct {
+// OSD is the probed OSD.
+type OSD struct {
 	ID     int    `json:"id"`
 	Exists bool   `json:"exists"`
 	UUID   string `json:"uuid"`
@@ -78,12 +78,12 @@ type CephOSD struct {
 	} `json:"safeToDestroy"`
 }
 
-// ParseCephFacts reads a probe's answer. The answer is a termination
+// ParseFacts reads a probe's answer. The answer is a termination
 // message, which Kubernetes cuts at 4096 bytes: a cut one does not parse,
 // and says so.
-func ParseCephFacts(answer string) (CephFacts, error) {
+func ParseFacts(answer string) (Facts, error) {
 	var raw struct {
-		CephFacts
+		Facts
 		Pools []json.RawMessage `json:"pools"`
 		Hosts []struct {
 			Name string    `json:"name"`
@@ -91,39 +91,39 @@ func ParseCephFacts(answer string) (CephFacts, error) {
 		} `json:"hosts"`
 	}
 	if err := json.Unmarshal([]byte(answer), &raw); err != nil {
-		return CephFacts{}, fmt.Errorf("Ceph's answer (%d bytes) does not parse: %w", len(answer), err)
+		return Facts{}, fmt.Errorf("Ceph's answer (%d bytes) does not parse: %w", len(answer), err)
 	}
-	f := raw.CephFacts
+	f := raw.Facts
 	f.Pools, f.Hosts = nil, nil
 	for _, p := range raw.Pools {
 		var fields []any
 		if err := json.Unmarshal(p, &fields); err != nil || len(fields) != 4 {
-			return CephFacts{}, fmt.Errorf("Ceph's answer: pool %s is not [name, size, min_size, domain]", p)
+			return Facts{}, fmt.Errorf("Ceph's answer: pool %s is not [name, size, min_size, domain]", p)
 		}
 		name, _ := fields[0].(string)
 		size, _ := fields[1].(float64)
 		minSize, _ := fields[2].(float64)
 		domain, _ := fields[3].(string)
-		f.Pools = append(f.Pools, CephPool{Name: name, Size: int(size), MinSize: int(minSize), Domain: domain})
+		f.Pools = append(f.Pools, Pool{Name: name, Size: int(size), MinSize: int(minSize), Domain: domain})
 	}
 	for _, h := range raw.Hosts {
-		host := CephHost{Name: h.Name}
+		host := Host{Name: h.Name}
 		for _, o := range h.OSDs {
 			if len(o) != 6 {
-				return CephFacts{}, fmt.Errorf("Ceph's answer: an OSD of host %s is not [id, up, in, pgs, kb, kb_used]", h.Name)
+				return Facts{}, fmt.Errorf("Ceph's answer: an OSD of host %s is not [id, up, in, pgs, kb, kb_used]", h.Name)
 			}
 			host.OSDs = append(host.OSDs, HostOSD{ID: int(o[0]), Up: o[1] == 1, In: o[2] == 1, PGs: int(o[3]), KB: o[4], KBUsed: o[5]})
 		}
 		f.Hosts = append(f.Hosts, host)
 	}
 	if f.Health.Status == "" {
-		return CephFacts{}, fmt.Errorf("Ceph's answer names no health status")
+		return Facts{}, fmt.Errorf("Ceph's answer names no health status")
 	}
 	return f, nil
 }
 
 // HostOf is the host that holds osd, and whether one does.
-func (f CephFacts) HostOf(osd int) (CephHost, bool) {
+func (f Facts) HostOf(osd int) (Host, bool) {
 	for _, h := range f.Hosts {
 		for _, o := range h.OSDs {
 			if o.ID == osd {
@@ -131,11 +131,11 @@ func (f CephFacts) HostOf(osd int) (CephHost, bool) {
 			}
 		}
 	}
-	return CephHost{}, false
+	return Host{}, false
 }
 
 // hostOSD is osd as CRUSH places it under a host, and whether it does.
-func (f CephFacts) hostOSD(osd int) (HostOSD, bool) {
+func (f Facts) hostOSD(osd int) (HostOSD, bool) {
 	h, _ := f.HostOf(osd)
 	for _, o := range h.OSDs {
 		if o.ID == osd {
@@ -148,25 +148,25 @@ func (f CephFacts) hostOSD(osd int) (HostOSD, bool) {
 // UpAndIn says whether CRUSH places osd under a host and the OSD map has
 // it up and in: an OSD ceph-volume created but that has not booted yet is
 // in no host (it joins CRUSH when it first starts) and holds no data.
-func (f CephFacts) UpAndIn(osd int) bool {
+func (f Facts) UpAndIn(osd int) bool {
 	o, _ := f.hostOSD(osd)
 	return o.Up && o.In
 }
 
 // PGsOn is how many PGs Ceph maps to osd.
-func (f CephFacts) PGsOn(osd int) int {
+func (f Facts) PGsOn(osd int) int {
 	o, _ := f.hostOSD(osd)
 	return o.PGs
 }
 
 // SafeToDestroy says whether Ceph calls the probed OSD safe to destroy.
-func (f CephFacts) SafeToDestroy() bool {
+func (f Facts) SafeToDestroy() bool {
 	return f.OSD.Exists && f.OSD.SafeToDestroy.RC == 0
 }
 
 // OSDCount is how many OSDs the CRUSH hosts hold; a lower bound when the
 // answer was Truncated.
-func (f CephFacts) OSDCount() int {
+func (f Facts) OSDCount() int {
 	n := 0
 	for _, h := range f.Hosts {
 		n += len(h.OSDs)
@@ -175,7 +175,7 @@ func (f CephFacts) OSDCount() int {
 }
 
 // AllPGsActiveClean reports whether every PG is active and clean.
-func (f CephFacts) AllPGsActiveClean() bool {
+func (f Facts) AllPGsActiveClean() bool {
 	for state, n := range f.PGStates {
 		if n > 0 && !activeClean(state) {
 			return false
@@ -186,7 +186,7 @@ func (f CephFacts) AllPGsActiveClean() bool {
 
 // PGsNotActiveClean lists the states that are not active and clean, "12
 // active+undersized+degraded".
-func (f CephFacts) PGsNotActiveClean() string {
+func (f Facts) PGsNotActiveClean() string {
 	var out []string
 	for state, n := range f.PGStates {
 		if n > 0 && !activeClean(state) {

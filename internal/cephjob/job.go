@@ -24,29 +24,29 @@ import (
 // before it acts, so a Job that ran twice, or whose answer was lost, changes
 // nothing.
 
-// CephVerb is what a Ceph Job does.
-type CephVerb string
+// Verb is what a Ceph Job does.
+type Verb string
 
 const (
 	// VerbProbe reads Ceph's facts about one OSD and the cluster around it
 	// (cephjob/probe.py): health, pools and their failure domains, hosts
 	// and OSDs with usage and PGs, the full ratios, safe-to-destroy.
-	VerbProbe CephVerb = "probe"
+	VerbProbe Verb = "probe"
 	// VerbOut marks the OSD out while it still runs: Ceph copies its PGs
 	// elsewhere from a full set of copies.
-	VerbOut CephVerb = "out"
+	VerbOut Verb = "out"
 	// VerbIn marks it in again (an abort).
-	VerbIn CephVerb = "in"
+	VerbIn Verb = "in"
 	// VerbPurge removes the OSD from Ceph (CRUSH, auth, OSD map), then its
 	// CRUSH host when that holds no other OSD. It passes neither --force
 	// nor --yes-i-really-mean-it: Ceph's manager takes either for "force"
 	// and skips its safe-to-destroy check (src/mgr/DaemonServer.cc, "osd
 	// purge"); without them it purges only what is safe to destroy and
 	// answers EBUSY or EAGAIN otherwise.
-	VerbPurge CephVerb = "purge"
+	VerbPurge Verb = "purge"
 	// VerbIdentify reads the BlueStore label of the device on its node:
 	// which OSD's data the device holds now, whatever its kernel name.
-	VerbIdentify CephVerb = "identify"
+	VerbIdentify Verb = "identify"
 	// VerbZap wipes the device on its node, only if its BlueStore label
 	// still names the purged OSD, so that Rook's next prepare does not
 	// find the OSD again: ceph-volume's zap (partitions, LVM), then what
@@ -55,23 +55,23 @@ const (
 	// label copies). ceph-volume alone is not enough: on a device it does
 	// not classify (a loop device, seen on real Ceph 18.2.7) it reports
 	// "Zapping successful" and writes nothing.
-	VerbZap CephVerb = "zap"
+	VerbZap Verb = "zap"
 	// VerbPGStates reads how many PGs are in each state (`ceph pg stat`),
 	// as {"pgs": {"active+clean": 97}}: an upgrade step starts only when
 	// every PG is active+clean.
-	VerbPGStates CephVerb = "pgs"
+	VerbPGStates Verb = "pgs"
 )
 
 // nodeVerbs run on the disk's node, privileged, with the node's /dev.
-var nodeVerbs = map[CephVerb]bool{VerbIdentify: true, VerbZap: true}
+var nodeVerbs = map[Verb]bool{VerbIdentify: true, VerbZap: true}
 
 const (
-	// CephJobApp labels every Ceph Job.
-	CephJobApp = "ceph-rook-ceph-job"
-	// CephJobVerbLabel and CephJobOwnerLabel say what a Ceph Job does and
+	// App labels every Ceph Job.
+	App = "ceph-rook-ceph-job"
+	// VerbLabel and OwnerLabel say what a Ceph Job does and
 	// for whom: the owner's UID, which no name length can break.
-	CephJobVerbLabel  = "ceph.fundament.io/verb"
-	CephJobOwnerLabel = "ceph.fundament.io/owner-uid"
+	VerbLabel  = "ceph.fundament.io/verb"
+	OwnerLabel = "ceph.fundament.io/owner-uid"
 	// cephJobTTL lets Kubernetes delete a finished Job the plugin did not
 	// (it deletes each one once it has read its answer).
 	cephJobTTL = int32(3600)
@@ -105,7 +105,7 @@ osd_exists() {
 // verbScripts are the verbs as shell, after cephPreamble. Their inputs come
 // from the environment (OSD_ID, OSD_UUID, DEVICE, HOST), never spliced into
 // the script, and their answer goes to the termination log.
-var verbScripts = map[CephVerb]string{
+var verbScripts = map[Verb]string{
 	VerbProbe: `python3 -c "$PROBE" "$OSD_ID" $CONN > /dev/termination-log`,
 	VerbOut:   `ceph osd out "osd.$OSD_ID" 2>&1 | tail -c 1000 > /dev/termination-log`,
 	VerbIn:    `ceph osd in "osd.$OSD_ID" 2>&1 | tail -c 1000 > /dev/termination-log`,
@@ -128,9 +128,9 @@ if [ -n "$(label_uuid "$DEVICE")" ]; then echo "$DEVICE still carries a BlueStor
 echo "wiped $DEVICE (it held the OSD with UUID $OSD_UUID)" > /dev/termination-log`,
 }
 
-// CephJobRequest is one verb for one owner.
-type CephJobRequest struct {
-	Verb CephVerb
+// Request is one verb for one owner.
+type Request struct {
+	Verb Verb
 	// Seq tells apart the Jobs of the same verb one owner runs (a probe
 	// per poll).
 	Seq   int32
@@ -140,17 +140,17 @@ type CephJobRequest struct {
 	OSDUUID, Device, Node, Host string
 }
 
-// CephJobName names the Job of req for the owner with uid: the verb, the
+// Name names the Job of req for the owner with uid: the verb, the
 // UID and the sequence, so that no two owners' Jobs share a name and one
 // made again after a crash is the same Job.
-func CephJobName(uid types.UID, req CephJobRequest) string {
+func Name(uid types.UID, req Request) string {
 	return fmt.Sprintf("ceph-rook-%s-%s-%d", req.Verb, strings.ReplaceAll(string(uid), "-", ""), req.Seq)
 }
 
-// RenderCephJob is the Job that runs req for owner, in namespace, with
+// Render is the Job that runs req for owner, in namespace, with
 // rookImage.
-func RenderCephJob(namespace string, owner metav1.OwnerReference, req CephJobRequest, rookImage string) *batchv1.Job {
-	labels := map[string]string{"app": CephJobApp, CephJobVerbLabel: string(req.Verb), CephJobOwnerLabel: string(owner.UID)}
+func Render(namespace string, owner metav1.OwnerReference, req Request, rookImage string) *batchv1.Job {
+	labels := map[string]string{"app": App, VerbLabel: string(req.Verb), OwnerLabel: string(owner.UID)}
 	secretKey := func(key string) *corev1.EnvVarSource {
 		return &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "rook-ceph-mon"}, Key: key}}
 	}
@@ -200,7 +200,7 @@ func RenderCephJob(namespace string, owner metav1.OwnerReference, req CephJobReq
 	return &batchv1.Job{
 		TypeMeta: metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
 		ObjectMeta: metav1.ObjectMeta{
-			Name: CephJobName(owner.UID, req), Namespace: namespace, Labels: labels,
+			Name: Name(owner.UID, req), Namespace: namespace, Labels: labels,
 			// Deleting the owner deletes its Jobs (a cluster-scoped owner
 			// of a namespaced Job is allowed).
 			OwnerReferences: []metav1.OwnerReference{owner},
@@ -214,8 +214,8 @@ func RenderCephJob(namespace string, owner metav1.OwnerReference, req CephJobReq
 	}
 }
 
-// CephJobAnswer is what a finished Ceph Job said.
-type CephJobAnswer struct {
+// Answer is what a finished Ceph Job said.
+type Answer struct {
 	// Done: the Job finished; Succeeded: its verb did what it says.
 	Done, Succeeded bool
 	// Message is the container's termination message (the verb's answer,
@@ -223,9 +223,9 @@ type CephJobAnswer struct {
 	Message string
 }
 
-// ReadCephJob reads a Ceph Job's answer from the Job and its pods.
-func ReadCephJob(job *batchv1.Job, pods []corev1.Pod) CephJobAnswer {
-	var a CephJobAnswer
+// Read reads a Ceph Job's answer from the Job and its pods.
+func Read(job *batchv1.Job, pods []corev1.Pod) Answer {
+	var a Answer
 	for _, c := range job.Status.Conditions {
 		if c.Status != corev1.ConditionTrue {
 			continue
@@ -263,8 +263,8 @@ func LabelUUID(answer string) string {
 	return label.OSDUUID
 }
 
-// ParseCephJobName reads the verb and sequence back from a CephJobName.
-func ParseCephJobName(name string) (CephVerb, int32, bool) {
+// ParseName reads the verb and sequence back from a Name.
+func ParseName(name string) (Verb, int32, bool) {
 	rest, ok := strings.CutPrefix(name, "ceph-rook-")
 	if !ok {
 		return "", 0, false
@@ -278,10 +278,10 @@ func ParseCephJobName(name string) (CephVerb, int32, bool) {
 		return "", 0, false
 	}
 	seq, err := strconv.ParseInt(rest[i+1:], 10, 32)
-	if err != nil || verbScripts[CephVerb(verb)] == "" {
+	if err != nil || verbScripts[Verb(verb)] == "" {
 		return "", 0, false
 	}
-	return CephVerb(verb), int32(seq), true
+	return Verb(verb), int32(seq), true
 }
 
 // pgStatesScript turns `ceph pg stat -f json` (on stdin; the counts under

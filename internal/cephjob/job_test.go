@@ -31,7 +31,7 @@ func TestCephJobReachesCephAsRooksOwnJob(t *testing.T) {
 	require.NoError(t, yaml.Unmarshal(raw, &rook))
 	owner := metav1.OwnerReference{APIVersion: "ceph.fundament.io/v1alpha1", Kind: "DiskRetirement",
 		Name: strings.Repeat("a-very-long-retirement-name-", 9), UID: "3f2b8c1e-0d4a-4b5e-9c6f-7a8b9c0d1e2f"}
-	job := RenderCephJob("rook-ceph", owner, CephJobRequest{Verb: VerbProbe, Seq: 12, OSDID: 3}, "docker.io/rook/ceph:v1.18.0")
+	job := Render("rook-ceph", owner, Request{Verb: VerbProbe, Seq: 12, OSDID: 3}, "docker.io/rook/ceph:v1.18.0")
 
 	rookEnv := map[string]*corev1.EnvVarSource{}
 	for _, e := range rook.Spec.Template.Spec.Containers[0].Env {
@@ -59,7 +59,7 @@ func TestCephJobReachesCephAsRooksOwnJob(t *testing.T) {
 
 	assert.Equal(t, "ceph-rook-probe-3f2b8c1e0d4a4b5e9c6f7a8b9c0d1e2f-12", job.Name)
 	assert.LessOrEqual(t, len(job.Name), 63, "the Job's name is its pods' job-name label")
-	assert.Equal(t, string(owner.UID), job.Labels[CephJobOwnerLabel])
+	assert.Equal(t, string(owner.UID), job.Labels[OwnerLabel])
 	assert.Equal(t, []metav1.OwnerReference{{APIVersion: "ceph.fundament.io/v1alpha1", Kind: "DiskRetirement", Name: owner.Name, UID: owner.UID}}, job.OwnerReferences)
 	assert.Equal(t, int32(0), *job.Spec.BackoffLimit)
 	assert.NotNil(t, job.Spec.TTLSecondsAfterFinished)
@@ -68,7 +68,7 @@ func TestCephJobReachesCephAsRooksOwnJob(t *testing.T) {
 	assert.Equal(t, "3", env["OSD_ID"].Value)
 	assert.Empty(t, job.Spec.Template.Spec.NodeSelector, "a probe runs anywhere")
 
-	zap := RenderCephJob("rook-ceph", owner, CephJobRequest{Verb: VerbZap, OSDID: 3, OSDUUID: "u-3", Node: "node-a", Device: "/dev/sd$(reboot)"}, "img")
+	zap := Render("rook-ceph", owner, Request{Verb: VerbZap, OSDID: 3, OSDUUID: "u-3", Node: "node-a", Device: "/dev/sd$(reboot)"}, "img")
 	c := zap.Spec.Template.Spec.Containers[0]
 	assert.Equal(t, map[string]string{corev1.LabelHostname: "node-a"}, zap.Spec.Template.Spec.NodeSelector)
 	assert.True(t, *c.SecurityContext.Privileged)
@@ -78,27 +78,27 @@ func TestCephJobReachesCephAsRooksOwnJob(t *testing.T) {
 
 func TestParseCephJobName(t *testing.T) {
 	owner := types.UID("3f2b8c1e-0d4a-4b5e-9c6f-7a8b9c0d1e2f")
-	for _, verb := range []CephVerb{VerbProbe, VerbOut, VerbIn, VerbPurge, VerbIdentify, VerbZap} {
-		v, seq, ok := ParseCephJobName(CephJobName(owner, CephJobRequest{Verb: verb, Seq: 7}))
+	for _, verb := range []Verb{VerbProbe, VerbOut, VerbIn, VerbPurge, VerbIdentify, VerbZap} {
+		v, seq, ok := ParseName(Name(owner, Request{Verb: verb, Seq: 7}))
 		assert.True(t, ok)
 		assert.Equal(t, verb, v)
 		assert.Equal(t, int32(7), seq)
 	}
 	for _, bad := range []string{"", "rook-ceph-osd-3", "ceph-rook-remove-osd-3", "ceph-rook-probe-uid-x", "ceph-rook-nuke-uid-1"} {
-		_, _, ok := ParseCephJobName(bad)
+		_, _, ok := ParseName(bad)
 		assert.False(t, ok, bad)
 	}
 }
 
 func TestParseCephFacts(t *testing.T) {
-	f, err := ParseCephFacts(`{"health":{"status":"HEALTH_WARN","checks":{"OSD_DOWN":"1 osds down"}},` +
+	f, err := ParseFacts(`{"health":{"status":"HEALTH_WARN","checks":{"OSD_DOWN":"1 osds down"}},` +
 		`"ratios":{"nearfull":0.85,"backfillfull":0.9,"full":0.95},"maxPGPerOSD":250,"hardRatio":3.0,` +
 		`"pools":[[".mgr",3,2,"host"],["ceph-rook-db",2,1,"osd"]],"pgs":{"active+clean":33},` +
 		`"hosts":[{"name":"node-a","osds":[[0,1,1,33,10485760,1048576],[1,0,1,0,10485760,0]]}],` +
 		`"osd":{"id":1,"exists":true,"uuid":"u-1","up":false,"in":true,"devNode":"/dev/loop3","devices":"loop3","deviceIDs":"","safeToDestroy":{"rc":11,"message":"Error EAGAIN: pgs not clean"}}}`)
 	require.NoError(t, err)
-	assert.Equal(t, []CephPool{{".mgr", 3, 2, "host"}, {"ceph-rook-db", 2, 1, "osd"}}, f.Pools)
-	assert.Equal(t, []CephHost{{Name: "node-a", OSDs: []HostOSD{{ID: 0, Up: true, In: true, PGs: 33, KB: 10485760, KBUsed: 1048576}, {ID: 1, In: true, KB: 10485760}}}}, f.Hosts)
+	assert.Equal(t, []Pool{{".mgr", 3, 2, "host"}, {"ceph-rook-db", 2, 1, "osd"}}, f.Pools)
+	assert.Equal(t, []Host{{Name: "node-a", OSDs: []HostOSD{{ID: 0, Up: true, In: true, PGs: 33, KB: 10485760, KBUsed: 1048576}, {ID: 1, In: true, KB: 10485760}}}}, f.Hosts)
 	assert.Equal(t, "1 osds down", f.Health.Checks["OSD_DOWN"])
 	assert.False(t, f.SafeToDestroy())
 	assert.Equal(t, "/dev/loop3", f.OSD.DevNode)
@@ -111,7 +111,7 @@ func TestParseCephFacts(t *testing.T) {
 		"no health":         `{"pools":[]}`,
 		"an error message":  `Error EACCES: access denied`,
 	} {
-		_, err := ParseCephFacts(answer)
+		_, err := ParseFacts(answer)
 		assert.Error(t, err, name)
 	}
 }
@@ -169,7 +169,7 @@ class Rados:
 	require.NoError(t, err)
 	assert.Less(t, len(out), 4096, "the answer fits a termination message")
 
-	f, err := ParseCephFacts(string(out))
+	f, err := ParseFacts(string(out))
 	require.NoError(t, err, "%s", out)
 	assert.Equal(t, "HEALTH_WARN", f.Health.Status)
 	assert.Equal(t, "1 osds down", f.Health.Checks["OSD_DOWN"])
@@ -178,13 +178,13 @@ class Rados:
 	assert.InDelta(t, 0.95, f.Ratios.Full, 1e-6)
 	assert.Equal(t, 250, f.MaxPGPerOSD)
 	assert.InDelta(t, 3.0, f.HardRatio, 1e-9)
-	assert.Equal(t, []CephPool{{".mgr", 3, 2, "host"}, {"ceph-rook-db", 2, 1, "host"}, {"scratch", 2, 1, "osd"}}, f.Pools)
+	assert.Equal(t, []Pool{{".mgr", 3, 2, "host"}, {"ceph-rook-db", 2, 1, "host"}, {"scratch", 2, 1, "osd"}}, f.Pools)
 	assert.Equal(t, map[string]int{"active+clean": 29, "active+undersized+degraded": 12}, f.PGStates)
-	assert.Equal(t, []CephHost{
+	assert.Equal(t, []Host{
 		{Name: "node-a", OSDs: []HostOSD{{ID: 0, Up: true, In: true, PGs: 41, KB: 10485760, KBUsed: 1572864}, {ID: 1, In: true, KB: 10485760, KBUsed: 524288}}},
 		{Name: "node-b", OSDs: []HostOSD{{ID: 2, Up: true, In: true, PGs: 41, KB: 10485760, KBUsed: 1048576}, {ID: 3, Up: true}}},
 	}, f.Hosts)
-	assert.Equal(t, CephOSD{ID: 1, Exists: true, UUID: "1b7e2f4c-1f0a-4d3e-9c1a-6a1d2b3c4d51", In: true, DevNode: "/dev/loop3", Devices: "loop3"}, withoutSafe(f.OSD))
+	assert.Equal(t, OSD{ID: 1, Exists: true, UUID: "1b7e2f4c-1f0a-4d3e-9c1a-6a1d2b3c4d51", In: true, DevNode: "/dev/loop3", Devices: "loop3"}, withoutSafe(f.OSD))
 	assert.Equal(t, 16, f.OSD.SafeToDestroy.RC)
 	assert.Equal(t, "Error EBUSY: OSD(s) 1 have 12 pgs currently mapped to them.", f.OSD.SafeToDestroy.Message, "as the ceph CLI says it")
 	assert.False(t, f.SafeToDestroy())
@@ -212,7 +212,7 @@ func TestPGStatesScript(t *testing.T) {
 	assert.ErrorContains(t, err, "read the PG states")
 }
 
-func withoutSafe(o CephOSD) CephOSD {
+func withoutSafe(o OSD) OSD {
 	o.SafeToDestroy.RC, o.SafeToDestroy.Message = 0, ""
 	return o
 }
