@@ -52,7 +52,7 @@ func derivedMeta(name, namespace string, owner metav1.Object, ownerKind string) 
 	return metav1.ObjectMeta{
 		Name:            name,
 		Namespace:       namespace,
-		Labels:          map[string]string{ManagedByLabel: ManagedByValue},
+		Labels:          map[string]string{cephv1alpha1.ManagedByLabel: cephv1alpha1.ManagedByValue},
 		OwnerReferences: []metav1.OwnerReference{controllerReference(owner, ownerKind)},
 	}
 }

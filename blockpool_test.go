@@ -56,7 +56,7 @@ func TestRenderBlockPoolIsControlledByItsBlockStorage(t *testing.T) {
 	assert.Equal(t, "ceph.fundament.io/v1alpha1", ref.APIVersion)
 	assert.Equal(t, "BlockStorage", ref.Kind)
 	assert.Equal(t, "fast", ref.Name)
-	assert.Equal(t, ManagedByValue, got.Labels[ManagedByLabel])
+	assert.Equal(t, cephv1alpha1.ManagedByValue, got.Labels[cephv1alpha1.ManagedByLabel])
 }
 
 // TestEveryPoolEnablesCrushUpdates: Rook changes an existing pool's CRUSH

@@ -51,18 +51,6 @@ const (
 	rgwMetadataPools = 6
 )
 
-// FailureDomainsAnnotation, on a Rook object the plugin derives, records
-// every failure domain its pools have had, comma-separated, the first the
-// one they were created with: each change left a CRUSH rule behind that
-// counts against Ceph's budget (CrushRulesPerPool), and nothing in Rook's
-// objects or status remembers it.
-const FailureDomainsAnnotation = "ceph.fundament.io/failure-domains"
-
-// MetadataFailureDomainsAnnotation is FailureDomainsAnnotation for an object
-// store's metadata pools, which replicate as automatic sizing says and so
-// can move apart from its data pool (RenderObjectStore).
-const MetadataFailureDomainsAnnotation = "ceph.fundament.io/metadata-failure-domains"
-
 // CephPools is what a set of consumers asks of Ceph.
 type CephPools struct {
 	// Pools and CrushRules: Rook v1.18 gives a pool a CRUSH rule named

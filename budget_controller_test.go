@@ -90,7 +90,7 @@ func TestConsumersReportCapacityAndTheirShareOfCephsBudgets(t *testing.T) {
 	assert.Equal(t, &cephv1alpha1.CephBudgetUse{Pools: 1, CrushRules: 2, PGCopies: 32}, bs.Status.CephBudget)
 	var rook cephv1.CephBlockPool
 	require.NoError(t, h.c.Get(h.ctx, client.ObjectKey{Namespace: h.cfg.ClusterNamespace, Name: "ceph-cap"}, &rook))
-	assert.Equal(t, "osd", rook.Annotations[FailureDomainsAnnotation])
+	assert.Equal(t, "osd", rook.Annotations[cephv1alpha1.FailureDomainsAnnotation])
 
 	h.joinPool(pool, "cap-2", "cap-3")
 	h.eventually("three copies across hosts, over three disks", func() error {
@@ -104,7 +104,7 @@ func TestConsumersReportCapacityAndTheirShareOfCephsBudgets(t *testing.T) {
 	assert.Equal(t, &cephv1alpha1.CephBudgetUse{Pools: 1, CrushRules: 3, PGCopies: 96}, bs.Status.CephBudget,
 		"the pool's _osd rule stays in Ceph beside its _host rule")
 	require.NoError(t, h.c.Get(h.ctx, client.ObjectKeyFromObject(&rook), &rook))
-	assert.Equal(t, "osd,host", rook.Annotations[FailureDomainsAnnotation])
+	assert.Equal(t, "osd,host", rook.Annotations[cephv1alpha1.FailureDomainsAnnotation])
 
 	// Ceph reports (Rook's status check, once a minute) and the operator
 	// lowers the full ratio: both reach the consumer without an edit of it.
@@ -150,8 +150,8 @@ func TestObjectStorageMetadataPoolsAreBudgetedAsRendered(t *testing.T) {
 		}
 		return nil
 	})
-	assert.Equal(t, "osd", rook.Annotations[FailureDomainsAnnotation])
-	assert.Equal(t, "osd,host", rook.Annotations[MetadataFailureDomainsAnnotation])
+	assert.Equal(t, "osd", rook.Annotations[cephv1alpha1.FailureDomainsAnnotation])
+	assert.Equal(t, "osd,host", rook.Annotations[cephv1alpha1.MetadataFailureDomainsAnnotation])
 	h.eventually("the status counts the metadata pools as rendered", func() error {
 		require.NoError(t, h.c.Get(h.ctx, client.ObjectKeyFromObject(store), store))
 		// Six metadata pools of 8 PGs at three copies, the data pool's 32

@@ -65,7 +65,7 @@ func TestWatchedKindsAreTheInformersTheControllersStart(t *testing.T) {
 		if err := h.c.Get(h.ctx, client.ObjectKeyFromObject(config), config); err != nil {
 			return err
 		}
-		if config.Annotations[rookConfigReconcileAnnot] == "" {
+		if config.Annotations[cephv1alpha1.ReconcileForLoopDevicesAnnotation] == "" {
 			return fmt.Errorf("not yet")
 		}
 		return nil

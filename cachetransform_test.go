@@ -68,7 +68,7 @@ func TestStoredDiskSharesWhatRepeats(t *testing.T) {
 
 	assert.True(t, sameMap(a.Labels, b.Labels), "the node's Disks share one labels map")
 	assert.False(t, sameMap(a.Labels, other.Labels), "another node's labels are its own")
-	assert.Equal(t, "local-device-node-0008", other.Labels[DiscoveryConfigMapLabel])
+	assert.Equal(t, "local-device-node-0008", other.Labels[cephv1alpha1.DiscoveryConfigMapLabel])
 	for field, pair := range map[string][2]string{
 		"nodeName": {a.Status.NodeName, b.Status.NodeName}, "model": {a.Status.Model, other.Status.Model},
 		"displaySize": {a.Status.DisplaySize, other.Status.DisplaySize}, "type": {string(a.Status.Type), string(other.Status.Type)},
@@ -85,7 +85,7 @@ func TestStoredDiskSharesWhatRepeats(t *testing.T) {
 func TestInternerStartsOverPastItsLimit(t *testing.T) {
 	in := &interner{limit: 2}
 	set := func(node string) map[string]string {
-		return map[string]string{DiscoveryConfigMapLabel: "local-device-" + node, ManagedByLabel: ManagedByValue}
+		return map[string]string{cephv1alpha1.DiscoveryConfigMapLabel: "local-device-" + node, cephv1alpha1.ManagedByLabel: cephv1alpha1.ManagedByValue}
 	}
 	a := in.labelSet(set("a"))
 	assert.True(t, sameMap(a, in.labelSet(set("a"))))

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -59,9 +60,9 @@ func sizeAfterPlan(cluster *unstructured.Unstructured, plan StorageNodesPlan) (C
 	for k, v := range cluster.GetAnnotations() {
 		annotations[k] = v
 	}
-	delete(annotations, ManagedDevicesAnnotation)
+	delete(annotations, cephv1alpha1.ManagedDevicesAnnotation)
 	if plan.Managed != "" {
-		annotations[ManagedDevicesAnnotation] = plan.Managed
+		annotations[cephv1alpha1.ManagedDevicesAnnotation] = plan.Managed
 	}
 	obj = shallowWith(obj, []string{"metadata", "annotations"}, annotations)
 	data, err := json.Marshal(obj)

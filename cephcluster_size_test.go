@@ -105,7 +105,7 @@ func TestTheCephClusterCeilingIsBelowTheAPIServersLimit(t *testing.T) {
 	write := func(n int) error {
 		plan := planOf(n)
 		patch := map[string]any{
-			"metadata": map[string]any{"annotations": map[string]any{ManagedDevicesAnnotation: plan.Managed}},
+			"metadata": map[string]any{"annotations": map[string]any{cephv1alpha1.ManagedDevicesAnnotation: plan.Managed}},
 			"spec":     map[string]any{"storage": map[string]any{"nodes": plan.Nodes}},
 		}
 		return env.Client.Patch(ctx, typed, client.RawPatch(types.MergePatchType, mustJSON(patch)))

@@ -312,7 +312,7 @@ func (r *ConsumerReconciler[T, R]) ensureRookObject(ctx context.Context, obj T, 
 	if labels == nil {
 		labels = map[string]string{}
 	}
-	labels[ManagedByLabel] = ManagedByValue
+	labels[cephv1alpha1.ManagedByLabel] = cephv1alpha1.ManagedByValue
 	have.SetLabels(labels)
 	// Optimistic: the patch may replace a list (a filesystem's dataPools)
 	// whole, and a stale read of it must not undo another writer's edit.

@@ -174,9 +174,9 @@ type placementRecord[R client.Object] struct {
 // domainRecords are the placement histories the kind keeps, the data
 // pool's first.
 func (k kind[T, R]) domainRecords() []placementRecord[R] {
-	records := []placementRecord[R]{{annotation: FailureDomainsAnnotation, of: k.failureDomain}}
+	records := []placementRecord[R]{{annotation: cephv1alpha1.FailureDomainsAnnotation, of: k.failureDomain}}
 	if k.metadataFailureDomain != nil {
-		records = append(records, placementRecord[R]{annotation: MetadataFailureDomainsAnnotation, seed: k.metadataSeed, of: k.metadataFailureDomain})
+		records = append(records, placementRecord[R]{annotation: cephv1alpha1.MetadataFailureDomainsAnnotation, seed: k.metadataSeed, of: k.metadataFailureDomain})
 	}
 	return records
 }
@@ -322,7 +322,7 @@ var fileStorageKind = kind[*cephv1alpha1.FileStorage, *cephv1.CephFilesystem]{
 		return placementOf(f.Spec.MetadataPool.PoolSpec)
 	},
 	metadataFailureDomain: func(f *cephv1.CephFilesystem) string { return placementOf(f.Spec.MetadataPool.PoolSpec) },
-	metadataSeed:          FailureDomainsAnnotation,
+	metadataSeed:          cephv1alpha1.FailureDomainsAnnotation,
 	metadataPlacement: func(o *cephv1alpha1.FileStorage, data Replication, tiers Tiers) (Replication, error) {
 		return MetadataReplication(data, o.Spec.Replicas, o.Spec.MetadataDeviceClass, tiers)
 	},

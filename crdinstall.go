@@ -10,6 +10,7 @@ import (
 	"path"
 	"sort"
 
+	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -21,10 +22,6 @@ import (
 //
 //go:embed crds/*.yaml
 var crdManifests embed.FS
-
-// crdManifestHashAnnotation records the hash of the manifest a CRD was last
-// applied from, so a restart that finds the same hash writes nothing.
-const crdManifestHashAnnotation = "ceph.fundament.io/manifest-hash"
 
 // fieldOwner is the server-side apply manager name of everything we apply.
 const fieldOwner = "ceph-rook"
@@ -85,7 +82,7 @@ func applyCRD(ctx context.Context, c client.Client, crd ownCRD) error {
 	var existing apiextensionsv1.CustomResourceDefinition
 	err := c.Get(ctx, client.ObjectKey{Name: crd.Name}, &existing)
 	switch {
-	case err == nil && existing.Annotations[crdManifestHashAnnotation] == crd.Hash:
+	case err == nil && existing.Annotations[cephv1alpha1.ManifestHashAnnotation] == crd.Hash:
 		return nil
 	case err != nil && !apierrors.IsNotFound(err):
 		return fmt.Errorf("read CRD %s: %w", crd.Name, err)
@@ -98,7 +95,7 @@ func applyCRD(ctx context.Context, c client.Client, crd ownCRD) error {
 	if annotations == nil {
 		annotations = map[string]string{}
 	}
-	annotations[crdManifestHashAnnotation] = crd.Hash
+	annotations[cephv1alpha1.ManifestHashAnnotation] = crd.Hash
 	u.SetAnnotations(annotations)
 	if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(fieldOwner), client.ForceOwnership); err != nil {
 		return fmt.Errorf("apply CRD %s: %w", crd.Name, err)

@@ -201,7 +201,7 @@ func (r *DeviceListReconciler) patchStorageNodes(ctx context.Context, cluster ce
 	if err != nil {
 		return fmt.Errorf("CephCluster %s: %w", r.View.Cluster, err)
 	}
-	managed := raw.GetAnnotations()[ManagedDevicesAnnotation]
+	managed := raw.GetAnnotations()[cephv1alpha1.ManagedDevicesAnnotation]
 	retained := RetainedDevices(cluster.devices, managed, union, r.describedDevices(ctx))
 	plan := PlanStorageNodes(current, managed, RenderStorageNodes(union.Disks, retained...))
 	tooLarge, err := r.refuseOverflow(raw, plan, union.Disks, cluster.devices)

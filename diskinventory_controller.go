@@ -28,12 +28,6 @@ import (
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
 )
 
-// DiscoveryConfigMapLabel ties a Disk to the discovery ConfigMap that
-// reported it. When that ConfigMap is deleted (its node left) the label is
-// how the Disks of the node are found again, since Rook hashes long node
-// names out of the ConfigMap's name.
-const DiscoveryConfigMapLabel = "ceph.fundament.io/discovery-configmap"
-
 // inventoryWorkers is how many discovery ConfigMaps are published at once.
 const inventoryWorkers = 8
 
@@ -80,7 +74,7 @@ func (r *DiskInventoryReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		return err
 	}
 	err := mgr.GetFieldIndexer().IndexField(context.Background(), &cephv1alpha1.Disk{}, diskConfigMapIndex, func(o client.Object) []string {
-		if cm := o.GetLabels()[DiscoveryConfigMapLabel]; cm != "" {
+		if cm := o.GetLabels()[cephv1alpha1.DiscoveryConfigMapLabel]; cm != "" {
 			return []string{cm}
 		}
 		return nil
@@ -261,7 +255,7 @@ func (r *DiskInventoryReconciler) publish(ctx context.Context, configMap string,
 	if !found && !wrote {
 		disk = &cephv1alpha1.Disk{ObjectMeta: metav1.ObjectMeta{
 			Name:   name,
-			Labels: map[string]string{DiscoveryConfigMapLabel: configMap, ManagedByLabel: ManagedByValue},
+			Labels: map[string]string{cephv1alpha1.DiscoveryConfigMapLabel: configMap, cephv1alpha1.ManagedByLabel: cephv1alpha1.ManagedByValue},
 		}}
 		err := r.Client.Create(ctx, disk)
 		switch {
@@ -350,7 +344,7 @@ func (r *DiskInventoryReconciler) settleOrphans(ctx context.Context) error {
 	}
 	seen := map[string]bool{}
 	for _, d := range disks.Items {
-		cmName := d.Labels[DiscoveryConfigMapLabel]
+		cmName := d.Labels[cephv1alpha1.DiscoveryConfigMapLabel]
 		if cmName == "" || seen[cmName] {
 			continue
 		}
@@ -415,7 +409,7 @@ func (r *DiskInventoryReconciler) poolClaimsHandler() handler.TypedEventHandler[
 				r.enqueueEveryConfigMap(ctx, q)
 				return
 			}
-			cmName := disk.Labels[DiscoveryConfigMapLabel]
+			cmName := disk.Labels[cephv1alpha1.DiscoveryConfigMapLabel]
 			if cmName == "" || seen[cmName] {
 				continue
 			}
@@ -459,7 +453,7 @@ func (r *DiskInventoryReconciler) deletedDiskHandler() handler.TypedEventHandler
 	return handler.Funcs{
 		DeleteFunc: func(_ context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			r.written.forget(e.Object.GetName())
-			if cmName := e.Object.GetLabels()[DiscoveryConfigMapLabel]; cmName != "" {
+			if cmName := e.Object.GetLabels()[cephv1alpha1.DiscoveryConfigMapLabel]; cmName != "" {
 				q.Add(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: r.Namespace, Name: cmName}})
 			}
 		},

@@ -29,8 +29,8 @@ const finalizerGuardName = "ceph-rook-retirement-finalizer"
 // FinalizerGuardPolicy is the policy and its binding for the plugin that
 // authenticates as username.
 func FinalizerGuardPolicy(username string) (*admissionregistrationv1.ValidatingAdmissionPolicy, *admissionregistrationv1.ValidatingAdmissionPolicyBinding) {
-	held := fmt.Sprintf("oldObject.metadata.?finalizers.orValue([]).exists(f, f == %q)", retirementFinalizer)
-	kept := fmt.Sprintf("object.metadata.?finalizers.orValue([]).exists(f, f == %q)", retirementFinalizer)
+	held := fmt.Sprintf("oldObject.metadata.?finalizers.orValue([]).exists(f, f == %q)", cephv1alpha1.RetirementFinalizer)
+	kept := fmt.Sprintf("object.metadata.?finalizers.orValue([]).exists(f, f == %q)", cephv1alpha1.RetirementFinalizer)
 	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "ValidatingAdmissionPolicy"},
 		ObjectMeta: metav1.ObjectMeta{Name: finalizerGuardName},
@@ -106,12 +106,12 @@ func applyFinalizerGuard(ctx context.Context, c client.Client) error {
 		existing.SetGroupVersionKind(u.GroupVersionKind())
 		err = c.Get(ctx, client.ObjectKey{Name: u.GetName()}, existing)
 		switch {
-		case err == nil && existing.GetAnnotations()[crdManifestHashAnnotation] == hash:
+		case err == nil && existing.GetAnnotations()[cephv1alpha1.ManifestHashAnnotation] == hash:
 			continue // applied from the same spec: a restart writes nothing
 		case err != nil && !apierrors.IsNotFound(err):
 			return fmt.Errorf("read %s %s: %w", u.GetKind(), u.GetName(), err)
 		}
-		u.SetAnnotations(map[string]string{crdManifestHashAnnotation: hash})
+		u.SetAnnotations(map[string]string{cephv1alpha1.ManifestHashAnnotation: hash})
 		if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(fieldOwner), client.ForceOwnership); err != nil {
 			return fmt.Errorf("apply %s %s: %w", u.GetKind(), u.GetName(), err)
 		}

@@ -48,7 +48,7 @@ func TestOnlyThePluginRemovesARetirementsFinalizer(t *testing.T) {
 	require.NoError(t, err)
 
 	r := &cephv1alpha1.DiskRetirement{
-		ObjectMeta: metav1.ObjectMeta{Name: "guarded", Finalizers: []string{retirementFinalizer}},
+		ObjectMeta: metav1.ObjectMeta{Name: "guarded", Finalizers: []string{cephv1alpha1.RetirementFinalizer}},
 		Spec:       cephv1alpha1.DiskRetirementSpec{Disk: "some-disk", Suspend: true},
 	}
 	require.NoError(t, env.Client.Create(ctx, r))
@@ -79,7 +79,7 @@ func TestOnlyThePluginRemovesARetirementsFinalizer(t *testing.T) {
 			if err := env.Client.Get(ctx, client.ObjectKeyFromObject(r), &cur); err != nil {
 				return err
 			}
-			cur.Finalizers = []string{retirementFinalizer}
+			cur.Finalizers = []string{cephv1alpha1.RetirementFinalizer}
 			if err := env.Client.Update(ctx, &cur); err != nil {
 				return err
 			}

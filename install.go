@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
 	"github.com/fundament-oss/ceph-rook/internal/rook"
 	"github.com/fundament-oss/ceph-rook/pluginruntime/helpers/helm/helmexec"
 )
@@ -233,7 +234,7 @@ const clusterRecordUIDKey = "uid"
 func recordCephCluster(ctx context.Context, c client.Client, cluster *cephv1.CephCluster) error {
 	record := &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Name: ClusterRecordName, Namespace: cluster.Namespace,
-			Labels: map[string]string{ManagedByLabel: ManagedByValue}},
+			Labels: map[string]string{cephv1alpha1.ManagedByLabel: cephv1alpha1.ManagedByValue}},
 		Data: map[string]string{"cephCluster": cluster.Name, clusterRecordUIDKey: string(cluster.UID)},
 	}
 	err := c.Get(ctx, client.ObjectKeyFromObject(record), &corev1.ConfigMap{})
@@ -253,7 +254,7 @@ func applyClusterSettings(ctx context.Context, c client.Client, have *cephv1.Cep
 	if !ApplyClusterSettings(&have.Spec, cfg) {
 		return nil
 	}
-	if have.Labels[ManagedByLabel] != ManagedByValue {
+	if have.Labels[cephv1alpha1.ManagedByLabel] != cephv1alpha1.ManagedByValue {
 		log.Warn("the CephCluster was not created by the plugin and differs from its configuration; it is left as it is",
 			"namespace", have.Namespace, "name", have.Name,
 			"image", before.Spec.CephVersion.Image, "configuredImage", cfg.CephImage,

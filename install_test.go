@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
 	"github.com/fundament-oss/ceph-rook/internal/cachedir"
 	"github.com/fundament-oss/ceph-rook/internal/chartrepo"
 	"github.com/fundament-oss/ceph-rook/internal/pluginproc"
@@ -293,7 +294,7 @@ func TestEnsureCephClusterAppliesChangedSettings(t *testing.T) {
 		assert.False(t, cluster.Spec.Monitoring.MetricsDisabled)
 	})
 	t.Run("a CephCluster the plugin did not create is left alone", func(t *testing.T) {
-		delete(cluster.Labels, ManagedByLabel)
+		delete(cluster.Labels, cephv1alpha1.ManagedByLabel)
 		require.NoError(t, env.Client.Update(ctx, &cluster))
 		rv := cluster.ResourceVersion
 		_, err := ensureCephCluster(ctx, env.Client, cfg, discardLog)

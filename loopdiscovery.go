@@ -1,6 +1,8 @@
 package main
 
 import (
+	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
+
 	"context"
 	"fmt"
 	"strconv"
@@ -18,10 +20,9 @@ import (
 // Rook's names around its discovery daemon (Rook v1.18,
 // pkg/operator/discover/discover.go and pkg/operator/ceph/controller).
 const (
-	RookDiscoverDaemonSet    = "rook-discover"
-	RookOperatorConfigMap    = "rook-ceph-operator-config"
-	rookAllowLoopDevicesEnv  = "CEPH_VOLUME_ALLOW_LOOP_DEVICES"
-	rookConfigReconcileAnnot = "ceph.fundament.io/reconcile-for-loop-devices"
+	RookDiscoverDaemonSet   = "rook-discover"
+	RookOperatorConfigMap   = "rook-ceph-operator-config"
+	rookAllowLoopDevicesEnv = "CEPH_VOLUME_ALLOW_LOOP_DEVICES"
 )
 
 // DiscoveryMissesLoopDevices says whether Rook's discovery DaemonSet was
@@ -62,7 +63,7 @@ func (r *LoopDiscoveryReconciler) Reconcile(ctx context.Context, req reconcile.R
 	config := &corev1.ConfigMap{}
 	config.Namespace, config.Name = r.Namespace, RookOperatorConfigMap
 	patch := mustJSON(map[string]any{"metadata": map[string]any{"annotations": map[string]any{
-		rookConfigReconcileAnnot: strconv.FormatInt(ds.Generation, 10),
+		cephv1alpha1.ReconcileForLoopDevicesAnnotation: strconv.FormatInt(ds.Generation, 10),
 	}}})
 	if err := r.Client.Patch(ctx, config, client.RawPatch(types.MergePatchType, patch)); err != nil {
 		return reconcile.Result{}, fmt.Errorf("ask Rook to apply its loop-device setting: %w", client.IgnoreNotFound(err))

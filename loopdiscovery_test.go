@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
@@ -62,7 +63,7 @@ func TestLoopDiscoveryAsksRookToReapplyItsConfig(t *testing.T) {
 	_, err := r.Reconcile(ctx, req)
 	require.NoError(t, err)
 	require.NoError(t, env.Client.Get(ctx, client.ObjectKeyFromObject(config), config))
-	assert.Equal(t, "1", config.Annotations[rookConfigReconcileAnnot], "Rook's config is touched, naming the DaemonSet generation")
+	assert.Equal(t, "1", config.Annotations[cephv1alpha1.ReconcileForLoopDevicesAnnotation], "Rook's config is touched, naming the DaemonSet generation")
 	assert.Equal(t, "true", config.Data["ROOK_CEPH_ALLOW_LOOP_DEVICES"], "its settings are kept")
 
 	ds.Spec.Template.Spec.Containers[0].Env = []corev1.EnvVar{{Name: rookAllowLoopDevicesEnv, Value: "true"}}

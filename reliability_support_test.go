@@ -234,7 +234,7 @@ func observeState(ctx context.Context, c client.Client, cfg Config) (clusterStat
 	for _, d := range disks.Items {
 		s := d.Status
 		s.LastSeenTime = nil
-		put("Disk/"+d.Name, map[string]any{"status": s, "configMap": d.Labels[DiscoveryConfigMapLabel]})
+		put("Disk/"+d.Name, map[string]any{"status": s, "configMap": d.Labels[cephv1alpha1.DiscoveryConfigMapLabel]})
 	}
 	var pools cephv1alpha1.DiskPoolList
 	if err := c.List(ctx, &pools); err != nil {
@@ -261,7 +261,7 @@ func observeState(ctx context.Context, c client.Client, cfg Config) (clusterStat
 		return nil, err
 	}
 	storage, _, _ := unstructured.NestedFieldCopy(cluster.Object, "spec", "storage")
-	put("CephCluster", map[string]any{"storage": storage, "managed": cluster.GetAnnotations()[ManagedDevicesAnnotation]})
+	put("CephCluster", map[string]any{"storage": storage, "managed": cluster.GetAnnotations()[cephv1alpha1.ManagedDevicesAnnotation]})
 	for _, kind := range []string{"CephBlockPool", "CephFilesystem", "CephObjectStore"} {
 		list := &unstructured.UnstructuredList{}
 		list.SetGroupVersionKind(cephv1.SchemeGroupVersion.WithKind(kind + "List"))
@@ -277,7 +277,7 @@ func observeState(ctx context.Context, c client.Client, cfg Config) (clusterStat
 		return nil, err
 	}
 	for _, sc := range classes.Items {
-		if sc.Labels[ManagedByLabel] != ManagedByValue {
+		if sc.Labels[cephv1alpha1.ManagedByLabel] != cephv1alpha1.ManagedByValue {
 			continue
 		}
 		put("StorageClass/"+sc.Name, map[string]any{

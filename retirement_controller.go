@@ -23,10 +23,6 @@ import (
 	"github.com/fundament-oss/ceph-rook/internal/rook"
 )
 
-// retirementFinalizer holds a DiskRetirement's deletion until what it
-// stopped is given back, or its Job has finished.
-const retirementFinalizer = "ceph.fundament.io/retirement"
-
 // retirementPoll is how often an unfinished retirement looks again: what it
 // waits on (an OSD pod stopping, Rook's Job, Rook making a replacement an
 // OSD) lives in namespaces and kinds the plugin's cache does not hold, and
@@ -68,9 +64,9 @@ func (r *DiskRetirementReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 	if err := r.Client.Get(ctx, req.NamespacedName, &ret); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if ret.DeletionTimestamp.IsZero() && !retirementFinished(ret.Status.Phase) && !controllerutil.ContainsFinalizer(&ret, retirementFinalizer) {
+	if ret.DeletionTimestamp.IsZero() && !retirementFinished(ret.Status.Phase) && !controllerutil.ContainsFinalizer(&ret, cephv1alpha1.RetirementFinalizer) {
 		patch := client.MergeFrom(ret.DeepCopy())
-		controllerutil.AddFinalizer(&ret, retirementFinalizer)
+		controllerutil.AddFinalizer(&ret, cephv1alpha1.RetirementFinalizer)
 		if err := r.Client.Patch(ctx, &ret, patch); err != nil {
 			return ctrl.Result{}, fmt.Errorf("add finalizer: %w", err)
 		}
@@ -482,7 +478,7 @@ func (r *DiskRetirementReconciler) act(ctx context.Context, ret *cephv1alpha1.Di
 			}
 		}
 		patch := client.MergeFrom(ret.DeepCopy())
-		if controllerutil.RemoveFinalizer(ret, retirementFinalizer) {
+		if controllerutil.RemoveFinalizer(ret, cephv1alpha1.RetirementFinalizer) {
 			return client.IgnoreNotFound(r.Client.Patch(ctx, ret, patch))
 		}
 	}
@@ -551,6 +547,6 @@ func (r *DiskRetirementReconciler) annotateOSD(ctx context.Context, id int32, ui
 	if uid != "" {
 		value = strconv.Quote(uid)
 	}
-	body := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%s}}}`, RetirementAnnotation, value)
+	body := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%s}}}`, cephv1alpha1.RetirementAnnotation, value)
 	return client.IgnoreNotFound(r.Client.Patch(ctx, d, client.RawPatch(client.Merge.Type(), body)))
 }

@@ -17,15 +17,6 @@ import (
 	"github.com/fundament-oss/ceph-rook/internal/rook"
 )
 
-// RetirementAnnotation is put on an OSD's Deployment, naming the
-// DiskRetirement (by UID), before that retirement marks the OSD out; it is
-// taken off when the retirement has given the OSD back, and goes with the
-// Deployment when the OSD is purged. An OSD Deployment that carries it, or
-// the do-not-reconcile label the plugin sets when it stops an OSD, while no
-// unfinished retirement has it, was left half-done (its retirement deleted
-// with its finalizer stripped): the sweep gives the OSD back.
-const RetirementAnnotation = "ceph.fundament.io/retirement"
-
 // retiringLabelValue is the value of Rook's do-not-reconcile label on an
 // OSD the plugin stopped.
 const retiringLabelValue = "retiring"
@@ -119,7 +110,7 @@ func (s *retirementSweeper) sweep(ctx context.Context) error {
 }
 
 func (s *retirementSweeper) facts(ctx context.Context, d *appsv1.Deployment, rets []cephv1alpha1.DiskRetirement) (OrphanFacts, error) {
-	uid, annotated := d.Annotations[RetirementAnnotation]
+	uid, annotated := d.Annotations[cephv1alpha1.RetirementAnnotation]
 	f := OrphanFacts{Annotated: annotated, Stopped: d.Labels[cephv1.SkipReconcileLabelKey] == retiringLabelValue}
 	if !f.Annotated && !f.Stopped {
 		return f, nil

@@ -67,7 +67,7 @@ func TestTheSweepGivesBackWhatAStrippedRetirementLeft(t *testing.T) {
 					return err
 				}
 				_, up, in, _ := rook.ceph.OSD(int(id))
-				_, annotated := d.Annotations[RetirementAnnotation]
+				_, annotated := d.Annotations[cephv1alpha1.RetirementAnnotation]
 				if *d.Spec.Replicas != 1 || !up || !in || annotated || d.Labels["ceph.rook.io/do-not-reconcile"] != "" || len(h.cephJobs()) > 0 {
 					return errNotYet
 				}

@@ -3,6 +3,7 @@ package main
 import (
 	"slices"
 
+	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
 	cephv1 "github.com/rook/rook/pkg/apis/ceph.rook.io/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -18,12 +19,6 @@ const DiscoveryInterval = "5m"
 
 // dataDirHostPath is where Rook keeps mon and config state on each node.
 const dataDirHostPath = "/var/lib/rook"
-
-// ManagedByLabel marks every object the plugin renders.
-const (
-	ManagedByLabel = "app.kubernetes.io/managed-by"
-	ManagedByValue = "fundament-ceph-rook"
-)
 
 // RookValues are the Helm values for the Rook operator chart.
 //
@@ -62,7 +57,7 @@ func BootstrapCephCluster(cfg Config) *cephv1.CephCluster {
 		ObjectMeta: metav1.ObjectMeta{
 			Name:      CephClusterName,
 			Namespace: cfg.ClusterNamespace,
-			Labels:    map[string]string{ManagedByLabel: ManagedByValue},
+			Labels:    map[string]string{cephv1alpha1.ManagedByLabel: cephv1alpha1.ManagedByValue},
 		},
 		Spec: cephv1.ClusterSpec{
 			DataDirHostPath: dataDirHostPath,

@@ -40,7 +40,7 @@ func TestRenderSnapshotClasses(t *testing.T) {
 				"csi.storage.k8s.io/snapshotter-secret-namespace": "rook-cl",
 			}, c.Parameters, "clusterID and the secret follow the CephCluster's namespace")
 			assert.Equal(t, "true", c.Labels[VeleroSnapshotClassLabel], "Velero finds it")
-			assert.Equal(t, ManagedByValue, c.Labels[ManagedByLabel])
+			assert.Equal(t, cephv1alpha1.ManagedByValue, c.Labels[cephv1alpha1.ManagedByLabel])
 			ref := metav1.GetControllerOf(c)
 			if assert.NotNil(t, ref) {
 				assert.Equal(t, tt.wantOwner, ref.Kind)

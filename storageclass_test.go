@@ -3,6 +3,7 @@ package main
 import (
 	"testing"
 
+	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
@@ -53,7 +54,7 @@ func TestStorageClassesSetEveryImmutableFieldExplicitly(t *testing.T) {
 			require.NotNil(t, sc.VolumeBindingMode, "volumeBindingMode left to the server default reads back as drift")
 			assert.Equal(t, storagev1.VolumeBindingImmediate, *sc.VolumeBindingMode)
 			assert.Empty(t, sc.Namespace)
-			assert.Equal(t, ManagedByValue, sc.Labels[ManagedByLabel])
+			assert.Equal(t, cephv1alpha1.ManagedByValue, sc.Labels[cephv1alpha1.ManagedByLabel])
 		})
 	}
 }

@@ -10,19 +10,6 @@ import (
 	cephv1 "github.com/rook/rook/pkg/apis/ceph.rook.io/v1"
 )
 
-// ManagedDevicesAnnotation records, on the CephCluster, the devices the
-// plugin put into spec.storage.nodes. Only those are ever taken out again:
-// a device someone else listed — in a CephCluster that existed before the
-// plugin, or added by hand — is not the plugin's to remove, and removing a
-// device is never undone by Rook.
-//
-// Annotations share a 256 KiB budget, so the record is compact: "v1:" and
-// the base64 of each device's 48-bit hash of "node|device", sorted (8 bytes
-// a device: 10,000 devices take 80 KB, where their names would take 480).
-// A collision would need two of those hashes to meet (about 1 in 5 million
-// at 10,000 devices), and could only make a foreign device look managed.
-const ManagedDevicesAnnotation = "ceph.fundament.io/managed-devices"
-
 const managedVersion = "v1:"
 
 // managedKey is a device's entry in the record.

@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+
+	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
 )
 
 // jsonPatchOp is one RFC 6902 operation.
@@ -55,15 +57,15 @@ func StorageNodesPatch(resourceVersion string, storage map[string]any, annotatio
 // managedAnnotationOps set the managed-devices record to managed ("":
 // removed).
 func managedAnnotationOps(annotations map[string]string, managed string) []jsonPatchOp {
-	previous, recorded := annotations[ManagedDevicesAnnotation]
-	path := "/metadata/annotations/" + jsonPointerEscape(ManagedDevicesAnnotation)
+	previous, recorded := annotations[cephv1alpha1.ManagedDevicesAnnotation]
+	path := "/metadata/annotations/" + jsonPointerEscape(cephv1alpha1.ManagedDevicesAnnotation)
 	switch {
 	case managed == "" && recorded:
 		return []jsonPatchOp{{Op: "remove", Path: path}}
 	case managed == "" || previous == managed && recorded:
 		return nil
 	case annotations == nil:
-		return []jsonPatchOp{{Op: "add", Path: "/metadata/annotations", Value: map[string]string{ManagedDevicesAnnotation: managed}}}
+		return []jsonPatchOp{{Op: "add", Path: "/metadata/annotations", Value: map[string]string{cephv1alpha1.ManagedDevicesAnnotation: managed}}}
 	default:
 		return []jsonPatchOp{{Op: "add", Path: path, Value: managed}}
 	}

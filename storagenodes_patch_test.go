@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
 	cephv1 "github.com/rook/rook/pkg/apis/ceph.rook.io/v1"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -27,7 +28,7 @@ func TestStorageNodesPatch(t *testing.T) {
 		{
 			name:        "a device joins a node: only that node's list",
 			storage:     map[string]any{"nodes": nodesJSON(t, twoNodes)},
-			annotations: map[string]string{ManagedDevicesAnnotation: "v1:old"},
+			annotations: map[string]string{cephv1alpha1.ManagedDevicesAnnotation: "v1:old"},
 			plan:        StorageNodesPlan{Nodes: nodesJSON(t, `[{"name":"n1","devices":[{"name":"a"},{"name":"c"}]},{"name":"n2","devices":[{"name":"b","config":{"deviceClass":"ssd"}}]}]`), Managed: "v1:new"},
 			want: []jsonPatchOp{rv,
 				{Op: "add", Path: annotationPath, Value: "v1:new"},
@@ -37,7 +38,7 @@ func TestStorageNodesPatch(t *testing.T) {
 		{
 			name:        "the record is unchanged: no annotation operation",
 			storage:     map[string]any{"nodes": nodesJSON(t, twoNodes)},
-			annotations: map[string]string{ManagedDevicesAnnotation: "v1:same"},
+			annotations: map[string]string{cephv1alpha1.ManagedDevicesAnnotation: "v1:same"},
 			plan:        StorageNodesPlan{Nodes: nodesJSON(t, `[{"name":"n1","devices":[]},{"name":"n2","devices":[{"name":"b","config":{"deviceClass":"ssd"}}]}]`), Managed: "v1:same"},
 			want:        []jsonPatchOp{rv, {Op: "add", Path: "/spec/storage/nodes/0/devices", Value: []any{}}},
 		},
@@ -46,7 +47,7 @@ func TestStorageNodesPatch(t *testing.T) {
 			storage: map[string]any{"nodes": nodesJSON(t, `[{"name":"n1","devices":[{"name":"a"}]}]`)},
 			plan:    StorageNodesPlan{Nodes: nodesJSON(t, twoNodes), Managed: "v1:x"},
 			want: []jsonPatchOp{rv,
-				{Op: "add", Path: "/metadata/annotations", Value: map[string]string{ManagedDevicesAnnotation: "v1:x"}},
+				{Op: "add", Path: "/metadata/annotations", Value: map[string]string{cephv1alpha1.ManagedDevicesAnnotation: "v1:x"}},
 				{Op: "add", Path: "/spec/storage/nodes", Value: nodesJSON(t, twoNodes)},
 			},
 		},
@@ -60,7 +61,7 @@ func TestStorageNodesPatch(t *testing.T) {
 		{
 			name:        "a node's own field differs: that node whole",
 			storage:     map[string]any{"nodes": nodesJSON(t, `[{"name":"n1","devices":[{"name":"a"}],"config":{"osdsPerDevice":"2"}}]`)},
-			annotations: map[string]string{ManagedDevicesAnnotation: "v1:x"},
+			annotations: map[string]string{cephv1alpha1.ManagedDevicesAnnotation: "v1:x"},
 			plan:        StorageNodesPlan{Nodes: nodesJSON(t, `[{"name":"n1","devices":[{"name":"a"}]}]`), Managed: "v1:x"},
 			want:        []jsonPatchOp{rv, {Op: "replace", Path: "/spec/storage/nodes/0", Value: map[string]any{"name": "n1", "devices": []any{map[string]any{"name": "a"}}}}},
 		},
@@ -82,7 +83,7 @@ func TestStorageNodesPatch(t *testing.T) {
 		{
 			name:        "the plugin manages nothing any more: the record goes",
 			storage:     map[string]any{"nodes": nodesJSON(t, `[{"name":"n1","devices":[{"name":"a"}]}]`)},
-			annotations: map[string]string{ManagedDevicesAnnotation: "v1:x"},
+			annotations: map[string]string{cephv1alpha1.ManagedDevicesAnnotation: "v1:x"},
 			plan:        StorageNodesPlan{Nodes: []any{}},
 			want: []jsonPatchOp{rv,
 				{Op: "remove", Path: annotationPath},
@@ -136,12 +137,12 @@ func TestStorageNodesPatchOnTheAPIServer(t *testing.T) {
 	for _, step := range steps {
 		cluster := read()
 		current, _, _ := unstructured.NestedSlice(cluster.Object, "spec", "storage", "nodes")
-		plan := PlanStorageNodes(current, cluster.GetAnnotations()[ManagedDevicesAnnotation], wantFrom(step.want))
+		plan := PlanStorageNodes(current, cluster.GetAnnotations()[cephv1alpha1.ManagedDevicesAnnotation], wantFrom(step.want))
 		require.NoError(t, apply(cluster, plan), step.name)
 		after := read()
 		nodes, _, _ := unstructured.NestedSlice(after.Object, "spec", "storage", "nodes")
 		assert.JSONEq(t, string(mustJSON(plan.Nodes)), string(mustJSON(nodes)), step.name)
-		assert.Equal(t, plan.Managed, after.GetAnnotations()[ManagedDevicesAnnotation], step.name)
+		assert.Equal(t, plan.Managed, after.GetAnnotations()[cephv1alpha1.ManagedDevicesAnnotation], step.name)
 		useAllNodes, _, _ := unstructured.NestedBool(after.Object, "spec", "storage", "useAllNodes")
 		assert.False(t, useAllNodes, "the rest of spec.storage stays")
 	}

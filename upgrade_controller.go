@@ -1,6 +1,8 @@
 package main
 
 import (
+	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
+
 	"context"
 	"encoding/json"
 	"fmt"
@@ -23,14 +25,6 @@ import (
 	"github.com/fundament-oss/ceph-rook/internal/rook"
 	"github.com/fundament-oss/ceph-rook/pluginruntime"
 )
-
-// upgradeAnnotation on the plugin's CephCluster records the upgrade's
-// state (UpgradeState as JSON) for the console, which reads the CephCluster
-// already and nothing that would need more of the user's permissions. Rook
-// reconciles a CephCluster on a change of its spec, generation or
-// deletion, never of its annotations (Rook v1.18
-// pkg/operator/ceph/cluster/predicate.go watchControllerPredicate).
-const upgradeAnnotation = "ceph.fundament.io/upgrade"
 
 // How often the upgrade is looked at again while something moves (a roll,
 // a wait for the cluster to settle) and while a refusal stands. Rook
@@ -272,7 +266,7 @@ func (r *UpgradeReconciler) record(ctx context.Context, cluster *cephv1.CephClus
 		}
 		value = string(raw)
 	}
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{upgradeAnnotation: value}}})
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{cephv1alpha1.UpgradeAnnotation: value}}})
 	if err != nil {
 		return err
 	}
@@ -288,7 +282,7 @@ func (r *UpgradeReconciler) record(ctx context.Context, cluster *cephv1.CephClus
 // recordedUpgrade is the state the CephCluster records, nil when none or
 // unreadable (then it is written anew).
 func recordedUpgrade(cluster *cephv1.CephCluster) *UpgradeState {
-	raw, ok := cluster.Annotations[upgradeAnnotation]
+	raw, ok := cluster.Annotations[cephv1alpha1.UpgradeAnnotation]
 	if !ok {
 		return nil
 	}

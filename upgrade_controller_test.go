@@ -1,6 +1,8 @@
 package main
 
 import (
+	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
+
 	"context"
 	"encoding/json"
 	"fmt"
@@ -83,7 +85,7 @@ func TestUpgradeReconcilerCarriesTheUpgradeThrough(t *testing.T) {
 		var cluster cephv1.CephCluster
 		require.NoError(t, h.c.Get(h.ctx, client.ObjectKey{Namespace: cfg.ClusterNamespace, Name: CephClusterName}, &cluster))
 		var s UpgradeState
-		if raw, ok := cluster.Annotations[upgradeAnnotation]; ok {
+		if raw, ok := cluster.Annotations[cephv1alpha1.UpgradeAnnotation]; ok {
 			require.NoError(t, json.Unmarshal([]byte(raw), &s))
 		}
 		return s

@@ -147,7 +147,7 @@ func planUpgrade(ctx context.Context, c client.Reader, cfg Config, kubeVersion s
 	case err != nil:
 		return UpgradePlan{}, fmt.Errorf("read CephCluster %s/%s: %w", cfg.ClusterNamespace, CephClusterName, err)
 	}
-	managed := cluster.Labels[ManagedByLabel] == ManagedByValue
+	managed := cluster.Labels[cephv1alpha1.ManagedByLabel] == cephv1alpha1.ManagedByValue
 	plan := UpgradePlan{ClusterImage: cluster.Spec.CephVersion.Image}
 	// An operator not made by Rook's chart, and a CephCluster not made by
 	// the plugin, are not the plugin's to upgrade: they count as current.

@@ -4,14 +4,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// RetiredAnnotation marks a Disk whose OSD was removed by a DiskRetirement:
-// its value is "osd.<id>" (or "no-osd"). A retired Disk leaves the
-// CephCluster's device list although a DiskPool still names it, and stays
-// out until someone removes the annotation (after wiping the disk). It is
-// on the Disk, not only on the retirement, so that deleting a finished
-// DiskRetirement cannot bring the device back.
-const RetiredAnnotation = "ceph.fundament.io/retired"
-
 // DiskRetirementSpec names the disk to retire and, optionally, the disk
 // that replaces it. Both are fixed once created: a different request is a
 // different DiskRetirement.

@@ -74,7 +74,7 @@ func floorDisk(node string, d simulate.Device, now metav1.Time) *cephv1alpha1.Di
 		ObjectMeta: metav1.ObjectMeta{
 			// As long as the plugin's names (node, then a 16-digit hash).
 			Name:   floorPrefix + node + "-" + hex.EncodeToString(sum[:])[:10],
-			Labels: map[string]string{floorLabel: "true", "ceph.fundament.io/discovery-configmap": simulate.ConfigMapName(node)},
+			Labels: map[string]string{floorLabel: "true", cephv1alpha1.DiscoveryConfigMapLabel: simulate.ConfigMapName(node)},
 		},
 		Status: status,
 	}
@@ -129,7 +129,7 @@ func clearInventory(ctx context.Context, c client.Client) error {
 	if err := deleteAll(ctx, c, &corev1.ConfigMap{}, &corev1.ConfigMapList{}, client.InNamespace(Namespace), client.MatchingLabels{simulate.SimulatedLabel: "true"}); err != nil {
 		return err
 	}
-	return deleteAll(ctx, c, &cephv1alpha1.Disk{}, &cephv1alpha1.DiskList{}, client.HasLabels{"ceph.fundament.io/discovery-configmap"})
+	return deleteAll(ctx, c, &cephv1alpha1.Disk{}, &cephv1alpha1.DiskList{}, client.HasLabels{cephv1alpha1.DiscoveryConfigMapLabel})
 }
 
 // deleteAll deletes every object of obj's kind that opts select and waits

@@ -62,6 +62,15 @@ const (
 	VerbPGStates Verb = "pgs"
 )
 
+// A verb's inputs, as the environment of its container: the scripts read
+// them from there, never spliced into their text.
+const (
+	EnvOSDID   = "OSD_ID"
+	EnvOSDUUID = "OSD_UUID"
+	EnvDevice  = "DEVICE"
+	EnvHost    = "HOST"
+)
+
 // nodeVerbs run on the disk's node, privileged, with the node's /dev.
 var nodeVerbs = map[Verb]bool{VerbIdentify: true, VerbZap: true}
 
@@ -157,10 +166,10 @@ func Render(namespace string, owner metav1.OwnerReference, req Request, rookImag
 	env := []corev1.EnvVar{
 		{Name: "ROOK_MON_ENDPOINTS", ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "rook-ceph-mon-endpoints"}, Key: "data"}}},
 		{Name: "ROOK_CEPH_USERNAME", ValueFrom: secretKey("ceph-username")},
-		{Name: "OSD_ID", Value: strconv.Itoa(int(req.OSDID))},
-		{Name: "OSD_UUID", Value: req.OSDUUID},
-		{Name: "DEVICE", Value: req.Device},
-		{Name: "HOST", Value: req.Host},
+		{Name: EnvOSDID, Value: strconv.Itoa(int(req.OSDID))},
+		{Name: EnvOSDUUID, Value: req.OSDUUID},
+		{Name: EnvDevice, Value: req.Device},
+		{Name: EnvHost, Value: req.Host},
 	}
 	switch req.Verb {
 	case VerbProbe:

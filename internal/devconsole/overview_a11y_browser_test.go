@@ -1,6 +1,8 @@
 package devconsole_test
 
 import (
+	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
+
 	"context"
 	"encoding/json"
 	"fmt"
@@ -829,7 +831,7 @@ func recordUpgrade(t *testing.T, record string) {
 	cluster.SetGroupVersionKind(schema.GroupVersionKind{Group: "ceph.rook.io", Version: "v1", Kind: "CephCluster"})
 	cluster.SetNamespace(rookNS)
 	cluster.SetName("rook-ceph")
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{"ceph.fundament.io/upgrade": record}}})
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{cephv1alpha1.UpgradeAnnotation: record}}})
 	require.NoError(t, err)
 	require.NoError(t, controlPlane.Env(t).Client.Patch(context.Background(), cluster, client.RawPatch(types.MergePatchType, patch)))
 }

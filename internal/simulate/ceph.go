@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/fundament-oss/ceph-rook/internal/cephjob"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -442,12 +443,12 @@ func (c *Ceph) answer(ctx context.Context, job *batchv1.Job, pools []simPool) (i
 	for _, e := range job.Spec.Template.Spec.Containers[0].Env {
 		env[e.Name] = e.Value
 	}
-	id, err := strconv.Atoi(env["OSD_ID"])
+	id, err := strconv.Atoi(env[cephjob.EnvOSDID])
 	if err != nil {
-		return 0, "", fmt.Errorf("job %s: OSD_ID %q", job.Name, env["OSD_ID"])
+		return 0, "", fmt.Errorf("job %s: OSD_ID %q", job.Name, env[cephjob.EnvOSDID])
 	}
 	node := job.Spec.Template.Spec.NodeSelector[corev1.LabelHostname]
-	device := env["DEVICE"]
+	device := env[cephjob.EnvDevice]
 	if node != "" {
 		if device, err = c.kernelPath(ctx, node, device); err != nil {
 			return 0, "", err
@@ -457,20 +458,20 @@ func (c *Ceph) answer(ctx context.Context, job *batchv1.Job, pools []simPool) (i
 	defer c.mu.Unlock()
 	c.init()
 	o := c.osds[id]
-	switch job.Labels["ceph.fundament.io/verb"] {
-	case "probe":
+	switch verb := cephjob.Verb(job.Labels[cephjob.VerbLabel]); verb {
+	case cephjob.VerbProbe:
 		out, err := c.probe(id, pools)
 		return 0, out, err
-	case "pgs":
+	case cephjob.VerbPGStates:
 		out, err := json.Marshal(map[string]any{"pgs": c.pgStates()})
 		return 0, string(out), err
-	case "out", "in":
+	case cephjob.VerbOut, cephjob.VerbIn:
 		if o == nil {
 			return 2, fmt.Sprintf("Error ENOENT: osd.%d does not exist", id), nil
 		}
-		o.In = job.Labels["ceph.fundament.io/verb"] == "in"
-		return 0, fmt.Sprintf("marked %s osd.%d.", job.Labels["ceph.fundament.io/verb"], id), nil
-	case "purge":
+		o.In = verb == cephjob.VerbIn
+		return 0, fmt.Sprintf("marked %s osd.%d.", verb, id), nil
+	case cephjob.VerbPurge:
 		if o == nil {
 			return 0, fmt.Sprintf("osd.%d is not in Ceph's OSD map", id), nil
 		}
@@ -479,20 +480,20 @@ func (c *Ceph) answer(ctx context.Context, job *batchv1.Job, pools []simPool) (i
 		}
 		delete(c.osds, id)
 		return 0, fmt.Sprintf("osd.%d is not in Ceph's OSD map", id), nil
-	case "identify":
+	case cephjob.VerbIdentify:
 		return 0, fmt.Sprintf(`{"osdUUID":%q}`, c.labels[node+"\x00"+device].UUID), nil
-	case "zap":
+	case cephjob.VerbZap:
 		found := c.labels[node+"\x00"+device].UUID
 		switch {
 		case found == "":
 			return 0, "no BlueStore label on " + device + ": nothing to wipe", nil
-		case found != env["OSD_UUID"]:
-			return 1, fmt.Sprintf("refused: %s holds the OSD with UUID %s, not %s", device, found, env["OSD_UUID"]), nil
+		case found != env[cephjob.EnvOSDUUID]:
+			return 1, fmt.Sprintf("refused: %s holds the OSD with UUID %s, not %s", device, found, env[cephjob.EnvOSDUUID]), nil
 		}
 		delete(c.labels, node+"\x00"+device)
 		return 0, fmt.Sprintf("wiped %s (it held the OSD with UUID %s)", device, found), nil
 	}
-	return 0, "", fmt.Errorf("job %s: unknown verb %q", job.Name, job.Labels["ceph.fundament.io/verb"])
+	return 0, "", fmt.Errorf("job %s: unknown verb %q", job.Name, job.Labels[cephjob.VerbLabel])
 }
 
 // kernelPath resolves a device name the plugin gave (a stable path or a
@@ -520,7 +521,7 @@ func (c *Ceph) kernelPath(ctx context.Context, node, device string) (string, err
 // and the kubelet would write them.
 func (c *Ceph) runJobs(ctx context.Context, pools []simPool) error {
 	var jobs batchv1.JobList
-	if err := c.Client.List(ctx, &jobs, client.InNamespace(c.Namespace), client.MatchingLabels{"app": "ceph-rook-ceph-job"}); err != nil {
+	if err := c.Client.List(ctx, &jobs, client.InNamespace(c.Namespace), client.MatchingLabels{"app": cephjob.App}); err != nil {
 		return err
 	}
 	for i := range jobs.Items {

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
+	"github.com/fundament-oss/ceph-rook/internal/rook"
 )
 
 // OSDDeployment is the Deployment Rook v1.18 runs a host OSD in, with
@@ -27,24 +28,24 @@ import (
 // environment the node, the OSD's UUID and its block path, a raw-mode OSD's
 // kernel device (envs.go, spec.go). Its status says its pod runs.
 func OSDDeployment(namespace string, id int, node, blockPath string) *appsv1.Deployment {
-	labels := map[string]string{"app": "rook-ceph-osd", "ceph-osd-id": strconv.Itoa(id), "topology-location-host": node, SimulatedLabel: "true"}
+	labels := map[string]string{rook.AppLabel: rook.OSDApp, rook.OSDIDLabel: strconv.Itoa(id), "topology-location-host": node, SimulatedLabel: "true"}
 	return &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Name: "rook-ceph-osd-" + strconv.Itoa(id), Namespace: namespace, Labels: labels},
 		Spec: appsv1.DeploymentSpec{
 			Replicas: new(int32(1)),
-			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "rook-ceph-osd", "ceph-osd-id": strconv.Itoa(id)}},
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{rook.AppLabel: rook.OSDApp, rook.OSDIDLabel: strconv.Itoa(id)}},
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: labels},
 				Spec: corev1.PodSpec{
 					NodeSelector: map[string]string{corev1.LabelHostname: node},
 					Containers: []corev1.Container{{
-						Name:  "osd",
+						Name:  rook.OSDContainer,
 						Image: "quay.io/ceph/ceph:v19.2.3",
 						Env: []corev1.EnvVar{
-							{Name: "ROOK_NODE_NAME", Value: node},
-							{Name: "ROOK_OSD_UUID", Value: fmt.Sprintf("00000000-0000-4000-8000-%012d", id)},
+							{Name: rook.EnvNodeName, Value: node},
+							{Name: rook.EnvOSDUUID, Value: fmt.Sprintf("00000000-0000-4000-8000-%012d", id)},
 							{Name: "ROOK_OSD_ID", Value: strconv.Itoa(id)},
-							{Name: "ROOK_BLOCK_PATH", Value: blockPath},
+							{Name: rook.EnvBlockPath, Value: blockPath},
 							{Name: "ROOK_CV_MODE", Value: "raw"},
 						},
 					}},
@@ -137,9 +138,9 @@ func (o *OSDs) Step(ctx context.Context) error {
 	used := map[int]bool{}
 	for i := range deployments.Items {
 		d := &deployments.Items[i]
-		id, _ := strconv.Atoi(d.Labels["ceph-osd-id"])
+		id, _ := strconv.Atoi(d.Labels[rook.OSDIDLabel])
 		used[id] = true
-		o.prepared[d.Spec.Template.Spec.NodeSelector[corev1.LabelHostname]+"\x00"+envValue(d, "ROOK_BLOCK_PATH")] = true
+		o.prepared[d.Spec.Template.Spec.NodeSelector[corev1.LabelHostname]+"\x00"+envValue(d, rook.EnvBlockPath)] = true
 		if !(o.HoldStoppedPods.Load() && d.Spec.Replicas != nil && *d.Spec.Replicas == 0) {
 			if err := SyncDeploymentStatus(ctx, o.Client, d); err != nil {
 				return err
@@ -200,7 +201,7 @@ func (o *OSDs) prepareListed(ctx context.Context, used map[int]bool) error {
 			class = detected[dev.Node+"\x00"+dev.Device]
 		}
 		withDeviceClass(d, class)
-		o.Ceph.Prepared(id, dev.Node, path, envValue(d, "ROOK_OSD_UUID"))
+		o.Ceph.Prepared(id, dev.Node, path, envValue(d, rook.EnvOSDUUID))
 		if err := CreateOSD(ctx, o.Client, d); err != nil && !apierrors.IsAlreadyExists(err) {
 			return err
 		}
@@ -233,7 +234,7 @@ func (o *OSDs) prepareListed(ctx context.Context, used map[int]bool) error {
 // deployments are the OSD Deployments of the cluster namespace.
 func (o *OSDs) deployments(ctx context.Context) (*appsv1.DeploymentList, error) {
 	var deployments appsv1.DeploymentList
-	err := o.Client.List(ctx, &deployments, client.InNamespace(o.Namespace), client.MatchingLabels{"app": "rook-ceph-osd"})
+	err := o.Client.List(ctx, &deployments, client.InNamespace(o.Namespace), client.MatchingLabels{rook.AppLabel: rook.OSDApp})
 	return &deployments, err
 }
 
@@ -245,7 +246,7 @@ func (o *OSDs) deployedIDs(ctx context.Context) (map[int]bool, error) {
 	}
 	ids := map[int]bool{}
 	for _, d := range deployments.Items {
-		id, _ := strconv.Atoi(d.Labels["ceph-osd-id"])
+		id, _ := strconv.Atoi(d.Labels[rook.OSDIDLabel])
 		ids[id] = true
 	}
 	return ids, nil

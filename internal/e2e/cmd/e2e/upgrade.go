@@ -1,6 +1,8 @@
 package main
 
 import (
+	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
+
 	"context"
 	"encoding/json"
 	"fmt"
@@ -17,6 +19,7 @@ import (
 
 	"github.com/fundament-oss/ceph-rook/internal/cachedir"
 	"github.com/fundament-oss/ceph-rook/internal/e2e/images"
+	"github.com/fundament-oss/ceph-rook/internal/rook"
 )
 
 // retaggedCephImage is the Ceph image under a second tag: the same Ceph,
@@ -26,10 +29,6 @@ import (
 // prove what a new Ceph release does to its daemons' data on disk (no
 // on-disk format changes, no new feature flags).
 const retaggedCephImage = images.CephImage + "-e2e2"
-
-// upgradeAnnotation is the plugin's record of an upgrade on the
-// CephCluster (upgrade_controller.go).
-const upgradeAnnotation = "ceph.fundament.io/upgrade"
 
 // upgrade deploys the current plugin over the cluster the previous one
 // installed (platform: Rook cachedir.PreviousRookVersion), with the join
@@ -112,7 +111,7 @@ func (r *run) upgradeRook() error {
 		if err := r.c.Get(ctx, operatorKey, &operator); err != nil {
 			return err
 		}
-		if got := operator.Labels[helmChartLabel]; got != chart {
+		if got := operator.Labels[rook.HelmChartLabel]; got != chart {
 			return fmt.Errorf("the operator Deployment is from chart %s, want %s; the plugin says %s", got, chart, r.pluginMessage(ctx))
 		}
 		if !rolledOut(&operator) {
@@ -125,7 +124,7 @@ func (r *run) upgradeRook() error {
 	}
 	r.step("Rook step taken: the operator Deployment is %s's, rolled out, %s after the new plugin was deployed", chart, time.Since(start).Round(time.Second))
 	_, restarted, kept, err := r.rollAfter(before, "Rook", cachedir.RookVersion, func(d *appsv1.Deployment) bool {
-		return d.Labels["rook-version"] == cachedir.RookVersion
+		return d.Labels[rook.VersionLabel] == cachedir.RookVersion
 	})
 	if err != nil {
 		return err
@@ -214,7 +213,7 @@ func (r *run) waitRoll(step, to string, onTarget func(*appsv1.Deployment) bool) 
 			r.step("the plugin's record: %s %s %s → %s, %d of %d daemons, waiting for %v", record.Stage, record.Step, record.From, record.To, record.Done, record.Total, record.Pending)
 		}
 		var daemons appsv1.DeploymentList
-		if err := r.c.List(ctx, &daemons, client.InNamespace("rook-ceph"), client.MatchingLabels{"rook_cluster": "rook-ceph"}); err != nil {
+		if err := r.c.List(ctx, &daemons, client.InNamespace("rook-ceph"), client.MatchingLabels{rook.ClusterLabel: "rook-ceph"}); err != nil {
 			return err
 		}
 		for i := range daemons.Items {
@@ -233,11 +232,9 @@ func (r *run) waitRoll(step, to string, onTarget func(*appsv1.Deployment) bool) 
 	return err
 }
 
-// operatorKey is Rook's operator Deployment; helmChartLabel on it names
-// the chart release that made it ("rook-ceph-v1.18.11").
-var operatorKey = client.ObjectKey{Namespace: "rook-ceph", Name: "rook-ceph-operator"}
-
-const helmChartLabel = "helm.sh/chart"
+// operatorKey is Rook's operator Deployment; rook.HelmChartLabel on it
+// names the chart release that made it ("rook-ceph-v1.18.11").
+var operatorKey = client.ObjectKey{Namespace: "rook-ceph", Name: rook.OperatorDeployment}
 
 // installedRookChart is the chart release that made the operator
 // Deployment.
@@ -246,7 +243,7 @@ func (r *run) installedRookChart(ctx context.Context) (string, error) {
 	if err := r.c.Get(ctx, operatorKey, &operator); err != nil {
 		return "", err
 	}
-	return operator.Labels[helmChartLabel], nil
+	return operator.Labels[rook.HelmChartLabel], nil
 }
 
 // upgradeRecord reads the plugin's record on the CephCluster.
@@ -256,7 +253,7 @@ func (r *run) upgradeRecord(ctx context.Context) (upgradeRecord, error) {
 	if err != nil {
 		return record, err
 	}
-	raw := cluster.GetAnnotations()[upgradeAnnotation]
+	raw := cluster.GetAnnotations()[cephv1alpha1.UpgradeAnnotation]
 	if raw == "" {
 		return record, nil
 	}
@@ -311,7 +308,7 @@ type daemonPod struct {
 // Deployment.
 func (r *run) daemonPods(ctx context.Context) (map[string]daemonPod, error) {
 	var pods corev1.PodList
-	if err := r.c.List(ctx, &pods, client.InNamespace("rook-ceph"), client.MatchingLabels{"rook_cluster": "rook-ceph"}); err != nil {
+	if err := r.c.List(ctx, &pods, client.InNamespace("rook-ceph"), client.MatchingLabels{rook.ClusterLabel: "rook-ceph"}); err != nil {
 		return nil, err
 	}
 	out := map[string]daemonPod{}
