@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
+	"github.com/fundament-oss/ceph-rook/internal/message"
 )
 
 // Ceph's budgets, which the API server knows nothing about (issue 19).
@@ -372,9 +373,9 @@ type classLoad struct {
 
 func (l classLoad) describe() string {
 	if l.class == "" {
-		return plural(l.osds, "OSD")
+		return message.Plural(l.osds, "OSD")
 	}
-	return plural(l.osds, string(l.class)+" OSD")
+	return message.Plural(l.osds, string(l.class)+" OSD")
 }
 
 // busiestOSDs is, of the OSDs the newcomer's PG copies (added) land on,

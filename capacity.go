@@ -4,6 +4,7 @@ import (
 	"math"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
+	"github.com/fundament-oss/ceph-rook/internal/message"
 )
 
 // cephDefaultFullRatio is mon_osd_full_ratio's default: Ceph refuses writes
@@ -57,7 +58,7 @@ func UsableCapacity(raw RawCapacity, replicas int32) *cephv1alpha1.ConsumerCapac
 	}
 	usable := int64(math.Floor(float64(bytes) * ratio / float64(replicas)))
 	return &cephv1alpha1.ConsumerCapacity{
-		Usable:           humanBytes(usable),
+		Usable:           message.HumanBytes(usable),
 		UsableBytes:      usable,
 		RawBytes:         bytes,
 		FullRatioPercent: int32(math.Round(ratio * 100)),

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
+	"github.com/fundament-oss/ceph-rook/internal/message"
 	"github.com/fundament-oss/ceph-rook/pluginruntime"
 )
 
@@ -122,5 +123,5 @@ func cephWarning(cluster *unstructured.Unstructured) string {
 	if len(checks) == 0 {
 		return "Ceph reports HEALTH_WARN"
 	}
-	return BoundMessage("Ceph reports HEALTH_WARN (" + strings.Join(checks, "; ") + ")")
+	return message.BoundMessage("Ceph reports HEALTH_WARN (" + strings.Join(checks, "; ") + ")")
 }

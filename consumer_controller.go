@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
+	"github.com/fundament-oss/ceph-rook/internal/message"
 )
 
 // provisioningBackstop re-checks a Provisioning consumer even though the
@@ -250,7 +251,7 @@ func (r *ConsumerReconciler[T, R]) rookProgress(ctx context.Context, rook R, out
 	phase := r.Kind.rookPhase(rook)
 	if phase == "Ready" {
 		out.Phase, out.Reason = cephv1alpha1.StorageReady, ReasonReady
-		out.Message = joinSentences(repl.Message, defaultClassMessage(out.DefaultClass))
+		out.Message = message.JoinSentences(repl.Message, defaultClassMessage(out.DefaultClass))
 		return out, nil
 	}
 	// Rook's status says "Failure" at most, and between retries
@@ -261,13 +262,13 @@ func (r *ConsumerReconciler[T, R]) rookProgress(ctx context.Context, rook R, out
 	}
 	if why != "" {
 		out.Phase, out.Reason = cephv1alpha1.StorageDegraded, ReasonRookFailed
-		out.Message = joinSentences(fmt.Sprintf("Rook cannot reconcile %s %s/%s (it retries): %s",
+		out.Message = message.JoinSentences(fmt.Sprintf("Rook cannot reconcile %s %s/%s (it retries): %s",
 			r.Kind.rookKind, rook.GetNamespace(), rook.GetName(), why), repl.Message)
 		return out, nil
 	}
 	out.Phase, out.Reason = cephv1alpha1.StorageProvisioning, ReasonProvisioning
-	out.Message = joinSentences(fmt.Sprintf("waiting for %s %s/%s to be Ready (phase: %s)",
-		r.Kind.rookKind, rook.GetNamespace(), rook.GetName(), orNone(phase)), repl.Message, defaultClassMessage(out.DefaultClass))
+	out.Message = message.JoinSentences(fmt.Sprintf("waiting for %s %s/%s to be Ready (phase: %s)",
+		r.Kind.rookKind, rook.GetNamespace(), rook.GetName(), message.OrNone(phase)), repl.Message, defaultClassMessage(out.DefaultClass))
 	return out, nil
 }
 
@@ -473,23 +474,6 @@ func (r *ConsumerReconciler[T, R]) defaultRequestChanged() predicate.Predicate {
 		},
 		GenericFunc: func(event.GenericEvent) bool { return false },
 	}
-}
-
-func joinSentences(parts ...string) string {
-	var kept []string
-	for _, p := range parts {
-		if p != "" {
-			kept = append(kept, p)
-		}
-	}
-	return strings.Join(kept, "; ")
-}
-
-func orNone(s string) string {
-	if s == "" {
-		return "none yet"
-	}
-	return s
 }
 
 // olderLive are the consumers older than obj and not being deleted, oldest

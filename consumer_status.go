@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
+	"github.com/fundament-oss/ceph-rook/internal/message"
 )
 
 // Condition types a consumer reports besides Ready.
@@ -94,7 +95,7 @@ type defaultClassOutcome struct {
 func consumerStatus(prev cephv1alpha1.StorageStatus, out consumerOutcome, generation int64, now time.Time) cephv1alpha1.StorageStatus {
 	next := *prev.DeepCopy()
 	next.Phase = out.Phase
-	next.Message = BoundMessage(out.Message)
+	next.Message = message.BoundMessage(out.Message)
 	next.ObservedGeneration = generation
 	if out.StorageClassName != "" {
 		next.StorageClassName = out.StorageClassName
@@ -133,7 +134,7 @@ func consumerStatus(prev cephv1alpha1.StorageStatus, out consumerOutcome, genera
 			Type:               ConditionReplicationChanged,
 			Status:             metav1.ConditionTrue,
 			Reason:             out.ReplicationChangeReason,
-			Message:            BoundMessage(out.ReplicationChange),
+			Message:            message.BoundMessage(out.ReplicationChange),
 			ObservedGeneration: generation,
 			LastTransitionTime: metav1.NewTime(now),
 		})
@@ -147,7 +148,7 @@ func consumerStatus(prev cephv1alpha1.StorageStatus, out consumerOutcome, genera
 			Type:               ConditionCephWarning,
 			Status:             metav1.ConditionTrue,
 			Reason:             ReasonTooManyPGs,
-			Message:            BoundMessage(*out.CephWarning),
+			Message:            message.BoundMessage(*out.CephWarning),
 			ObservedGeneration: generation,
 			LastTransitionTime: metav1.NewTime(now),
 		})
@@ -158,7 +159,7 @@ func consumerStatus(prev cephv1alpha1.StorageStatus, out consumerOutcome, genera
 			Type:               ConditionSnapshotClass,
 			Status:             s.Status,
 			Reason:             s.Reason,
-			Message:            BoundMessage(s.Message),
+			Message:            message.BoundMessage(s.Message),
 			ObservedGeneration: generation,
 			LastTransitionTime: metav1.NewTime(now),
 		})
@@ -173,7 +174,7 @@ func consumerStatus(prev cephv1alpha1.StorageStatus, out consumerOutcome, genera
 			LastTransitionTime: metav1.NewTime(now),
 		}
 		if !out.DefaultClass.Held {
-			cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, ReasonDefaultClassHeldByOlder, BoundMessage(out.DefaultClass.Message)
+			cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, ReasonDefaultClassHeldByOlder, message.BoundMessage(out.DefaultClass.Message)
 		}
 		meta.SetStatusCondition(&next.Conditions, cond)
 	} else {

@@ -24,6 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
+	"github.com/fundament-oss/ceph-rook/internal/message"
 )
 
 // Rook's discovery daemon writes one ConfigMap per node in the operator
@@ -379,7 +380,7 @@ func (t *deviceTree) describe(node, root string) cephv1alpha1.DiskStatus {
 		Path:        "/dev/" + root,
 		StablePath:  StablePath(d.DevLinks),
 		Size:        bytesQuantity(d.Size),
-		DisplaySize: humanBytes(int64(min(d.Size, math.MaxInt64))),
+		DisplaySize: message.HumanBytes(int64(min(d.Size, math.MaxInt64))),
 		Type:        diskType(root, d.Rotational),
 		Rotational:  d.Rotational,
 		Model:       d.Model,

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
+	"github.com/fundament-oss/ceph-rook/internal/message"
 )
 
 // Realistic devices of one node: an HDD, an SSD, an NVMe drive, a
@@ -261,7 +262,7 @@ func TestAPoolOfManyUnknownDisksStillSaysWhy(t *testing.T) {
 		}
 		return nil
 	})
-	assert.LessOrEqual(t, len(pool.Status.Message), MaxMessageLength)
+	assert.LessOrEqual(t, len(pool.Status.Message), message.MaxMessageLength)
 	assert.True(t, strings.HasPrefix(pool.Status.Message, "no listed disk is usable: disk "+disks[0]+" not found; "), pool.Status.Message[:200])
 	assert.Regexp(t, `; \.\.\. and 1[0-9]{2} more$`, pool.Status.Message, "the rest is counted")
 }

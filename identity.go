@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
+	"github.com/fundament-oss/ceph-rook/internal/message"
 )
 
 // KeepDiskIdentities gives a device whose identity discovery can no longer
@@ -97,7 +98,7 @@ func inherit(d *DiscoveredDisk, p *cephv1alpha1.Disk) {
 	s.Rotational, s.Type = old.Rotational, old.Type
 	if old.Size != nil && (s.Size == nil || old.Size.Cmp(*s.Size) > 0) {
 		size := old.Size.DeepCopy()
-		s.Size, s.DisplaySize = &size, humanBytes(size.Value())
+		s.Size, s.DisplaySize = &size, message.HumanBytes(size.Value())
 	}
 }
 

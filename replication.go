@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
+	"github.com/fundament-oss/ceph-rook/internal/message"
 	"github.com/fundament-oss/ceph-rook/internal/rook"
 )
 
@@ -94,7 +95,7 @@ func clampRequested(requested int32, nodes int) (int32, string) {
 		return maxReplicas, fmt.Sprintf("%d replicas requested; using the maximum of %d", requested, maxReplicas)
 	case int(requested) > nodes:
 		return int32(nodes), fmt.Sprintf("%d replicas requested but disks come from only %s; using %d",
-			requested, plural(nodes, "node"), nodes)
+			requested, message.Plural(nodes, "node"), nodes)
 	}
 	return requested, ""
 }
@@ -194,11 +195,4 @@ func fasterOrEqual(a, b cephv1alpha1.DiskType) bool {
 		return true
 	}
 	return ai >= 0 && ai <= bi
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return fmt.Sprintf("1 %s", word)
-	}
-	return fmt.Sprintf("%d %ss", n, word)
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
+	"github.com/fundament-oss/ceph-rook/internal/message"
 	"github.com/fundament-oss/ceph-rook/internal/rook"
 )
 
@@ -131,7 +132,7 @@ func copiesCheck(in PreflightInput) cephv1alpha1.PreflightCheck {
 		}
 	}
 	if len(single) > 0 {
-		return cephv1alpha1.PreflightCheck{Name: CheckCopies, Message: fmt.Sprintf("%s keeps a single copy: its data on the stopped OSD could not be copied elsewhere and Ceph would never call the OSD safe to destroy; give it two replicas (and the nodes they need) first", summarizeClauses(single))}
+		return cephv1alpha1.PreflightCheck{Name: CheckCopies, Message: fmt.Sprintf("%s keeps a single copy: its data on the stopped OSD could not be copied elsewhere and Ceph would never call the OSD safe to destroy; give it two replicas (and the nodes they need) first", message.SummarizeClauses(single))}
 	}
 	return cephv1alpha1.PreflightCheck{Name: CheckCopies, Passed: true, Message: "every consumer keeps a second copy while the OSD is stopped"}
 }
@@ -151,9 +152,9 @@ func hostsCheck(in PreflightInput) cephv1alpha1.PreflightCheck {
 			short = append(short, fmt.Sprintf("%s keeps %d copies on different %s", c.Consumer, c.Size, unit))
 		}
 	}
-	after := fmt.Sprintf("%s and %s would remain", plural(in.After.All.Nodes, "host"), plural(in.After.All.OSDs, "OSD"))
+	after := fmt.Sprintf("%s and %s would remain", message.Plural(in.After.All.Nodes, "host"), message.Plural(in.After.All.OSDs, "OSD"))
 	if len(short) > 0 {
-		return cephv1alpha1.PreflightCheck{Name: CheckHosts, Message: fmt.Sprintf("%s: too few for %s; add a disk on another node first (a replacement does)", after, summarizeClauses(short))}
+		return cephv1alpha1.PreflightCheck{Name: CheckHosts, Message: fmt.Sprintf("%s: too few for %s; add a disk on another node first (a replacement does)", after, message.SummarizeClauses(short))}
 	}
 	return cephv1alpha1.PreflightCheck{Name: CheckHosts, Passed: true, Message: after + ": enough for every consumer's copies"}
 }
@@ -168,20 +169,6 @@ func PreflightPassed(checks []cephv1alpha1.PreflightCheck) (bool, string) {
 		}
 	}
 	return len(failed) == 0, strings.Join(failed, "; ")
-}
-
-// humanBytes prints a byte count in binary units, as a person reads it.
-func humanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return strconv.FormatInt(n, 10) + " B"
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit && exp < 5; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
 
 // RetirementQueue is where a retirement stands among the others.

@@ -9,6 +9,7 @@ import (
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
 	"github.com/fundament-oss/ceph-rook/internal/cephjob"
+	"github.com/fundament-oss/ceph-rook/internal/message"
 )
 
 // The retirement's checks against what Ceph itself says (a probe's
@@ -84,11 +85,11 @@ func poolsCheck(f cephjob.Facts, osd int) cephv1alpha1.PreflightCheck {
 			short = append(short, fmt.Sprintf("pool %s keeps %d copies on different %s", p.Name, p.Size, unit))
 		}
 	}
-	after := fmt.Sprintf("without osd.%d, %s and %s stay up and in", osd, plural(hosts, "host"), plural(osds, "OSD"))
+	after := fmt.Sprintf("without osd.%d, %s and %s stay up and in", osd, message.Plural(hosts, "host"), message.Plural(osds, "OSD"))
 	if len(short) > 0 {
-		return cephv1alpha1.PreflightCheck{Name: CheckPools, Message: fmt.Sprintf("%s: too few for %s; add a disk on another node first (a replacement does), or lower the copies", after, summarizeClauses(short))}
+		return cephv1alpha1.PreflightCheck{Name: CheckPools, Message: fmt.Sprintf("%s: too few for %s; add a disk on another node first (a replacement does), or lower the copies", after, message.SummarizeClauses(short))}
 	}
-	return cephv1alpha1.PreflightCheck{Name: CheckPools, Passed: true, Message: fmt.Sprintf("%s: every one of Ceph's %s keeps its copies", after, plural(len(f.Pools), "pool"))}
+	return cephv1alpha1.PreflightCheck{Name: CheckPools, Passed: true, Message: fmt.Sprintf("%s: every one of Ceph's %s keeps its copies", after, message.Plural(len(f.Pools), "pool"))}
 }
 
 // fullCopyPerHost: some host-domain pool keeps as many copies as there are
@@ -142,7 +143,7 @@ func cephCapacityCheck(f cephjob.Facts, osd int) cephv1alpha1.PreflightCheck {
 	}
 	share := float64(used) / float64(left)
 	msg := fmt.Sprintf("%s would hold %s in %s: %.0f%% (Ceph's nearfull ratio %.0f%%, backfillfull %.0f%%, full %.0f%%)",
-		scope, humanBytes(used*1024), humanBytes(left*1024), share*100, f.Ratios.Nearfull*100, f.Ratios.Backfillfull*100, f.Ratios.Full*100)
+		scope, message.HumanBytes(used*1024), message.HumanBytes(left*1024), share*100, f.Ratios.Nearfull*100, f.Ratios.Backfillfull*100, f.Ratios.Full*100)
 	if share >= f.Ratios.Nearfull {
 		return cephv1alpha1.PreflightCheck{Name: CheckCapacity, Message: msg + ": the data would not fit; add capacity there first"}
 	}
@@ -173,7 +174,7 @@ func pgsPerOSDCheck(f cephjob.Facts, osd int) cephv1alpha1.PreflightCheck {
 		most = max(most, o.PGs+extra)
 	}
 	msg := fmt.Sprintf("osd.%d's %d PGs spread over %s: at most %d PGs on one (Ceph refuses more than %d = mon_max_pg_per_osd %d × osd_max_pg_per_osd_hard_ratio %g)",
-		osd, f.PGsOn(osd), plural(len(takers), "OSD"), most, limit, f.MaxPGPerOSD, f.HardRatio)
+		osd, f.PGsOn(osd), message.Plural(len(takers), "OSD"), most, limit, f.MaxPGPerOSD, f.HardRatio)
 	if most > limit {
 		return cephv1alpha1.PreflightCheck{Name: CheckPGsPerOSD, Message: msg + ": add OSDs or lower the pools' PG counts first"}
 	}
@@ -205,7 +206,7 @@ func cephHealthCheck(f cephjob.Facts, osd int) cephv1alpha1.PreflightCheck {
 		othersDown = append(othersDown, fmt.Sprintf("osd.%d (%s)", o.ID, upIn(o.Up, o.In)))
 	}
 	if len(othersDown) > 0 {
-		return fail("%s: Ceph already lacks copies there; bring them back (or retire them) first", summarizeClauses(othersDown))
+		return fail("%s: Ceph already lacks copies there; bring them back (or retire them) first", message.SummarizeClauses(othersDown))
 	}
 	targetDown := !f.OSD.Up
 	for _, name := range ownDownChecks {

@@ -10,6 +10,7 @@ import (
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
 	"github.com/fundament-oss/ceph-rook/internal/cephjob"
+	"github.com/fundament-oss/ceph-rook/internal/message"
 	"github.com/fundament-oss/ceph-rook/internal/rook"
 )
 
@@ -551,7 +552,7 @@ func othersDownButIn(c cephjob.Facts, osd int) string {
 			down = append(down, fmt.Sprintf("osd.%d on host %s", o.ID, o.Host))
 		}
 	}
-	return summarizeClauses(down)
+	return message.SummarizeClauses(down)
 }
 
 // waitOrAbort waits for the next probe unless the wait has stalled.

@@ -145,12 +145,6 @@ func TestPreflight(t *testing.T) {
 	}
 }
 
-func TestHumanBytes(t *testing.T) {
-	for n, want := range map[int64]string{0: "0 B", 1023: "1023 B", 1024: "1.0 KiB", 3 << 30: "3.0 GiB", 4000787030016: "3.6 TiB"} {
-		assert.Equal(t, want, humanBytes(n), "%d", n)
-	}
-}
-
 // The wipe instructions are pasted into a root shell: every device path
 // discovery lets through reaches the command as one word, as written.
 func TestWipeInstructionsGiveTheShellTheDeviceAsWritten(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
+	"github.com/fundament-oss/ceph-rook/internal/message"
 	"github.com/fundament-oss/ceph-rook/internal/rook"
 )
 
@@ -100,7 +101,7 @@ func (t Tiers) Present() []Tier {
 func (t Tiers) describe() string {
 	var parts []string
 	for _, tier := range t.Present() {
-		parts = append(parts, fmt.Sprintf("%s (%s)", tier.Class, plural(tier.Nodes, "node")))
+		parts = append(parts, fmt.Sprintf("%s (%s)", tier.Class, message.Plural(tier.Nodes, "node")))
 	}
 	if len(parts) == 0 {
 		return "none"

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
+	"github.com/fundament-oss/ceph-rook/internal/message"
 )
 
 // ContestedDisk is a disk a pool lists but an older pool owns.
@@ -123,7 +124,7 @@ func (r PoolResolution) Message() string {
 	for _, name := range r.Retired {
 		parts = append(parts, fmt.Sprintf("disk %s retired (its OSD was removed; wipe it and remove its %s annotation to give it back)", name, cephv1alpha1.RetiredAnnotation))
 	}
-	msg := summarizeClauses(parts)
+	msg := message.SummarizeClauses(parts)
 	if len(r.Selected) == 0 {
 		if msg == "" {
 			return "no disks listed"
@@ -141,7 +142,7 @@ func (r PoolResolution) Message() string {
 			missing = append(missing, fmt.Sprintf("disk %s is missing (%s) and keeps its place in the CephCluster until it is taken out of this pool", d.Name, d.Status.Reason))
 		}
 	}
-	return joinSentences(msg, summarizeClauses(missing))
+	return message.JoinSentences(msg, message.SummarizeClauses(missing))
 }
 
 // ClusterProblem is why the CephCluster does not hold what a pool
@@ -185,7 +186,7 @@ func (r PoolResolution) Report(problem ClusterProblem) PoolReport {
 		Phase:       r.Phase(),
 		Selected:    int32(len(r.Selected)),
 		RawCapacity: r.RawCapacity.DeepCopy(),
-		Message:     BoundMessage(r.Message()),
+		Message:     message.BoundMessage(r.Message()),
 		Problem:     problem,
 	}
 }
@@ -201,7 +202,7 @@ func (r PoolReport) DiskPoolStatus(prev cephv1alpha1.DiskPoolStatus, cluster *ce
 		Phase:              r.Phase,
 		SelectedDiskCount:  r.Selected,
 		RawCapacity:        &capacity,
-		DisplayRawCapacity: humanBytes(capacity.Value()),
+		DisplayRawCapacity: message.HumanBytes(capacity.Value()),
 		Message:            r.Message,
 		ObservedGeneration: r.Generation,
 		CephCluster:        cluster,
@@ -211,14 +212,14 @@ func (r PoolReport) DiskPoolStatus(prev cephv1alpha1.DiskPoolStatus, cluster *ce
 		Type:               cephv1alpha1.ConditionReady,
 		Status:             metav1.ConditionTrue,
 		Reason:             ReasonDisksSelected,
-		Message:            plural(int(r.Selected), "disk") + " selected",
+		Message:            message.Plural(int(r.Selected), "disk") + " selected",
 		ObservedGeneration: r.Generation,
 		LastTransitionTime: metav1.NewTime(now),
 	}
 	switch {
 	case r.Problem.Reason != "":
 		// The disks resolve but go nowhere: the pool must not say Ready.
-		next.Phase, next.Message = cephv1alpha1.DiskPoolDegraded, BoundMessage(r.Problem.Message)
+		next.Phase, next.Message = cephv1alpha1.DiskPoolDegraded, message.BoundMessage(r.Problem.Message)
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, r.Problem.Reason, next.Message
 	case next.Phase != cephv1alpha1.DiskPoolReady:
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, ReasonNoUsableDisks, next.Message

@@ -9,6 +9,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
+	"github.com/fundament-oss/ceph-rook/internal/message"
 	"github.com/fundament-oss/ceph-rook/internal/rook"
 	"github.com/fundament-oss/ceph-rook/pluginruntime"
 )
@@ -231,14 +232,14 @@ func DecideUpgradeState(plan UpgradePlan, rook, ceph UpgradeProgress, targetRook
 func (s UpgradeState) PluginStatus() pluginruntime.PluginStatus {
 	switch s.Stage {
 	case UpgradeRefused:
-		return pluginruntime.PluginStatus{Phase: pluginruntime.PhaseDegraded, Message: BoundMessage(fmt.Sprintf(
+		return pluginruntime.PluginStatus{Phase: pluginruntime.PhaseDegraded, Message: message.BoundMessage(fmt.Sprintf(
 			"upgrade of %s from %s to %s refused, nothing changed: %s; checked again each minute",
 			s.Step, s.From, s.To, failedChecks(s.Checks)))}
 	case UpgradeWaiting:
-		return pluginruntime.PluginStatus{Phase: pluginruntime.PhaseRunning, Message: BoundMessage(fmt.Sprintf(
+		return pluginruntime.PluginStatus{Phase: pluginruntime.PhaseRunning, Message: message.BoundMessage(fmt.Sprintf(
 			"upgrade of %s from %s to %s waits: %s", s.Step, s.From, s.To, failedChecks(s.Checks)))}
 	case UpgradeRolling:
-		return pluginruntime.PluginStatus{Phase: pluginruntime.PhaseRunning, Message: BoundMessage(s.Progress())}
+		return pluginruntime.PluginStatus{Phase: pluginruntime.PhaseRunning, Message: message.BoundMessage(s.Progress())}
 	}
 	return pluginruntime.PluginStatus{}
 }

@@ -1,10 +1,12 @@
-package main
+package message
 
 import (
 	"fmt"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/stretchr/testify/assert"
 )
 
 func TestSummarizeClauses(t *testing.T) {
@@ -28,19 +30,19 @@ func TestSummarizeClauses(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := summarizeClauses(clauses(tt.n)); got != tt.want {
-				t.Errorf("summarizeClauses(%d clauses) = %q, want %q", tt.n, got, tt.want)
+			if got := SummarizeClauses(clauses(tt.n)); got != tt.want {
+				t.Errorf("SummarizeClauses(%d clauses) = %q, want %q", tt.n, got, tt.want)
 			}
 		})
 	}
 	t.Run("long clauses stop at the byte budget, the first always named", func(t *testing.T) {
 		long := strings.Repeat("x", clauseBudget/3)
-		got := summarizeClauses([]string{long, long, long, long})
+		got := SummarizeClauses([]string{long, long, long, long})
 		if want := long + "; " + long + "; ... and 2 more"; got != want {
 			t.Errorf("got %d bytes ending %q", len(got), got[len(got)-20:])
 		}
 		huge := strings.Repeat("y", 2*clauseBudget)
-		if got := summarizeClauses([]string{huge, "b"}); got != huge+"; ... and 1 more" {
+		if got := SummarizeClauses([]string{huge, "b"}); got != huge+"; ... and 1 more" {
 			t.Errorf("the first clause is named however long (BoundMessage cuts it)")
 		}
 	})
@@ -77,5 +79,11 @@ func TestBoundMessage(t *testing.T) {
 				t.Errorf("BoundMessage = ...%q, want a prefix of the message and how much was cut", got[len(got)-40:])
 			}
 		})
+	}
+}
+
+func TestHumanBytes(t *testing.T) {
+	for n, want := range map[int64]string{0: "0 B", 1023: "1023 B", 1024: "1.0 KiB", 3 << 30: "3.0 GiB", 4000787030016: "3.6 TiB"} {
+		assert.Equal(t, want, HumanBytes(n), "%d", n)
 	}
 }

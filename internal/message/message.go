@@ -1,7 +1,8 @@
-package main
+package message
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -21,9 +22,9 @@ const (
 	clauseBudget     = MaxMessageLength / 2
 )
 
-// summarizeClauses joins clauses with "; ", naming as many as the limits
+// SummarizeClauses joins clauses with "; ", naming as many as the limits
 // allow (always the first) and counting the rest.
-func summarizeClauses(clauses []string) string {
+func SummarizeClauses(clauses []string) string {
 	var b strings.Builder
 	named := 0
 	for _, c := range clauses {
@@ -55,4 +56,42 @@ func BoundMessage(msg string) string {
 		cut--
 	}
 	return msg[:cut] + fmt.Sprintf(" ... (%d more bytes)", len(msg)-cut)
+}
+
+// HumanBytes prints a byte count in binary units, as a person reads it.
+func HumanBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return strconv.FormatInt(n, 10) + " B"
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit && exp < 5; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+func Plural(n int, word string) string {
+	if n == 1 {
+		return fmt.Sprintf("1 %s", word)
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+func JoinSentences(parts ...string) string {
+	var kept []string
+	for _, p := range parts {
+		if p != "" {
+			kept = append(kept, p)
+		}
+	}
+	return strings.Join(kept, "; ")
+}
+
+func OrNone(s string) string {
+	if s == "" {
+		return "none yet"
+	}
+	return s
 }
