@@ -58,7 +58,7 @@ func UsableCapacity(raw RawCapacity, replicas int32) *cephv1alpha1.ConsumerCapac
 	}
 	usable := int64(math.Floor(float64(bytes) * ratio / float64(replicas)))
 	return &cephv1alpha1.ConsumerCapacity{
-		Usable:           message.HumanBytes(usable),
+		Usable:           message.Bytes(usable),
 		UsableBytes:      usable,
 		RawBytes:         bytes,
 		FullRatioPercent: int32(math.Round(ratio * 100)),

@@ -44,10 +44,10 @@ func CheckCephClusterSize(size CephClusterSize, maxBytes int) string {
 	switch {
 	case size.Bytes > maxBytes:
 		return fmt.Sprintf("with %d devices listed the CephCluster would be %s of JSON, over the %s the plugin writes (FUNP_CEPHCLUSTER_MAX_BYTES; etcd refuses requests over 1.5 MiB by default)",
-			size.Devices, message.HumanBytes(int64(size.Bytes)), message.HumanBytes(int64(maxBytes)))
+			size.Devices, message.Bytes(int64(size.Bytes)), message.Bytes(int64(maxBytes)))
 	case size.AnnotationBytes > annotationsMaxBytes:
 		return fmt.Sprintf("with %d devices listed the CephCluster's annotations would be %s, over the API server's %s (the record of the plugin's devices takes 8 bytes a device)",
-			size.Devices, message.HumanBytes(int64(size.AnnotationBytes)), message.HumanBytes(annotationsMaxBytes))
+			size.Devices, message.Bytes(int64(size.AnnotationBytes)), message.Bytes(annotationsMaxBytes))
 	}
 	return ""
 }

@@ -123,5 +123,5 @@ func cephWarning(cluster *unstructured.Unstructured) string {
 	if len(checks) == 0 {
 		return "Ceph reports HEALTH_WARN"
 	}
-	return message.BoundMessage("Ceph reports HEALTH_WARN (" + strings.Join(checks, "; ") + ")")
+	return message.Bound("Ceph reports HEALTH_WARN (" + strings.Join(checks, "; ") + ")")
 }

@@ -251,7 +251,7 @@ func (r *ConsumerReconciler[T, R]) rookProgress(ctx context.Context, rook R, out
 	phase := r.Kind.rookPhase(rook)
 	if phase == "Ready" {
 		out.Phase, out.Reason = cephv1alpha1.StorageReady, ReasonReady
-		out.Message = message.JoinSentences(repl.Message, defaultClassMessage(out.DefaultClass))
+		out.Message = message.Join(repl.Message, defaultClassMessage(out.DefaultClass))
 		return out, nil
 	}
 	// Rook's status says "Failure" at most, and between retries
@@ -262,12 +262,12 @@ func (r *ConsumerReconciler[T, R]) rookProgress(ctx context.Context, rook R, out
 	}
 	if why != "" {
 		out.Phase, out.Reason = cephv1alpha1.StorageDegraded, ReasonRookFailed
-		out.Message = message.JoinSentences(fmt.Sprintf("Rook cannot reconcile %s %s/%s (it retries): %s",
+		out.Message = message.Join(fmt.Sprintf("Rook cannot reconcile %s %s/%s (it retries): %s",
 			r.Kind.rookKind, rook.GetNamespace(), rook.GetName(), why), repl.Message)
 		return out, nil
 	}
 	out.Phase, out.Reason = cephv1alpha1.StorageProvisioning, ReasonProvisioning
-	out.Message = message.JoinSentences(fmt.Sprintf("waiting for %s %s/%s to be Ready (phase: %s)",
+	out.Message = message.Join(fmt.Sprintf("waiting for %s %s/%s to be Ready (phase: %s)",
 		r.Kind.rookKind, rook.GetNamespace(), rook.GetName(), message.OrNone(phase)), repl.Message, defaultClassMessage(out.DefaultClass))
 	return out, nil
 }

@@ -95,7 +95,7 @@ type defaultClassOutcome struct {
 func consumerStatus(prev cephv1alpha1.StorageStatus, out consumerOutcome, generation int64, now time.Time) cephv1alpha1.StorageStatus {
 	next := *prev.DeepCopy()
 	next.Phase = out.Phase
-	next.Message = message.BoundMessage(out.Message)
+	next.Message = message.Bound(out.Message)
 	next.ObservedGeneration = generation
 	if out.StorageClassName != "" {
 		next.StorageClassName = out.StorageClassName
@@ -134,7 +134,7 @@ func consumerStatus(prev cephv1alpha1.StorageStatus, out consumerOutcome, genera
 			Type:               ConditionReplicationChanged,
 			Status:             metav1.ConditionTrue,
 			Reason:             out.ReplicationChangeReason,
-			Message:            message.BoundMessage(out.ReplicationChange),
+			Message:            message.Bound(out.ReplicationChange),
 			ObservedGeneration: generation,
 			LastTransitionTime: metav1.NewTime(now),
 		})
@@ -148,7 +148,7 @@ func consumerStatus(prev cephv1alpha1.StorageStatus, out consumerOutcome, genera
 			Type:               ConditionCephWarning,
 			Status:             metav1.ConditionTrue,
 			Reason:             ReasonTooManyPGs,
-			Message:            message.BoundMessage(*out.CephWarning),
+			Message:            message.Bound(*out.CephWarning),
 			ObservedGeneration: generation,
 			LastTransitionTime: metav1.NewTime(now),
 		})
@@ -159,7 +159,7 @@ func consumerStatus(prev cephv1alpha1.StorageStatus, out consumerOutcome, genera
 			Type:               ConditionSnapshotClass,
 			Status:             s.Status,
 			Reason:             s.Reason,
-			Message:            message.BoundMessage(s.Message),
+			Message:            message.Bound(s.Message),
 			ObservedGeneration: generation,
 			LastTransitionTime: metav1.NewTime(now),
 		})
@@ -174,7 +174,7 @@ func consumerStatus(prev cephv1alpha1.StorageStatus, out consumerOutcome, genera
 			LastTransitionTime: metav1.NewTime(now),
 		}
 		if !out.DefaultClass.Held {
-			cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, ReasonDefaultClassHeldByOlder, message.BoundMessage(out.DefaultClass.Message)
+			cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, ReasonDefaultClassHeldByOlder, message.Bound(out.DefaultClass.Message)
 		}
 		meta.SetStatusCondition(&next.Conditions, cond)
 	} else {

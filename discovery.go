@@ -380,7 +380,7 @@ func (t *deviceTree) describe(node, root string) cephv1alpha1.DiskStatus {
 		Path:        "/dev/" + root,
 		StablePath:  StablePath(d.DevLinks),
 		Size:        bytesQuantity(d.Size),
-		DisplaySize: message.HumanBytes(int64(min(d.Size, math.MaxInt64))),
+		DisplaySize: message.Bytes(int64(min(d.Size, math.MaxInt64))),
 		Type:        diskType(root, d.Rotational),
 		Rotational:  d.Rotational,
 		Model:       d.Model,

@@ -262,7 +262,7 @@ func TestAPoolOfManyUnknownDisksStillSaysWhy(t *testing.T) {
 		}
 		return nil
 	})
-	assert.LessOrEqual(t, len(pool.Status.Message), message.MaxMessageLength)
+	assert.LessOrEqual(t, len(pool.Status.Message), message.MaxLength)
 	assert.True(t, strings.HasPrefix(pool.Status.Message, "no listed disk is usable: disk "+disks[0]+" not found; "), pool.Status.Message[:200])
 	assert.Regexp(t, `; \.\.\. and 1[0-9]{2} more$`, pool.Status.Message, "the rest is counted")
 }

@@ -98,7 +98,7 @@ func inherit(d *DiscoveredDisk, p *cephv1alpha1.Disk) {
 	s.Rotational, s.Type = old.Rotational, old.Type
 	if old.Size != nil && (s.Size == nil || old.Size.Cmp(*s.Size) > 0) {
 		size := old.Size.DeepCopy()
-		s.Size, s.DisplaySize = &size, message.HumanBytes(size.Value())
+		s.Size, s.DisplaySize = &size, message.Bytes(size.Value())
 	}
 }
 

@@ -132,7 +132,7 @@ func copiesCheck(in PreflightInput) cephv1alpha1.PreflightCheck {
 		}
 	}
 	if len(single) > 0 {
-		return cephv1alpha1.PreflightCheck{Name: CheckCopies, Message: fmt.Sprintf("%s keeps a single copy: its data on the stopped OSD could not be copied elsewhere and Ceph would never call the OSD safe to destroy; give it two replicas (and the nodes they need) first", message.SummarizeClauses(single))}
+		return cephv1alpha1.PreflightCheck{Name: CheckCopies, Message: fmt.Sprintf("%s keeps a single copy: its data on the stopped OSD could not be copied elsewhere and Ceph would never call the OSD safe to destroy; give it two replicas (and the nodes they need) first", message.Clauses(single))}
 	}
 	return cephv1alpha1.PreflightCheck{Name: CheckCopies, Passed: true, Message: "every consumer keeps a second copy while the OSD is stopped"}
 }
@@ -154,7 +154,7 @@ func hostsCheck(in PreflightInput) cephv1alpha1.PreflightCheck {
 	}
 	after := fmt.Sprintf("%s and %s would remain", message.Plural(in.After.All.Nodes, "host"), message.Plural(in.After.All.OSDs, "OSD"))
 	if len(short) > 0 {
-		return cephv1alpha1.PreflightCheck{Name: CheckHosts, Message: fmt.Sprintf("%s: too few for %s; add a disk on another node first (a replacement does)", after, message.SummarizeClauses(short))}
+		return cephv1alpha1.PreflightCheck{Name: CheckHosts, Message: fmt.Sprintf("%s: too few for %s; add a disk on another node first (a replacement does)", after, message.Clauses(short))}
 	}
 	return cephv1alpha1.PreflightCheck{Name: CheckHosts, Passed: true, Message: after + ": enough for every consumer's copies"}
 }

@@ -87,7 +87,7 @@ func poolsCheck(f cephjob.Facts, osd int) cephv1alpha1.PreflightCheck {
 	}
 	after := fmt.Sprintf("without osd.%d, %s and %s stay up and in", osd, message.Plural(hosts, "host"), message.Plural(osds, "OSD"))
 	if len(short) > 0 {
-		return cephv1alpha1.PreflightCheck{Name: CheckPools, Message: fmt.Sprintf("%s: too few for %s; add a disk on another node first (a replacement does), or lower the copies", after, message.SummarizeClauses(short))}
+		return cephv1alpha1.PreflightCheck{Name: CheckPools, Message: fmt.Sprintf("%s: too few for %s; add a disk on another node first (a replacement does), or lower the copies", after, message.Clauses(short))}
 	}
 	return cephv1alpha1.PreflightCheck{Name: CheckPools, Passed: true, Message: fmt.Sprintf("%s: every one of Ceph's %s keeps its copies", after, message.Plural(len(f.Pools), "pool"))}
 }
@@ -143,7 +143,7 @@ func cephCapacityCheck(f cephjob.Facts, osd int) cephv1alpha1.PreflightCheck {
 	}
 	share := float64(used) / float64(left)
 	msg := fmt.Sprintf("%s would hold %s in %s: %.0f%% (Ceph's nearfull ratio %.0f%%, backfillfull %.0f%%, full %.0f%%)",
-		scope, message.HumanBytes(used*1024), message.HumanBytes(left*1024), share*100, f.Ratios.Nearfull*100, f.Ratios.Backfillfull*100, f.Ratios.Full*100)
+		scope, message.Bytes(used*1024), message.Bytes(left*1024), share*100, f.Ratios.Nearfull*100, f.Ratios.Backfillfull*100, f.Ratios.Full*100)
 	if share >= f.Ratios.Nearfull {
 		return cephv1alpha1.PreflightCheck{Name: CheckCapacity, Message: msg + ": the data would not fit; add capacity there first"}
 	}
@@ -206,7 +206,7 @@ func cephHealthCheck(f cephjob.Facts, osd int) cephv1alpha1.PreflightCheck {
 		othersDown = append(othersDown, fmt.Sprintf("osd.%d (%s)", o.ID, upIn(o.Up, o.In)))
 	}
 	if len(othersDown) > 0 {
-		return fail("%s: Ceph already lacks copies there; bring them back (or retire them) first", message.SummarizeClauses(othersDown))
+		return fail("%s: Ceph already lacks copies there; bring them back (or retire them) first", message.Clauses(othersDown))
 	}
 	targetDown := !f.OSD.Up
 	for _, name := range ownDownChecks {

@@ -427,7 +427,7 @@ func (r *DiskRetirementReconciler) preflight(ctx context.Context, disk, joining 
 // writeStatus writes the step's status when it differs from the stored one.
 func (r *DiskRetirementReconciler) writeStatus(ctx context.Context, ret *cephv1alpha1.DiskRetirement, status cephv1alpha1.DiskRetirementStatus) error {
 	status.ObservedGeneration = ret.Generation
-	status.Message = message.BoundMessage(status.Message)
+	status.Message = message.Bound(status.Message)
 	if equality.Semantic.DeepEqual(ret.Status, status) {
 		return nil
 	}

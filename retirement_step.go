@@ -552,7 +552,7 @@ func othersDownButIn(c cephjob.Facts, osd int) string {
 			down = append(down, fmt.Sprintf("osd.%d on host %s", o.ID, o.Host))
 		}
 	}
-	return message.SummarizeClauses(down)
+	return message.Clauses(down)
 }
 
 // waitOrAbort waits for the next probe unless the wait has stalled.

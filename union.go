@@ -124,7 +124,7 @@ func (r PoolResolution) Message() string {
 	for _, name := range r.Retired {
 		parts = append(parts, fmt.Sprintf("disk %s retired (its OSD was removed; wipe it and remove its %s annotation to give it back)", name, cephv1alpha1.RetiredAnnotation))
 	}
-	msg := message.SummarizeClauses(parts)
+	msg := message.Clauses(parts)
 	if len(r.Selected) == 0 {
 		if msg == "" {
 			return "no disks listed"
@@ -142,7 +142,7 @@ func (r PoolResolution) Message() string {
 			missing = append(missing, fmt.Sprintf("disk %s is missing (%s) and keeps its place in the CephCluster until it is taken out of this pool", d.Name, d.Status.Reason))
 		}
 	}
-	return message.JoinSentences(msg, message.SummarizeClauses(missing))
+	return message.Join(msg, message.Clauses(missing))
 }
 
 // ClusterProblem is why the CephCluster does not hold what a pool
@@ -186,7 +186,7 @@ func (r PoolResolution) Report(problem ClusterProblem) PoolReport {
 		Phase:       r.Phase(),
 		Selected:    int32(len(r.Selected)),
 		RawCapacity: r.RawCapacity.DeepCopy(),
-		Message:     message.BoundMessage(r.Message()),
+		Message:     message.Bound(r.Message()),
 		Problem:     problem,
 	}
 }
@@ -202,7 +202,7 @@ func (r PoolReport) DiskPoolStatus(prev cephv1alpha1.DiskPoolStatus, cluster *ce
 		Phase:              r.Phase,
 		SelectedDiskCount:  r.Selected,
 		RawCapacity:        &capacity,
-		DisplayRawCapacity: message.HumanBytes(capacity.Value()),
+		DisplayRawCapacity: message.Bytes(capacity.Value()),
 		Message:            r.Message,
 		ObservedGeneration: r.Generation,
 		CephCluster:        cluster,
@@ -219,7 +219,7 @@ func (r PoolReport) DiskPoolStatus(prev cephv1alpha1.DiskPoolStatus, cluster *ce
 	switch {
 	case r.Problem.Reason != "":
 		// The disks resolve but go nowhere: the pool must not say Ready.
-		next.Phase, next.Message = cephv1alpha1.DiskPoolDegraded, message.BoundMessage(r.Problem.Message)
+		next.Phase, next.Message = cephv1alpha1.DiskPoolDegraded, message.Bound(r.Problem.Message)
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, r.Problem.Reason, next.Message
 	case next.Phase != cephv1alpha1.DiskPoolReady:
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, ReasonNoUsableDisks, next.Message

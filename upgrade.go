@@ -392,7 +392,7 @@ func upgradeSettledCheck(f UpgradeFacts) cephv1alpha1.PreflightCheck {
 		busy = append(busy, fmt.Sprintf("Rook has not yet detected the version of %s (status.version.image is %q)", f.ClusterImage, f.DetectedImage))
 	}
 	if len(busy) > 0 {
-		return check(CheckSettled, message.SummarizeClauses(busy)+": wait until the last change has rolled out", false)
+		return check(CheckSettled, message.Clauses(busy)+": wait until the last change has rolled out", false)
 	}
 	return check(CheckSettled, "one version everywhere, every daemon available", true)
 }
@@ -466,7 +466,7 @@ func upgradeRetirementsCheck(f UpgradeFacts) cephv1alpha1.PreflightCheck {
 		busy = append(busy, strings.Join(f.HeldOSDs, ", ")+" held (scaled to zero or do-not-reconcile)")
 	}
 	if len(busy) > 0 {
-		return check(CheckRetirements, message.SummarizeClauses(busy)+": let it finish or abort it first", false)
+		return check(CheckRetirements, message.Clauses(busy)+": let it finish or abort it first", false)
 	}
 	return check(CheckRetirements, "no retirement in progress, no OSD held", true)
 }
@@ -491,7 +491,7 @@ func upgradeOverridesCheck(f UpgradeFacts) cephv1alpha1.PreflightCheck {
 		}
 	}
 	if len(on) > 0 {
-		return check(CheckRookOverrides, "the CephCluster has "+message.SummarizeClauses(on)+" set: remove it before upgrading", false)
+		return check(CheckRookOverrides, "the CephCluster has "+message.Clauses(on)+" set: remove it before upgrading", false)
 	}
 	return check(CheckRookOverrides, "none of Rook's check overrides is set", true)
 }
@@ -503,7 +503,7 @@ func upgradeOverridesCheck(f UpgradeFacts) cephv1alpha1.PreflightCheck {
 // cordoned or gone does not come back, and the roll stalls with it down.
 func upgradeNodesCheck(f UpgradeFacts) cephv1alpha1.PreflightCheck {
 	if len(f.UnfitNodes) > 0 {
-		return check(CheckNodes, message.SummarizeClauses(f.UnfitNodes)+": a daemon there would not come back from its restart; bring the node back or uncordon it first", false)
+		return check(CheckNodes, message.Clauses(f.UnfitNodes)+": a daemon there would not come back from its restart; bring the node back or uncordon it first", false)
 	}
 	return check(CheckNodes, "every node with a mon or an OSD is Ready and schedulable", true)
 }

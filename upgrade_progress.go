@@ -232,14 +232,14 @@ func DecideUpgradeState(plan UpgradePlan, rook, ceph UpgradeProgress, targetRook
 func (s UpgradeState) PluginStatus() pluginruntime.PluginStatus {
 	switch s.Stage {
 	case UpgradeRefused:
-		return pluginruntime.PluginStatus{Phase: pluginruntime.PhaseDegraded, Message: message.BoundMessage(fmt.Sprintf(
+		return pluginruntime.PluginStatus{Phase: pluginruntime.PhaseDegraded, Message: message.Bound(fmt.Sprintf(
 			"upgrade of %s from %s to %s refused, nothing changed: %s; checked again each minute",
 			s.Step, s.From, s.To, failedChecks(s.Checks)))}
 	case UpgradeWaiting:
-		return pluginruntime.PluginStatus{Phase: pluginruntime.PhaseRunning, Message: message.BoundMessage(fmt.Sprintf(
+		return pluginruntime.PluginStatus{Phase: pluginruntime.PhaseRunning, Message: message.Bound(fmt.Sprintf(
 			"upgrade of %s from %s to %s waits: %s", s.Step, s.From, s.To, failedChecks(s.Checks)))}
 	case UpgradeRolling:
-		return pluginruntime.PluginStatus{Phase: pluginruntime.PhaseRunning, Message: message.BoundMessage(s.Progress())}
+		return pluginruntime.PluginStatus{Phase: pluginruntime.PhaseRunning, Message: message.Bound(s.Progress())}
 	}
 	return pluginruntime.PluginStatus{}
 }

@@ -7,24 +7,24 @@ import (
 	"unicode/utf8"
 )
 
-// MaxMessageLength bounds every status message and condition message the
+// MaxLength bounds every status message and condition message the
 // plugin writes. A condition's message may not exceed 32,768 characters
 // (metav1.Condition), and a longer one makes the API server refuse the
 // whole status write, so the object shows no phase at all. 4,096 keeps a
 // message readable in the console and far from that limit.
-const MaxMessageLength = 4096
+const MaxLength = 4096
 
 // A message names at most maxListedClauses per-disk clauses, in at most
 // clauseBudget bytes, and then counts the rest ("... and 480 more"), so
-// the count survives BoundMessage.
+// the count survives Bound.
 const (
 	maxListedClauses = 20
-	clauseBudget     = MaxMessageLength / 2
+	clauseBudget     = MaxLength / 2
 )
 
-// SummarizeClauses joins clauses with "; ", naming as many as the limits
+// Clauses joins clauses with "; ", naming as many as the limits
 // allow (always the first) and counting the rest.
-func SummarizeClauses(clauses []string) string {
+func Clauses(clauses []string) string {
 	var b strings.Builder
 	named := 0
 	for _, c := range clauses {
@@ -43,23 +43,23 @@ func SummarizeClauses(clauses []string) string {
 	return b.String()
 }
 
-// BoundMessage cuts msg to MaxMessageLength bytes, on a character
+// Bound cuts msg to MaxLength bytes, on a character
 // boundary, saying how much was cut. Every message and condition the
 // plugin writes goes through it, whatever built the message.
-func BoundMessage(msg string) string {
-	if len(msg) <= MaxMessageLength {
+func Bound(msg string) string {
+	if len(msg) <= MaxLength {
 		return msg
 	}
 	const reserve = 64 // room for the suffix
-	cut := MaxMessageLength - reserve
+	cut := MaxLength - reserve
 	for cut > 0 && !utf8.RuneStart(msg[cut]) {
 		cut--
 	}
 	return msg[:cut] + fmt.Sprintf(" ... (%d more bytes)", len(msg)-cut)
 }
 
-// HumanBytes prints a byte count in binary units, as a person reads it.
-func HumanBytes(n int64) string {
+// Bytes prints a byte count in binary units, as a person reads it.
+func Bytes(n int64) string {
 	const unit = 1024
 	if n < unit {
 		return strconv.FormatInt(n, 10) + " B"
@@ -79,7 +79,7 @@ func Plural(n int, word string) string {
 	return fmt.Sprintf("%d %ss", n, word)
 }
 
-func JoinSentences(parts ...string) string {
+func Join(parts ...string) string {
 	var kept []string
 	for _, p := range parts {
 		if p != "" {

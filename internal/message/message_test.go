@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 )
 
-func TestSummarizeClauses(t *testing.T) {
+func TestClauses(t *testing.T) {
 	clauses := func(n int) []string {
 		out := make([]string, n)
 		for i := range out {
@@ -30,60 +30,60 @@ func TestSummarizeClauses(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := SummarizeClauses(clauses(tt.n)); got != tt.want {
-				t.Errorf("SummarizeClauses(%d clauses) = %q, want %q", tt.n, got, tt.want)
+			if got := Clauses(clauses(tt.n)); got != tt.want {
+				t.Errorf("Clauses(%d clauses) = %q, want %q", tt.n, got, tt.want)
 			}
 		})
 	}
 	t.Run("long clauses stop at the byte budget, the first always named", func(t *testing.T) {
 		long := strings.Repeat("x", clauseBudget/3)
-		got := SummarizeClauses([]string{long, long, long, long})
+		got := Clauses([]string{long, long, long, long})
 		if want := long + "; " + long + "; ... and 2 more"; got != want {
 			t.Errorf("got %d bytes ending %q", len(got), got[len(got)-20:])
 		}
 		huge := strings.Repeat("y", 2*clauseBudget)
-		if got := SummarizeClauses([]string{huge, "b"}); got != huge+"; ... and 1 more" {
-			t.Errorf("the first clause is named however long (BoundMessage cuts it)")
+		if got := Clauses([]string{huge, "b"}); got != huge+"; ... and 1 more" {
+			t.Errorf("the first clause is named however long (Bound cuts it)")
 		}
 	})
 }
 
-func TestBoundMessage(t *testing.T) {
+func TestBound(t *testing.T) {
 	tests := []struct {
 		name     string
 		msg      string
 		wantSame bool
 	}{
 		{name: "short", msg: "disk a not found", wantSame: true},
-		{name: "exactly the limit", msg: strings.Repeat("a", MaxMessageLength), wantSame: true},
-		{name: "one over", msg: strings.Repeat("a", MaxMessageLength+1)},
+		{name: "exactly the limit", msg: strings.Repeat("a", MaxLength), wantSame: true},
+		{name: "one over", msg: strings.Repeat("a", MaxLength+1)},
 		{name: "far over", msg: strings.Repeat("x", 40000)},
-		{name: "multibyte characters are not split", msg: strings.Repeat("é", MaxMessageLength)},
+		{name: "multibyte characters are not split", msg: strings.Repeat("é", MaxLength)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := BoundMessage(tt.msg)
+			got := Bound(tt.msg)
 			if tt.wantSame {
 				if got != tt.msg {
-					t.Errorf("BoundMessage changed a message within the limit")
+					t.Errorf("Bound changed a message within the limit")
 				}
 				return
 			}
-			if len(got) > MaxMessageLength {
-				t.Errorf("len = %d, want at most %d", len(got), MaxMessageLength)
+			if len(got) > MaxLength {
+				t.Errorf("len = %d, want at most %d", len(got), MaxLength)
 			}
 			if !utf8.ValidString(got) {
 				t.Errorf("the cut split a character")
 			}
 			if !strings.Contains(got, "more bytes)") || !strings.HasPrefix(tt.msg, strings.SplitN(got, " ... (", 2)[0]) {
-				t.Errorf("BoundMessage = ...%q, want a prefix of the message and how much was cut", got[len(got)-40:])
+				t.Errorf("Bound = ...%q, want a prefix of the message and how much was cut", got[len(got)-40:])
 			}
 		})
 	}
 }
 
-func TestHumanBytes(t *testing.T) {
+func TestBytes(t *testing.T) {
 	for n, want := range map[int64]string{0: "0 B", 1023: "1023 B", 1024: "1.0 KiB", 3 << 30: "3.0 GiB", 4000787030016: "3.6 TiB"} {
-		assert.Equal(t, want, HumanBytes(n), "%d", n)
+		assert.Equal(t, want, Bytes(n), "%d", n)
 	}
 }
