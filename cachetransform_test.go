@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
+	"github.com/fundament-oss/ceph-rook/internal/patch"
 )
 
 // storedDiskJSON is disk i of node as the API server sends it in a watch
@@ -123,7 +124,7 @@ func TestStoredCephClusterSharesClassConfigs(t *testing.T) {
 	obj, err := storedCephCluster(cluster)
 	require.NoError(t, err)
 	stored := obj.(*unstructured.Unstructured)
-	assert.JSONEq(t, string(mustJSON(before.Object)), string(mustJSON(stored.Object)), "the content is kept, managed fields stripped")
+	assert.JSONEq(t, string(patch.MustJSON(before.Object)), string(patch.MustJSON(stored.Object)), "the content is kept, managed fields stripped")
 
 	nodes, err := storageNodesOf(stored)
 	require.NoError(t, err)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/fundament-oss/ceph-rook/internal/patch"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -31,25 +32,25 @@ func BenchmarkCephClusterDevicePatch(b *testing.B) {
 	cluster := newCephClusterObject()
 	cluster.SetNamespace(key.Namespace)
 	cluster.SetName(key.Name)
-	patch := func(nodes []any) {
-		data := mustJSON(map[string]any{"spec": map[string]any{"storage": map[string]any{"nodes": nodes}}})
+	patchNodes := func(nodes []any) {
+		data := patch.MustJSON(map[string]any{"spec": map[string]any{"storage": map[string]any{"nodes": nodes}}})
 		if err := controlPlane.Env(b).Client.Patch(ctx, cluster, client.RawPatch(types.MergePatchType, data)); err != nil {
 			b.Fatal(err)
 		}
 	}
-	patch(nodes)
+	patchNodes(nodes)
 	short := append([]any(nil), nodes...)
 	short[0] = map[string]any{"name": "node-0000", "devices": nodes[0].(map[string]any)["devices"].([]any)[1:]}
-	b.Run("merge patch of the device list", func(b *testing.B) {
+	b.Run("merge patchNodes of the device list", func(b *testing.B) {
 		for i := 0; b.Loop(); i++ {
 			if i%2 == 0 {
-				patch(short)
+				patchNodes(short)
 			} else {
-				patch(nodes)
+				patchNodes(nodes)
 			}
 		}
 	})
-	b.Run("json patch of one node's device list (what the plugin sends)", func(b *testing.B) {
+	b.Run("json patchNodes of one node's device list (what the plugin sends)", func(b *testing.B) {
 		toShort := StorageNodesPatch("", map[string]any{"nodes": nodes}, nil, StorageNodesPlan{Nodes: short})
 		toFull := StorageNodesPatch("", map[string]any{"nodes": short}, nil, StorageNodesPlan{Nodes: nodes})
 		for i := 0; b.Loop(); i++ {
@@ -58,14 +59,14 @@ func BenchmarkCephClusterDevicePatch(b *testing.B) {
 				ops = toShort
 			}
 			ops[0].Value = cluster.GetResourceVersion() // the answer of the previous patch
-			if err := controlPlane.Env(b).Client.Patch(ctx, cluster, client.RawPatch(types.JSONPatchType, mustJSON(ops))); err != nil {
+			if err := controlPlane.Env(b).Client.Patch(ctx, cluster, client.RawPatch(types.JSONPatchType, patch.MustJSON(ops))); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
 	b.Run("merge patch of one annotation (object size alone)", func(b *testing.B) {
 		for i := 0; b.Loop(); i++ {
-			data := mustJSON(map[string]any{"metadata": map[string]any{"annotations": map[string]any{"bench": fmt.Sprint(i)}}})
+			data := patch.MustJSON(map[string]any{"metadata": map[string]any{"annotations": map[string]any{"bench": fmt.Sprint(i)}}})
 			if err := controlPlane.Env(b).Client.Patch(ctx, cluster, client.RawPatch(types.MergePatchType, data)); err != nil {
 				b.Fatal(err)
 			}

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
+	"github.com/fundament-oss/ceph-rook/internal/patch"
 )
 
 func TestCheckCephClusterSize(t *testing.T) {
@@ -104,11 +105,11 @@ func TestTheCephClusterCeilingIsBelowTheAPIServersLimit(t *testing.T) {
 
 	write := func(n int) error {
 		plan := planOf(n)
-		patch := map[string]any{
+		body := map[string]any{
 			"metadata": map[string]any{"annotations": map[string]any{cephv1alpha1.ManagedDevicesAnnotation: plan.Managed}},
 			"spec":     map[string]any{"storage": map[string]any{"nodes": plan.Nodes}},
 		}
-		return env.Client.Patch(ctx, typed, client.RawPatch(types.MergePatchType, mustJSON(patch)))
+		return env.Client.Patch(ctx, typed, client.RawPatch(types.MergePatchType, patch.MustJSON(body)))
 	}
 	require.NoError(t, write(lo), "the API server takes what the plugin writes at its ceiling")
 	err = write(lo * 115 / 100)

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
+	"github.com/fundament-oss/ceph-rook/internal/patch"
 )
 
 // cephClusterGVK is read and patched as unstructured: Rook's Go types lag
@@ -49,7 +50,7 @@ type ClusterView struct {
 	// CephCluster event takes a while to arrive, and each patch refused
 	// for a stale resourceVersion costs the API server a full pass over
 	// the object.
-	patches writeMemory[*unstructured.Unstructured]
+	patches patch.WriteMemory[*unstructured.Unstructured]
 
 	mu sync.Mutex
 	// observed is what subscribers were last told about; known says
@@ -111,7 +112,7 @@ func (v *ClusterView) ReadCephCluster(ctx context.Context) (cephCluster, error) 
 	if err != nil {
 		return cephCluster{}, fmt.Errorf("read CephCluster %s: %w", v.Cluster, err)
 	}
-	if patched, ok := v.patches.since(v.Cluster.String(), raw.GetResourceVersion()); ok {
+	if patched, ok := v.patches.Since(v.Cluster.String(), raw.GetResourceVersion()); ok {
 		raw = patched
 	}
 	devices, err := v.listedIn(raw)
@@ -201,13 +202,13 @@ func (v *ClusterView) readCached(ctx context.Context) (*unstructured.Unstructure
 // rememberPatch records what a device-list patch based on resourceVersion
 // base left in the CephCluster.
 func (v *ClusterView) rememberPatch(base string, after *unstructured.Unstructured) {
-	v.patches.remember(v.Cluster.String(), base, after)
+	v.patches.Remember(v.Cluster.String(), base, after)
 }
 
 // isOwnPatch says whether nodes is the device list the last patch wrote
 // (its watch event coming back).
 func (v *ClusterView) isOwnPatch(nodes any) bool {
-	last, ok := v.patches.last(v.Cluster.String())
+	last, ok := v.patches.Last(v.Cluster.String())
 	if !ok {
 		return false
 	}

@@ -27,6 +27,7 @@ import (
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
 	"github.com/fundament-oss/ceph-rook/internal/message"
+	"github.com/fundament-oss/ceph-rook/internal/patch"
 )
 
 // provisioningBackstop re-checks a Provisioning consumer even though the
@@ -291,7 +292,7 @@ func (r *ConsumerReconciler[T, R]) ensureRookObject(ctx context.Context, obj T, 
 	want := r.Kind.renderRook(obj, r.Config, place)
 	if any(have) == any(*new(R)) {
 		for _, rec := range r.Kind.domainRecords() {
-			setAnnotation(want, rec.annotation, rec.of(want))
+			patch.SetAnnotation(want, rec.annotation, rec.of(want))
 		}
 		if err := r.Client.Create(ctx, want); err != nil {
 			return want, fmt.Errorf("create %s %s/%s: %w", r.Kind.rookKind, want.GetNamespace(), want.GetName(), err)
@@ -306,7 +307,7 @@ func (r *ConsumerReconciler[T, R]) ensureRookObject(ctx context.Context, obj T, 
 	// change leaves behind is counted even if this patch is the last
 	// thing the plugin does.
 	for _, rec := range r.Kind.domainRecords() {
-		setAnnotation(have, rec.annotation, NextFailureDomains(rec.history(have), rec.of(have), rec.of(want)))
+		patch.SetAnnotation(have, rec.annotation, NextFailureDomains(rec.history(have), rec.of(have), rec.of(want)))
 	}
 	r.Kind.patchRook(have, want)
 	labels := have.GetLabels()
@@ -317,34 +318,10 @@ func (r *ConsumerReconciler[T, R]) ensureRookObject(ctx context.Context, obj T, 
 	have.SetLabels(labels)
 	// Optimistic: the patch may replace a list (a filesystem's dataPools)
 	// whole, and a stale read of it must not undo another writer's edit.
-	if err := patchIfChanged(ctx, r.Client, base, have, client.MergeFromWithOptimisticLock{}); err != nil {
+	if err := patch.PatchIfChanged(ctx, r.Client, base, have, client.MergeFromWithOptimisticLock{}); err != nil {
 		return have, fmt.Errorf("patch %s %s/%s: %w", r.Kind.rookKind, have.GetNamespace(), have.GetName(), err)
 	}
 	return have, nil
-}
-
-// setAnnotation sets one annotation on o.
-func setAnnotation(o client.Object, key, value string) {
-	annotations := o.GetAnnotations()
-	if annotations == nil {
-		annotations = map[string]string{}
-	}
-	annotations[key] = value
-	o.SetAnnotations(annotations)
-}
-
-// patchIfChanged sends the merge patch from base to obj, or nothing when
-// the two are equal: an unchanged object costs no write. opts apply to the
-// patch sent (an optimistic lock, say), not to the comparison.
-func patchIfChanged(ctx context.Context, c client.Client, base, obj client.Object, opts ...client.MergeFromOption) error {
-	data, err := client.MergeFrom(base).Data(obj)
-	if err != nil {
-		return err
-	}
-	if string(data) == "{}" {
-		return nil
-	}
-	return c.Patch(ctx, obj, client.MergeFromWithOptions(base, opts...))
 }
 
 // defaultClass decides, for a consumer that asks for the cluster's default
@@ -407,8 +384,8 @@ func (r *ConsumerReconciler[T, R]) writeStatus(ctx context.Context, obj T, out c
 	if equality.Semantic.DeepEqual(*prev, want) {
 		return nil
 	}
-	patch := statusPatch(want)
-	if err := r.Client.Status().Patch(ctx, obj, patch); err != nil {
+	statusPatch := patch.StatusPatch(want)
+	if err := r.Client.Status().Patch(ctx, obj, statusPatch); err != nil {
 		return fmt.Errorf("write status of %s %s: %w", r.Kind.kind, obj.GetName(), err)
 	}
 	logf.FromContext(ctx).V(1).Info("status written", "phase", want.Phase, "message", want.Message)

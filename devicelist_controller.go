@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
+	"github.com/fundament-oss/ceph-rook/internal/patch"
 )
 
 // Field indexes of the cache.
@@ -279,7 +280,7 @@ func (r *DeviceListReconciler) writePlan(ctx context.Context, raw *unstructured.
 	answer.SetGroupVersionKind(cephClusterGVK)
 	answer.SetNamespace(r.View.Cluster.Namespace)
 	answer.SetName(r.View.Cluster.Name)
-	if err := r.Client.Patch(ctx, answer, client.RawPatch(types.JSONPatchType, mustJSON(ops))); err != nil {
+	if err := r.Client.Patch(ctx, answer, client.RawPatch(types.JSONPatchType, patch.MustJSON(ops))); err != nil {
 		return fmt.Errorf("patch CephCluster %s spec.storage.nodes: %w", r.View.Cluster, err)
 	}
 	r.View.rememberPatch(raw.GetResourceVersion(), afterPatch(raw, plan.Nodes, answer))

@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
+	"github.com/fundament-oss/ceph-rook/internal/patch"
 )
 
 // inventoryWorkers is how many discovery ConfigMaps are published at once.
@@ -54,7 +55,7 @@ type DiskInventoryReconciler struct {
 
 	// written holds a hash of the status last written per Disk: enough to
 	// recognise "already written" at a few bytes a disk.
-	written writeMemory[uint64]
+	written patch.WriteMemory[uint64]
 }
 
 // SetupWithManager watches the discovery ConfigMaps and the DiskPools
@@ -243,7 +244,7 @@ func (r *DiskInventoryReconciler) publish(ctx context.Context, configMap string,
 	if found {
 		base = prev.ResourceVersion
 	}
-	last, wrote := r.written.since(name, base)
+	last, wrote := r.written.Since(name, base)
 	hash := statusHash(want)
 	if wrote && last == hash {
 		return nil
@@ -269,7 +270,7 @@ func (r *DiskInventoryReconciler) publish(ctx context.Context, configMap string,
 			if err := r.Client.Status().Update(ctx, disk); err != nil {
 				return fmt.Errorf("write status of new Disk %s: %w", name, err)
 			}
-			r.written.remember(name, base, hash)
+			r.written.Remember(name, base, hash)
 			return nil
 		case !apierrors.IsAlreadyExists(err):
 			return fmt.Errorf("create Disk %s: %w", name, err)
@@ -279,15 +280,15 @@ func (r *DiskInventoryReconciler) publish(ctx context.Context, configMap string,
 	}
 	// A merge patch of status alone: no resourceVersion, so a cache that
 	// lags behind our own create cannot turn this into a conflict.
-	patch := statusPatch(want)
-	if err := r.Client.Status().Patch(ctx, disk, patch); err != nil {
+	statusPatch := patch.StatusPatch(want)
+	if err := r.Client.Status().Patch(ctx, disk, statusPatch); err != nil {
 		if apierrors.IsNotFound(err) {
 			// Deleted behind the cache's back: the retry creates it again.
-			r.written.forget(name)
+			r.written.Forget(name)
 		}
 		return fmt.Errorf("write status of Disk %s: %w", name, err)
 	}
-	r.written.remember(name, base, hash)
+	r.written.Remember(name, base, hash)
 	return nil
 }
 
@@ -295,7 +296,7 @@ func (r *DiskInventoryReconciler) publish(ctx context.Context, configMap string,
 // times encode canonically).
 func statusHash(s cephv1alpha1.DiskStatus) uint64 {
 	h := fnv.New64a()
-	_, _ = h.Write(mustJSON(s))
+	_, _ = h.Write(patch.MustJSON(s))
 	return h.Sum64()
 }
 
@@ -452,7 +453,7 @@ func (r *DiskInventoryReconciler) enqueueEveryConfigMap(ctx context.Context, q w
 func (r *DiskInventoryReconciler) deletedDiskHandler() handler.TypedEventHandler[client.Object, reconcile.Request] {
 	return handler.Funcs{
 		DeleteFunc: func(_ context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			r.written.forget(e.Object.GetName())
+			r.written.Forget(e.Object.GetName())
 			if cmName := e.Object.GetLabels()[cephv1alpha1.DiscoveryConfigMapLabel]; cmName != "" {
 				q.Add(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: r.Namespace, Name: cmName}})
 			}

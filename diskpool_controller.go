@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
+	"github.com/fundament-oss/ceph-rook/internal/patch"
 )
 
 // DiskPoolStatusReconciler is the second of the DiskPools' two jobs: it
@@ -62,7 +63,7 @@ func (r *DiskPoolStatusReconciler) Reconcile(ctx context.Context, req reconcile.
 	if equality.Semantic.DeepEqual(pool.Status, want) {
 		return reconcile.Result{}, nil
 	}
-	if err := r.Client.Status().Patch(ctx, &pool, statusPatch(want)); err != nil {
+	if err := r.Client.Status().Patch(ctx, &pool, patch.StatusPatch(want)); err != nil {
 		return reconcile.Result{}, fmt.Errorf("write status of DiskPool %s: %w", pool.Name, err)
 	}
 	return reconcile.Result{}, nil

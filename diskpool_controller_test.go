@@ -18,6 +18,7 @@ import (
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
 	"github.com/fundament-oss/ceph-rook/internal/message"
+	"github.com/fundament-oss/ceph-rook/internal/patch"
 )
 
 // Realistic devices of one node: an HDD, an SSD, an NVMe drive, a
@@ -435,7 +436,7 @@ func TestDeletedDisksArePublishedAgainAndTheirDevicesStay(t *testing.T) {
 		victim := h.disksOf("deleted-1")["/dev/sdb"]
 		require.NoError(t, h.c.Delete(h.ctx, &victim))
 		// While the Disk is away, the pool drops its name: a pool change.
-		edit := client.RawPatch(types.MergePatchType, mustJSON(map[string]any{"spec": map[string]any{"disks": names[1:]}}))
+		edit := client.RawPatch(types.MergePatchType, patch.MustJSON(map[string]any{"spec": map[string]any{"disks": names[1:]}}))
 		require.NoError(t, h.c.Patch(h.ctx, pool, edit))
 		h.eventually("the device leaves the CephCluster", func() error {
 			got := h.clusterDevices()

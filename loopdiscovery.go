@@ -2,6 +2,7 @@ package main
 
 import (
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
+	"github.com/fundament-oss/ceph-rook/internal/patch"
 
 	"context"
 	"fmt"
@@ -62,10 +63,10 @@ func (r *LoopDiscoveryReconciler) Reconcile(ctx context.Context, req reconcile.R
 	}
 	config := &corev1.ConfigMap{}
 	config.Namespace, config.Name = r.Namespace, RookOperatorConfigMap
-	patch := mustJSON(map[string]any{"metadata": map[string]any{"annotations": map[string]any{
+	body := patch.MustJSON(map[string]any{"metadata": map[string]any{"annotations": map[string]any{
 		cephv1alpha1.ReconcileForLoopDevicesAnnotation: strconv.FormatInt(ds.Generation, 10),
 	}}})
-	if err := r.Client.Patch(ctx, config, client.RawPatch(types.MergePatchType, patch)); err != nil {
+	if err := r.Client.Patch(ctx, config, client.RawPatch(types.MergePatchType, body)); err != nil {
 		return reconcile.Result{}, fmt.Errorf("ask Rook to apply its loop-device setting: %w", client.IgnoreNotFound(err))
 	}
 	return reconcile.Result{}, nil

@@ -21,6 +21,7 @@ import (
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
 	"github.com/fundament-oss/ceph-rook/internal/cephjob"
 	"github.com/fundament-oss/ceph-rook/internal/message"
+	"github.com/fundament-oss/ceph-rook/internal/patch"
 	"github.com/fundament-oss/ceph-rook/internal/rook"
 )
 
@@ -66,9 +67,9 @@ func (r *DiskRetirementReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if ret.DeletionTimestamp.IsZero() && !retirementFinished(ret.Status.Phase) && !controllerutil.ContainsFinalizer(&ret, cephv1alpha1.RetirementFinalizer) {
-		patch := client.MergeFrom(ret.DeepCopy())
+		base := client.MergeFrom(ret.DeepCopy())
 		controllerutil.AddFinalizer(&ret, cephv1alpha1.RetirementFinalizer)
-		if err := r.Client.Patch(ctx, &ret, patch); err != nil {
+		if err := r.Client.Patch(ctx, &ret, base); err != nil {
 			return ctrl.Result{}, fmt.Errorf("add finalizer: %w", err)
 		}
 	}
@@ -432,7 +433,7 @@ func (r *DiskRetirementReconciler) writeStatus(ctx context.Context, ret *cephv1a
 		return nil
 	}
 	before := ret.Status.Phase
-	if err := r.Client.Status().Patch(ctx, ret, statusPatch(status)); err != nil {
+	if err := r.Client.Status().Patch(ctx, ret, patch.StatusPatch(status)); err != nil {
 		return fmt.Errorf("write DiskRetirement %s status: %w", ret.Name, err)
 	}
 	if status.Phase != before && r.Recorder != nil {
@@ -465,12 +466,12 @@ func (r *DiskRetirementReconciler) act(ctx context.Context, ret *cephv1alpha1.Di
 			mark = fmt.Sprintf("osd.%d", *s.Status.OSDID)
 		}
 		disk := f.Disk // read for this reconcile: ours to change
-		patch := client.MergeFrom(disk.DeepCopy())
+		base := client.MergeFrom(disk.DeepCopy())
 		if disk.Annotations == nil {
 			disk.Annotations = map[string]string{}
 		}
 		disk.Annotations[cephv1alpha1.RetiredAnnotation] = mark
-		return r.Client.Patch(ctx, disk, patch)
+		return r.Client.Patch(ctx, disk, base)
 	case ActRelease:
 		if s.Status.OSDID != nil && (s.Status.Phase == cephv1alpha1.RetirementFailed || s.Status.Phase == cephv1alpha1.RetirementCancelled) {
 			// Given back: the OSD is no longer this retirement's.
@@ -478,9 +479,9 @@ func (r *DiskRetirementReconciler) act(ctx context.Context, ret *cephv1alpha1.Di
 				return err
 			}
 		}
-		patch := client.MergeFrom(ret.DeepCopy())
+		base := client.MergeFrom(ret.DeepCopy())
 		if controllerutil.RemoveFinalizer(ret, cephv1alpha1.RetirementFinalizer) {
-			return client.IgnoreNotFound(r.Client.Patch(ctx, ret, patch))
+			return client.IgnoreNotFound(r.Client.Patch(ctx, ret, base))
 		}
 	}
 	return nil
@@ -496,9 +497,9 @@ func (r *DiskRetirementReconciler) addReplacement(ctx context.Context, poolName,
 	if slices.Contains(pool.Spec.Disks, replacement) {
 		return nil
 	}
-	patch := client.MergeFromWithOptions(pool.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	base := client.MergeFromWithOptions(pool.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	pool.Spec.Disks = append(pool.Spec.Disks, replacement)
-	return r.Client.Patch(ctx, &pool, patch)
+	return r.Client.Patch(ctx, &pool, base)
 }
 
 // scaleOSD stops (replicas 0) or starts (1) an OSD's Deployment. A stopped

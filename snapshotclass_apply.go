@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/fundament-oss/ceph-rook/internal/patch"
 	snapshotv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -150,7 +151,7 @@ func (r *ConsumerReconciler[T, R]) restoreSnapshotClass(ctx context.Context, obj
 	for k, v := range want.Labels {
 		have.Labels[k] = v
 	}
-	if err := patchIfChanged(ctx, r.Client, base, have, client.MergeFromWithOptimisticLock{}); err != nil {
+	if err := patch.PatchIfChanged(ctx, r.Client, base, have, client.MergeFromWithOptimisticLock{}); err != nil {
 		return fmt.Errorf("restore VolumeSnapshotClass %s: %w", have.Name, err)
 	}
 	if r.Recorder != nil {

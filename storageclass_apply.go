@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/fundament-oss/ceph-rook/internal/patch"
 	storagev1 "k8s.io/api/storage/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -41,7 +42,7 @@ func ensureStorageClass(ctx context.Context, c client.Client, have, want *storag
 		delete(have.Annotations, DefaultClassAnnotation)
 	}
 	have.AllowVolumeExpansion = want.AllowVolumeExpansion
-	if err := patchIfChanged(ctx, c, base, have); err != nil {
+	if err := patch.PatchIfChanged(ctx, c, base, have); err != nil {
 		return nil, fmt.Errorf("patch StorageClass %s: %w", have.Name, err)
 	}
 	return nil, nil

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
+	"github.com/fundament-oss/ceph-rook/internal/patch"
 	cephv1 "github.com/rook/rook/pkg/apis/ceph.rook.io/v1"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -118,7 +119,7 @@ func TestStorageNodesPatchOnTheAPIServer(t *testing.T) {
 		storage, _, _ := unstructured.NestedFieldNoCopy(cluster.Object, "spec", "storage")
 		storageMap, _ := storage.(map[string]any)
 		ops := StorageNodesPatch(cluster.GetResourceVersion(), storageMap, cluster.GetAnnotations(), plan)
-		return env.Client.Patch(ctx, cluster.DeepCopy(), client.RawPatch(types.JSONPatchType, mustJSON(ops)))
+		return env.Client.Patch(ctx, cluster.DeepCopy(), client.RawPatch(types.JSONPatchType, patch.MustJSON(ops)))
 	}
 	// Someone listed a device of their own, with its config.
 	foreign := `[{"name":"n1","devices":[{"name":"/dev/sdz","config":{"deviceClass":"hdd"}}]}]`
@@ -141,14 +142,14 @@ func TestStorageNodesPatchOnTheAPIServer(t *testing.T) {
 		require.NoError(t, apply(cluster, plan), step.name)
 		after := read()
 		nodes, _, _ := unstructured.NestedSlice(after.Object, "spec", "storage", "nodes")
-		assert.JSONEq(t, string(mustJSON(plan.Nodes)), string(mustJSON(nodes)), step.name)
+		assert.JSONEq(t, string(patch.MustJSON(plan.Nodes)), string(patch.MustJSON(nodes)), step.name)
 		assert.Equal(t, plan.Managed, after.GetAnnotations()[cephv1alpha1.ManagedDevicesAnnotation], step.name)
 		useAllNodes, _, _ := unstructured.NestedBool(after.Object, "spec", "storage", "useAllNodes")
 		assert.False(t, useAllNodes, "the rest of spec.storage stays")
 	}
 	final := read()
 	nodes, _, _ := unstructured.NestedSlice(final.Object, "spec", "storage", "nodes")
-	assert.JSONEq(t, foreign, string(mustJSON(nodes)), "the foreign device and its config are all that is left")
+	assert.JSONEq(t, foreign, string(patch.MustJSON(nodes)), "the foreign device and its config are all that is left")
 
 	stale := read()
 	require.NoError(t, env.Client.Patch(ctx, read(), client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"touched":"yes"}}}`))))

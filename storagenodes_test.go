@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
+	"github.com/fundament-oss/ceph-rook/internal/patch"
 )
 
 func nodesJSON(t *testing.T, s string) []any {
@@ -123,7 +124,7 @@ func TestPlanStorageNodes(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			plan := PlanStorageNodes(nodesJSON(t, tc.current), tc.managed, tc.want)
-			assert.JSONEq(t, tc.wantNodes, string(mustJSON(plan.Nodes)))
+			assert.JSONEq(t, tc.wantNodes, string(patch.MustJSON(plan.Nodes)))
 			assert.Equal(t, tc.wantManaged, plan.Managed)
 		})
 	}

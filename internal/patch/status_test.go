@@ -1,4 +1,4 @@
-package main
+package patch
 
 import (
 	"testing"
@@ -31,7 +31,7 @@ func TestStatusPatch(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			data, err := statusPatch(tc.status).Data(&cephv1alpha1.BlockStorage{})
+			data, err := StatusPatch(tc.status).Data(&cephv1alpha1.BlockStorage{})
 			require.NoError(t, err)
 			assert.JSONEq(t, tc.want, string(data))
 			for _, text := range tc.exact {

@@ -1,8 +1,8 @@
-package main
+package patch
 
 import "sync"
 
-// writeMemory is the one way the plugin remembers its own writes: what it
+// WriteMemory is the one way the plugin remembers its own writes: what it
 // last wrote to an object, and on top of which resourceVersion of it. The
 // cache lags behind a write; while it still serves the version the write
 // was based on, the remembered value is what the object really holds, and
@@ -13,7 +13,7 @@ import "sync"
 //
 // The inventory remembers Disk statuses (a hash), the device-list job the
 // CephCluster it patched.
-type writeMemory[V any] struct {
+type WriteMemory[V any] struct {
 	mu      sync.Mutex
 	written map[string]writtenOn[V]
 }
@@ -23,9 +23,9 @@ type writtenOn[V any] struct {
 	value V
 }
 
-// remember records value as written to key on top of resourceVersion base
+// Remember records value as written to key on top of resourceVersion base
 // ("" when the object was created by the write).
-func (m *writeMemory[V]) remember(key, base string, value V) {
+func (m *WriteMemory[V]) Remember(key, base string, value V) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.written == nil {
@@ -34,10 +34,10 @@ func (m *writeMemory[V]) remember(key, base string, value V) {
 	m.written[key] = writtenOn[V]{base: base, value: value}
 }
 
-// since is what was last written to key, if the cache still serves the
+// Since is what was last written to key, if the cache still serves the
 // version that write was based on (cached: its resourceVersion, "" when the
 // cache has no such object).
-func (m *writeMemory[V]) since(key, cached string) (V, bool) {
+func (m *WriteMemory[V]) Since(key, cached string) (V, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	w, ok := m.written[key]
@@ -48,17 +48,17 @@ func (m *writeMemory[V]) since(key, cached string) (V, bool) {
 	return w.value, true
 }
 
-// last is what was last written to key, stale or not: a watch event of
+// Last is what was last written to key, stale or not: a watch event of
 // that very write is recognised by it.
-func (m *writeMemory[V]) last(key string) (V, bool) {
+func (m *WriteMemory[V]) Last(key string) (V, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	w, ok := m.written[key]
 	return w.value, ok
 }
 
-// forget drops what was remembered of key (the object was deleted).
-func (m *writeMemory[V]) forget(key string) {
+// Forget drops what was remembered of key (the object was deleted).
+func (m *WriteMemory[V]) Forget(key string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	delete(m.written, key)
