@@ -50,7 +50,7 @@ type ClusterView struct {
 	// CephCluster event takes a while to arrive, and each patch refused
 	// for a stale resourceVersion costs the API server a full pass over
 	// the object.
-	patches patch.WriteMemory[*unstructured.Unstructured]
+	patches patch.Memory[*unstructured.Unstructured]
 
 	mu sync.Mutex
 	// observed is what subscribers were last told about; known says

@@ -318,7 +318,7 @@ func (r *ConsumerReconciler[T, R]) ensureRookObject(ctx context.Context, obj T, 
 	have.SetLabels(labels)
 	// Optimistic: the patch may replace a list (a filesystem's dataPools)
 	// whole, and a stale read of it must not undo another writer's edit.
-	if err := patch.PatchIfChanged(ctx, r.Client, base, have, client.MergeFromWithOptimisticLock{}); err != nil {
+	if err := patch.IfChanged(ctx, r.Client, base, have, client.MergeFromWithOptimisticLock{}); err != nil {
 		return have, fmt.Errorf("patch %s %s/%s: %w", r.Kind.rookKind, have.GetNamespace(), have.GetName(), err)
 	}
 	return have, nil
@@ -384,7 +384,7 @@ func (r *ConsumerReconciler[T, R]) writeStatus(ctx context.Context, obj T, out c
 	if equality.Semantic.DeepEqual(*prev, want) {
 		return nil
 	}
-	statusPatch := patch.StatusPatch(want)
+	statusPatch := patch.Status(want)
 	if err := r.Client.Status().Patch(ctx, obj, statusPatch); err != nil {
 		return fmt.Errorf("write status of %s %s: %w", r.Kind.kind, obj.GetName(), err)
 	}

@@ -55,7 +55,7 @@ type DiskInventoryReconciler struct {
 
 	// written holds a hash of the status last written per Disk: enough to
 	// recognise "already written" at a few bytes a disk.
-	written patch.WriteMemory[uint64]
+	written patch.Memory[uint64]
 }
 
 // SetupWithManager watches the discovery ConfigMaps and the DiskPools
@@ -280,7 +280,7 @@ func (r *DiskInventoryReconciler) publish(ctx context.Context, configMap string,
 	}
 	// A merge patch of status alone: no resourceVersion, so a cache that
 	// lags behind our own create cannot turn this into a conflict.
-	statusPatch := patch.StatusPatch(want)
+	statusPatch := patch.Status(want)
 	if err := r.Client.Status().Patch(ctx, disk, statusPatch); err != nil {
 		if apierrors.IsNotFound(err) {
 			// Deleted behind the cache's back: the retry creates it again.

@@ -63,7 +63,7 @@ func (r *DiskPoolStatusReconciler) Reconcile(ctx context.Context, req reconcile.
 	if equality.Semantic.DeepEqual(pool.Status, want) {
 		return reconcile.Result{}, nil
 	}
-	if err := r.Client.Status().Patch(ctx, &pool, patch.StatusPatch(want)); err != nil {
+	if err := r.Client.Status().Patch(ctx, &pool, patch.Status(want)); err != nil {
 		return reconcile.Result{}, fmt.Errorf("write status of DiskPool %s: %w", pool.Name, err)
 	}
 	return reconcile.Result{}, nil

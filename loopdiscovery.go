@@ -10,7 +10,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -63,10 +62,10 @@ func (r *LoopDiscoveryReconciler) Reconcile(ctx context.Context, req reconcile.R
 	}
 	config := &corev1.ConfigMap{}
 	config.Namespace, config.Name = r.Namespace, RookOperatorConfigMap
-	body := patch.MustJSON(map[string]any{"metadata": map[string]any{"annotations": map[string]any{
+	body := patch.Merge(map[string]any{"metadata": map[string]any{"annotations": map[string]any{
 		cephv1alpha1.ReconcileForLoopDevicesAnnotation: strconv.FormatInt(ds.Generation, 10),
 	}}})
-	if err := r.Client.Patch(ctx, config, client.RawPatch(types.MergePatchType, body)); err != nil {
+	if err := r.Client.Patch(ctx, config, body); err != nil {
 		return reconcile.Result{}, fmt.Errorf("ask Rook to apply its loop-device setting: %w", client.IgnoreNotFound(err))
 	}
 	return reconcile.Result{}, nil

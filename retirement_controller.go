@@ -433,7 +433,7 @@ func (r *DiskRetirementReconciler) writeStatus(ctx context.Context, ret *cephv1a
 		return nil
 	}
 	before := ret.Status.Phase
-	if err := r.Client.Status().Patch(ctx, ret, patch.StatusPatch(status)); err != nil {
+	if err := r.Client.Status().Patch(ctx, ret, patch.Status(status)); err != nil {
 		return fmt.Errorf("write DiskRetirement %s status: %w", ret.Name, err)
 	}
 	if status.Phase != before && r.Recorder != nil {
@@ -510,12 +510,15 @@ func (r *DiskRetirementReconciler) addReplacement(ctx context.Context, poolName,
 func (r *DiskRetirementReconciler) scaleOSD(ctx context.Context, id int32, replicas int32) error {
 	d := &appsv1.Deployment{}
 	d.Namespace, d.Name = r.Config.ClusterNamespace, rook.OSDDeploymentName(id)
-	label := "null"
+	var label any // nil: the label goes
 	if replicas == 0 {
-		label = strconv.Quote(retiringLabelValue)
+		label = retiringLabelValue
 	}
-	body := fmt.Appendf(nil, `{"metadata":{"labels":{%q:%s}},"spec":{"replicas":%d}}`, cephv1.SkipReconcileLabelKey, label, replicas)
-	return client.IgnoreNotFound(r.Client.Patch(ctx, d, client.RawPatch(client.Merge.Type(), body)))
+	body := patch.Merge(map[string]any{
+		"metadata": map[string]any{"labels": map[string]any{cephv1.SkipReconcileLabelKey: label}},
+		"spec":     map[string]any{"replicas": replicas},
+	})
+	return client.IgnoreNotFound(r.Client.Patch(ctx, d, body))
 }
 
 // createCephJob creates a Ceph Job for ret with the Rook operator's image.
@@ -545,10 +548,10 @@ func (r *DiskRetirementReconciler) rookImage(ctx context.Context) (string, error
 func (r *DiskRetirementReconciler) annotateOSD(ctx context.Context, id int32, uid string) error {
 	d := &appsv1.Deployment{}
 	d.Namespace, d.Name = r.Config.ClusterNamespace, rook.OSDDeploymentName(id)
-	value := "null"
+	var value any // nil: the annotation goes
 	if uid != "" {
-		value = strconv.Quote(uid)
+		value = uid
 	}
-	body := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%s}}}`, cephv1alpha1.RetirementAnnotation, value)
-	return client.IgnoreNotFound(r.Client.Patch(ctx, d, client.RawPatch(client.Merge.Type(), body)))
+	body := patch.Merge(map[string]any{"metadata": map[string]any{"annotations": map[string]any{cephv1alpha1.RetirementAnnotation: value}}})
+	return client.IgnoreNotFound(r.Client.Patch(ctx, d, body))
 }

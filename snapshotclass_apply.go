@@ -151,7 +151,7 @@ func (r *ConsumerReconciler[T, R]) restoreSnapshotClass(ctx context.Context, obj
 	for k, v := range want.Labels {
 		have.Labels[k] = v
 	}
-	if err := patch.PatchIfChanged(ctx, r.Client, base, have, client.MergeFromWithOptimisticLock{}); err != nil {
+	if err := patch.IfChanged(ctx, r.Client, base, have, client.MergeFromWithOptimisticLock{}); err != nil {
 		return fmt.Errorf("restore VolumeSnapshotClass %s: %w", have.Name, err)
 	}
 	if r.Recorder != nil {

@@ -42,7 +42,7 @@ func ensureStorageClass(ctx context.Context, c client.Client, have, want *storag
 		delete(have.Annotations, DefaultClassAnnotation)
 	}
 	have.AllowVolumeExpansion = want.AllowVolumeExpansion
-	if err := patch.PatchIfChanged(ctx, c, base, have); err != nil {
+	if err := patch.IfChanged(ctx, c, base, have); err != nil {
 		return nil, fmt.Errorf("patch StorageClass %s: %w", have.Name, err)
 	}
 	return nil, nil

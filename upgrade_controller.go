@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/fundament-oss/ceph-rook/internal/cephjob"
+	"github.com/fundament-oss/ceph-rook/internal/patch"
 	"github.com/fundament-oss/ceph-rook/internal/rook"
 	"github.com/fundament-oss/ceph-rook/pluginruntime"
 )
@@ -210,14 +211,11 @@ func (r *UpgradeReconciler) applyCephImage(ctx context.Context, plan UpgradePlan
 	if cluster.Spec.CephVersion.Image != plan.From {
 		return fmt.Errorf("CephCluster %s changed its image to %s since the preflight; judging again", r.cluster(), cluster.Spec.CephVersion.Image)
 	}
-	patch, err := json.Marshal(map[string]any{
+	body := patch.Merge(map[string]any{
 		"metadata": map[string]any{"resourceVersion": cluster.ResourceVersion},
 		"spec":     map[string]any{"cephVersion": map[string]any{"image": plan.To}},
 	})
-	if err != nil {
-		return err
-	}
-	if err := r.Client.Patch(ctx, &cluster, client.RawPatch(types.MergePatchType, patch)); err != nil {
+	if err := r.Client.Patch(ctx, &cluster, body); err != nil {
 		return fmt.Errorf("set CephCluster %s's image to %s: %w", r.cluster(), plan.To, err)
 	}
 	return nil
@@ -266,11 +264,8 @@ func (r *UpgradeReconciler) record(ctx context.Context, cluster *cephv1.CephClus
 		}
 		value = string(raw)
 	}
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{cephv1alpha1.UpgradeAnnotation: value}}})
-	if err != nil {
-		return err
-	}
-	if err := r.Client.Patch(ctx, cluster, client.RawPatch(types.MergePatchType, patch)); err != nil {
+	body := patch.Merge(map[string]any{"metadata": map[string]any{"annotations": map[string]any{cephv1alpha1.UpgradeAnnotation: value}}})
+	if err := r.Client.Patch(ctx, cluster, body); err != nil {
 		return fmt.Errorf("record the upgrade on CephCluster %s: %w", r.cluster(), err)
 	}
 	if eventType, reason, message, ok := UpgradeEvent(recorded, next); ok {

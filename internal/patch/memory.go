@@ -2,7 +2,7 @@ package patch
 
 import "sync"
 
-// WriteMemory is the one way the plugin remembers its own writes: what it
+// Memory is the one way the plugin remembers its own writes: what it
 // last wrote to an object, and on top of which resourceVersion of it. The
 // cache lags behind a write; while it still serves the version the write
 // was based on, the remembered value is what the object really holds, and
@@ -13,7 +13,7 @@ import "sync"
 //
 // The inventory remembers Disk statuses (a hash), the device-list job the
 // CephCluster it patched.
-type WriteMemory[V any] struct {
+type Memory[V any] struct {
 	mu      sync.Mutex
 	written map[string]writtenOn[V]
 }
@@ -25,7 +25,7 @@ type writtenOn[V any] struct {
 
 // Remember records value as written to key on top of resourceVersion base
 // ("" when the object was created by the write).
-func (m *WriteMemory[V]) Remember(key, base string, value V) {
+func (m *Memory[V]) Remember(key, base string, value V) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.written == nil {
@@ -37,7 +37,7 @@ func (m *WriteMemory[V]) Remember(key, base string, value V) {
 // Since is what was last written to key, if the cache still serves the
 // version that write was based on (cached: its resourceVersion, "" when the
 // cache has no such object).
-func (m *WriteMemory[V]) Since(key, cached string) (V, bool) {
+func (m *Memory[V]) Since(key, cached string) (V, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	w, ok := m.written[key]
@@ -50,7 +50,7 @@ func (m *WriteMemory[V]) Since(key, cached string) (V, bool) {
 
 // Last is what was last written to key, stale or not: a watch event of
 // that very write is recognised by it.
-func (m *WriteMemory[V]) Last(key string) (V, bool) {
+func (m *Memory[V]) Last(key string) (V, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	w, ok := m.written[key]
@@ -58,7 +58,7 @@ func (m *WriteMemory[V]) Last(key string) (V, bool) {
 }
 
 // Forget drops what was remembered of key (the object was deleted).
-func (m *WriteMemory[V]) Forget(key string) {
+func (m *Memory[V]) Forget(key string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	delete(m.written, key)

@@ -3,6 +3,7 @@ package patch
 import (
 	"context"
 
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -16,10 +17,10 @@ func SetAnnotation(o client.Object, key, value string) {
 	o.SetAnnotations(annotations)
 }
 
-// PatchIfChanged sends the merge patch from base to obj, or nothing when
+// IfChanged sends the merge patch from base to obj, or nothing when
 // the two are equal: an unchanged object costs no write. opts apply to the
 // patch sent (an optimistic lock, say), not to the comparison.
-func PatchIfChanged(ctx context.Context, c client.Client, base, obj client.Object, opts ...client.MergeFromOption) error {
+func IfChanged(ctx context.Context, c client.Client, base, obj client.Object, opts ...client.MergeFromOption) error {
 	data, err := client.MergeFrom(base).Data(obj)
 	if err != nil {
 		return err
@@ -28,4 +29,10 @@ func PatchIfChanged(ctx context.Context, c client.Client, base, obj client.Objec
 		return nil
 	}
 	return c.Patch(ctx, obj, client.MergeFromWithOptions(base, opts...))
+}
+
+// Merge is a JSON merge patch of fields, built as JSON (a nil value
+// removes its field), never by splicing strings into a template.
+func Merge(fields map[string]any) client.Patch {
+	return client.RawPatch(types.MergePatchType, MustJSON(fields))
 }

@@ -20,14 +20,14 @@ func MustJSON(v any) []byte {
 	return data
 }
 
-// StatusPatch is a JSON merge patch that sets the whole status to want,
+// Status is a JSON merge patch that sets the whole status to want,
 // whatever the stored status is: every field of want's struct that encodes
 // to nothing (omitempty zero values: false, "", 0) is sent as null, which a
 // merge patch reads as "remove". A plain {"status": want} would leave such
 // fields at their stored values (available: true would never turn false),
 // and a diff against a cached object could miss what our own last write
 // changed. No resourceVersion: we are the status's only writer.
-func StatusPatch(want any) client.Patch {
+func Status(want any) client.Patch {
 	// Numbers stay as written: read into float64, a byte count over 2^53
 	// (a raw capacity of 9 PiB and more) would be rounded, stored rounded,
 	// and differ from what the next reconcile computes, rewriting the

@@ -9,9 +9,9 @@ import (
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
 )
 
-// TestStatusPatch: the patch sets every field of the status, zero values
+// TestStatus: the patch sets every field of the status, zero values
 // as null (removed), and numbers exactly as they are, past float64's 2^53.
-func TestStatusPatch(t *testing.T) {
+func TestStatus(t *testing.T) {
 	cases := map[string]struct {
 		status cephv1alpha1.StorageStatus
 		want   string
@@ -31,7 +31,7 @@ func TestStatusPatch(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			data, err := StatusPatch(tc.status).Data(&cephv1alpha1.BlockStorage{})
+			data, err := Status(tc.status).Data(&cephv1alpha1.BlockStorage{})
 			require.NoError(t, err)
 			assert.JSONEq(t, tc.want, string(data))
 			for _, text := range tc.exact {
