@@ -90,7 +90,6 @@ const (
 	CheckHosts    = "Hosts"
 	CheckCopies   = "Copies"
 	CheckCapacity = "Capacity"
-	CheckHealth   = "Health"
 )
 
 // ConsumerNeed is the replication one consumer uses now.
@@ -159,18 +158,6 @@ func hostsCheck(in PreflightInput) cephv1alpha1.PreflightCheck {
 	return cephv1alpha1.PreflightCheck{Name: CheckHosts, Passed: true, Message: after + ": enough for every consumer's copies"}
 }
 
-// PreflightPassed reports whether every check passed, and the failed ones'
-// messages joined.
-func PreflightPassed(checks []cephv1alpha1.PreflightCheck) (bool, string) {
-	var failed []string
-	for _, c := range checks {
-		if !c.Passed {
-			failed = append(failed, c.Name+": "+c.Message)
-		}
-	}
-	return len(failed) == 0, strings.Join(failed, "; ")
-}
-
 // RetirementQueue is where a retirement stands among the others.
 type RetirementQueue struct {
 	// SameDisk is an older unfinished retirement of the same disk: the
@@ -195,7 +182,7 @@ func QueueRetirement(self *cephv1alpha1.DiskRetirement, all []cephv1alpha1.DiskR
 	var sameDisk, running, first *cephv1alpha1.DiskRetirement
 	for i := range all {
 		o := &all[i]
-		if o.Name == self.Name || retirementFinished(o.Status.Phase) {
+		if o.Name == self.Name || o.Status.Phase.Finished() {
 			continue
 		}
 		older := olderFirst(o, self) < 0

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sort"
 	"strings"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
@@ -187,10 +186,10 @@ func pgsPerOSDCheck(f cephjob.Facts, osd int) cephv1alpha1.PreflightCheck {
 // alone, and retiring it is how they heal).
 func cephHealthCheck(f cephjob.Facts, osd int) cephv1alpha1.PreflightCheck {
 	fail := func(format string, args ...any) cephv1alpha1.PreflightCheck {
-		return cephv1alpha1.PreflightCheck{Name: CheckHealth, Message: fmt.Sprintf(format, args...)}
+		return cephv1alpha1.PreflightCheck{Name: cephv1alpha1.CheckHealth, Message: fmt.Sprintf(format, args...)}
 	}
 	if f.Health.Status == "HEALTH_ERR" {
-		return fail("Ceph reports HEALTH_ERR (%s): repair the cluster before taking a disk out of it", checkNames(f.Health.Checks))
+		return fail("Ceph reports HEALTH_ERR (%s): repair the cluster before taking a disk out of it", message.Keys(f.Health.Checks))
 	}
 	var blocking []string
 	for _, name := range blockingHealthChecks {
@@ -224,12 +223,12 @@ func cephHealthCheck(f cephjob.Facts, osd int) cephv1alpha1.PreflightCheck {
 	}
 	msg := "Ceph reports " + f.Health.Status
 	if len(f.Health.Checks) > 0 {
-		msg += " (" + checkNames(f.Health.Checks) + ")"
+		msg += " (" + message.Keys(f.Health.Checks) + ")"
 	}
 	if targetDown {
 		msg += fmt.Sprintf("; osd.%d is down already, and the only one", osd)
 	}
-	return cephv1alpha1.PreflightCheck{Name: CheckHealth, Passed: true, Message: msg}
+	return cephv1alpha1.PreflightCheck{Name: cephv1alpha1.CheckHealth, Passed: true, Message: msg}
 }
 
 // cephSettling says what Ceph is busy with when its health fails the
@@ -322,13 +321,4 @@ func upIn(up, in bool) string {
 		return "down"
 	}
 	return "out"
-}
-
-func checkNames(checks map[string]string) string {
-	names := make([]string, 0, len(checks))
-	for n := range checks {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return strings.Join(names, ", ")
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"testing"
 
+	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
 	"github.com/fundament-oss/ceph-rook/internal/cephjob"
 	"github.com/stretchr/testify/assert"
 )
@@ -81,26 +82,26 @@ func TestCephChecks(t *testing.T) {
 		{"HEALTH_ERR", with(func(f *cephjob.Facts) {
 			f.Health.Status, f.Health.Checks = "HEALTH_ERR", map[string]string{"MON_DOWN": "2/3 mons down"}
 		}), 0,
-			CheckHealth, "HEALTH_ERR (MON_DOWN)"},
+			cephv1alpha1.CheckHealth, "HEALTH_ERR (MON_DOWN)"},
 		{"another OSD down", with(func(f *cephjob.Facts) {
 			f.Health.Status, f.Health.Checks = "HEALTH_WARN", map[string]string{"OSD_DOWN": "1 osds down", "PG_DEGRADED": "Degraded data redundancy"}
 			osdOf(f, 4).Up = false
-		}), 0, CheckHealth, "osd.4 (down): Ceph already lacks copies there"},
-		{"another OSD out", with(func(f *cephjob.Facts) { osdOf(f, 5).In = false }), 0, CheckHealth, "osd.5 (out)"},
+		}), 0, cephv1alpha1.CheckHealth, "osd.4 (down): Ceph already lacks copies there"},
+		{"another OSD out", with(func(f *cephjob.Facts) { osdOf(f, 5).In = false }), 0, cephv1alpha1.CheckHealth, "osd.5 (out)"},
 		{"nearfull OSDs", with(func(f *cephjob.Facts) {
 			f.Health.Status, f.Health.Checks = "HEALTH_WARN", map[string]string{"OSD_NEARFULL": "1 nearfull osd(s)"}
-		}), 0, CheckHealth, "OSD_NEARFULL: 1 nearfull osd(s)"},
+		}), 0, cephv1alpha1.CheckHealth, "OSD_NEARFULL: 1 nearfull osd(s)"},
 		{"degraded PGs with every OSD up: wait", with(func(f *cephjob.Facts) {
 			f.Health.Status, f.Health.Checks = "HEALTH_WARN", map[string]string{"PG_DEGRADED": "Degraded data redundancy: 3 pgs degraded"}
-		}), 0, CheckHealth, "Ceph reports PG_DEGRADED"},
+		}), 0, cephv1alpha1.CheckHealth, "Ceph reports PG_DEGRADED"},
 		{"PGs still backfilling", with(func(f *cephjob.Facts) {
 			f.PGStates = map[string]int{"active+clean": 110, "active+remapped+backfilling": 10}
 		}), 0,
-			CheckHealth, "not every PG is active+clean (10 active+remapped+backfilling)"},
+			cephv1alpha1.CheckHealth, "not every PG is active+clean (10 active+remapped+backfilling)"},
 		{"scrubbing PGs are clean", with(func(f *cephjob.Facts) {
 			f.PGStates = map[string]int{"active+clean": 110, "active+clean+scrubbing+deep": 8, "active+clean+snaptrim": 2}
 		}), 0, "", ""},
-		{"inactive PGs", with(func(f *cephjob.Facts) { f.PGStates = map[string]int{"active+clean": 110, "peering": 10} }), 0, CheckHealth, "10 PGs are peering (no I/O)"},
+		{"inactive PGs", with(func(f *cephjob.Facts) { f.PGStates = map[string]int{"active+clean": 110, "peering": 10} }), 0, cephv1alpha1.CheckHealth, "10 PGs are peering (no I/O)"},
 		{"the retired OSD is the failed one: its own degradation passes", with(func(f *cephjob.Facts) {
 			f.Health.Status, f.Health.Checks = "HEALTH_WARN", map[string]string{"OSD_DOWN": "1 osds down", "PG_DEGRADED": "Degraded data redundancy"}
 			osdOf(f, 0).Up, f.OSD.Up = false, false
@@ -120,7 +121,7 @@ func TestCephChecks(t *testing.T) {
 				} else {
 					assert.True(t, c.Passed, "%s: %s", c.Name, c.Message)
 				}
-				if tc.failed == "" && c.Name == CheckHealth {
+				if tc.failed == "" && c.Name == cephv1alpha1.CheckHealth {
 					assert.Contains(t, c.Message, tc.message)
 				}
 			}

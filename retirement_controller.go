@@ -66,7 +66,7 @@ func (r *DiskRetirementReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 	if err := r.Client.Get(ctx, req.NamespacedName, &ret); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if ret.DeletionTimestamp.IsZero() && !retirementFinished(ret.Status.Phase) && !controllerutil.ContainsFinalizer(&ret, cephv1alpha1.RetirementFinalizer) {
+	if ret.DeletionTimestamp.IsZero() && !ret.Status.Phase.Finished() && !controllerutil.ContainsFinalizer(&ret, cephv1alpha1.RetirementFinalizer) {
 		base := client.MergeFrom(ret.DeepCopy())
 		controllerutil.AddFinalizer(&ret, cephv1alpha1.RetirementFinalizer)
 		if err := r.Client.Patch(ctx, &ret, base); err != nil {
@@ -154,7 +154,7 @@ func retirementWaitsOnNothingOutside(s RetirementStep) bool {
 	if s.Status.Phase == cephv1alpha1.RetirementSuspended {
 		return s.Action == ActNone
 	}
-	return retirementFinished(s.Status.Phase) && !s.Status.OSDStopped && (s.Action == ActNone || s.Action == ActRelease)
+	return s.Status.Phase.Finished() && !s.Status.OSDStopped && (s.Action == ActNone || s.Action == ActRelease)
 }
 
 // gather reads every fact NextRetirementStep decides on.

@@ -129,7 +129,7 @@ func NextRetirementStep(f RetirementFacts) RetirementStep {
 	switch {
 	case f.DeploymentUnreadable != "" && touched(f.Status):
 		return step(f, f.Status.Phase, ActNone, "osd.%d's Deployment cannot be read (%s): the plugin cannot tell whether the OSD runs or was removed and waits until it can; Rook writes that Deployment, so look at what changed it", osdID(f), f.DeploymentUnreadable)
-	case retirementFinished(f.Status.Phase):
+	case f.Status.Phase.Finished():
 		return finished(f)
 	case f.Status.CephJob != "" && f.Answer == nil && f.CephJobMissing:
 		return again(f)
@@ -151,17 +151,6 @@ func NextRetirementStep(f RetirementFacts) RetirementStep {
 	return untouched(f)
 }
 
-// retirementFinished: a terminal phase (Retired, Refused, Failed,
-// Cancelled); nothing moves it on.
-func retirementFinished(p cephv1alpha1.DiskRetirementPhase) bool {
-	switch p {
-	case cephv1alpha1.RetirementRetired, cephv1alpha1.RetirementRefused,
-		cephv1alpha1.RetirementFailed, cephv1alpha1.RetirementCancelled:
-		return true
-	}
-	return false
-}
-
 // touched: the retirement has changed the cluster (marked the OSD out,
 // stopped it, purged it) or still has something to give back.
 func touched(s cephv1alpha1.DiskRetirementStatus) bool {
@@ -176,7 +165,7 @@ func touched(s cephv1alpha1.DiskRetirementStatus) bool {
 // untouchedPhase: nothing of the cluster's was touched yet (the phases
 // untouched decides), so the consumers' checks are computed.
 func untouchedPhase(p cephv1alpha1.DiskRetirementPhase) bool {
-	return !retirementFinished(p) && !touched(cephv1alpha1.DiskRetirementStatus{Phase: p})
+	return !p.Finished() && !touched(cephv1alpha1.DiskRetirementStatus{Phase: p})
 }
 
 // step is the status with phase and message replaced.
@@ -308,7 +297,7 @@ func untouched(f RetirementFacts) RetirementStep {
 	}
 	osd := *f.Lookup.OSD
 	base.Status.OSDID, base.Status.OSDUUID = &osd.ID, osd.UUID
-	if ok, why := PreflightPassed(f.Preflight); !ok {
+	if why := cephv1alpha1.PreflightChecks(f.Preflight).Failed(); why != "" {
 		base.Status.Preflight = f.Preflight
 		return step(base, cephv1alpha1.RetirementRefused, ActRelease, "refused, nothing was touched: %s", why)
 	}
@@ -357,7 +346,7 @@ func checkedByCeph(f RetirementFacts) RetirementStep {
 	}
 	checks := append(append([]cephv1alpha1.PreflightCheck{}, f.Preflight...), CephChecks(*f.Ceph, int(id))...)
 	f.Status.Preflight = checks
-	if ok, why := PreflightPassed(checks); !ok {
+	if why := cephv1alpha1.PreflightChecks(checks).Failed(); why != "" {
 		if settling := cephSettling(*f.Ceph, int(id)); settling != "" && onlyHealthFailed(checks) {
 			return settle(f, settling, why)
 		}
@@ -402,7 +391,7 @@ func settle(f RetirementFacts, settling, why string) RetirementStep {
 // onlyHealthFailed: of the checks, Health alone failed.
 func onlyHealthFailed(checks []cephv1alpha1.PreflightCheck) bool {
 	for _, c := range checks {
-		if !c.Passed && c.Name != CheckHealth {
+		if !c.Passed && c.Name != cephv1alpha1.CheckHealth {
 			return false
 		}
 	}

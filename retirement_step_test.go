@@ -453,7 +453,7 @@ func TestEveryAbortGivesEverythingBack(t *testing.T) {
 					require.True(t, started, "marked in only once started")
 					in = true
 				}
-				if retirementFinished(s.Status.Phase) {
+				if s.Status.Phase.Finished() {
 					assert.Equal(t, cephv1alpha1.RetirementCancelled, s.Status.Phase, s.Status.Message)
 					assert.True(t, started && in, "the OSD is started and marked in before it ends")
 					assert.False(t, s.Status.OSDStopped || s.Status.MarkedOut)

@@ -117,7 +117,7 @@ func (s *retirementSweeper) facts(ctx context.Context, d *appsv1.Deployment, ret
 	}
 	id, _ := strconv.ParseInt(d.Labels[rook.OSDIDLabel], 10, 32)
 	for _, ret := range rets {
-		if retirementFinished(ret.Status.Phase) {
+		if ret.Status.Phase.Finished() {
 			continue
 		}
 		if string(ret.UID) == uid || ret.Status.OSDID != nil && int64(*ret.Status.OSDID) == id {

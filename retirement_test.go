@@ -139,8 +139,8 @@ func TestPreflight(t *testing.T) {
 					assert.Contains(t, c.Message, want)
 				}
 			}
-			passed, why := PreflightPassed(checks)
-			assert.Equal(t, len(tc.failed) == 0, passed, why)
+			preflight := cephv1alpha1.PreflightChecks(checks)
+			assert.Equal(t, len(tc.failed) == 0, preflight.Passed(), preflight.Failed())
 		})
 	}
 }

@@ -241,11 +241,6 @@ func UpgradePreflight(f UpgradeFacts) []cephv1alpha1.PreflightCheck {
 	}
 }
 
-// UpgradeAllowed says whether every check passed.
-func UpgradeAllowed(checks []cephv1alpha1.PreflightCheck) bool {
-	return !slices.ContainsFunc(checks, func(c cephv1alpha1.PreflightCheck) bool { return !c.Passed })
-}
-
 func check(name, msg string, passed bool) cephv1alpha1.PreflightCheck {
 	return cephv1alpha1.PreflightCheck{Name: name, Passed: passed, Message: msg}
 }
@@ -421,7 +416,7 @@ var toleratedHealthChecks = map[string]bool{
 // whether an OSD may stop), and every PG active and clean.
 func upgradeHealthCheck(uf UpgradeFacts) cephv1alpha1.PreflightCheck {
 	fail := func(format string, args ...any) cephv1alpha1.PreflightCheck {
-		return check(CheckHealth, fmt.Sprintf(format, args...), false)
+		return check(cephv1alpha1.CheckHealth, fmt.Sprintf(format, args...), false)
 	}
 	if age := uf.Now.Sub(uf.StatusChecked); !uf.Now.IsZero() && !uf.StatusChecked.IsZero() && age > maxCephStatusAge {
 		return fail("Rook last copied Ceph's status into the CephCluster %s ago (it does each minute): the operator is down or cannot reach Ceph, and a step is judged on fresh facts only",
@@ -432,7 +427,7 @@ func upgradeHealthCheck(uf UpgradeFacts) cephv1alpha1.PreflightCheck {
 	case "":
 		return fail("Ceph's health is unknown: the plugin could not read ceph status")
 	case "HEALTH_ERR":
-		return fail("Ceph reports HEALTH_ERR (%s): repair the cluster before upgrading it", checkNames(f.Health.Checks))
+		return fail("Ceph reports HEALTH_ERR (%s): repair the cluster before upgrading it", message.Keys(f.Health.Checks))
 	}
 	var blocking []string
 	for name, msg := range f.Health.Checks {
@@ -449,9 +444,9 @@ func upgradeHealthCheck(uf UpgradeFacts) cephv1alpha1.PreflightCheck {
 	}
 	msg := "Ceph reports " + f.Health.Status + ", every PG active+clean"
 	if len(f.Health.Checks) > 0 {
-		msg += " (tolerated: " + checkNames(f.Health.Checks) + ")"
+		msg += " (tolerated: " + message.Keys(f.Health.Checks) + ")"
 	}
-	return check(CheckHealth, msg, true)
+	return check(cephv1alpha1.CheckHealth, msg, true)
 }
 
 // upgradeRetirementsCheck: no disk retirement under way and no OSD held

@@ -84,7 +84,7 @@ func UpgradeFactsFrom(cluster *cephv1.CephCluster, daemons []appsv1.Deployment, 
 	slices.Sort(f.HeldOSDs)
 	slices.Sort(f.Unavailable)
 	for _, r := range retirements {
-		if !retirementFinished(r.Status.Phase) {
+		if !r.Status.Phase.Finished() {
 			f.Retirements = append(f.Retirements, r.Name)
 		}
 	}
@@ -112,7 +112,9 @@ func (p UpgradePlan) Allowed() bool { return p.Passed() && p.PGsRead }
 
 // Passed says whether a step is due and every check passed, PG states
 // aside: the moment to ask Ceph for them.
-func (p UpgradePlan) Passed() bool { return p.Step != "" && UpgradeAllowed(p.Checks) }
+func (p UpgradePlan) Passed() bool {
+	return p.Step != "" && cephv1alpha1.PreflightChecks(p.Checks).Passed()
+}
 
 // Status is what the plugin reports about the plan before the upgrade
 // reconciler's first look: a refusal or a wait, each saying why; nothing

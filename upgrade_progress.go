@@ -200,7 +200,7 @@ func DecideUpgradeState(plan UpgradePlan, rook, ceph UpgradeProgress, targetRook
 			}
 		case !plan.PGsRead:
 			s.Stage = UpgradeWaiting
-			s.Checks = []cephv1alpha1.PreflightCheck{{Name: CheckHealth, Message: "every other check passed; asking Ceph whether every PG is active+clean"}}
+			s.Checks = []cephv1alpha1.PreflightCheck{{Name: cephv1alpha1.CheckHealth, Message: "every other check passed; asking Ceph whether every PG is active+clean"}}
 		}
 		return s
 	}

@@ -79,12 +79,12 @@ func TestDecideUpgradeState(t *testing.T) {
 	}{
 		{name: "nothing due, nothing rolling", rook: settled, ceph: settled, want: UpgradeState{}},
 		{name: "a new cluster's daemons starting are no upgrade", rook: restarting, ceph: restarting, want: UpgradeState{}},
-		{name: "Rook step refused by health", plan: withChecks(rookPlan, failed(CheckHealth)), rook: settled, ceph: settled,
-			want: UpgradeState{Stage: UpgradeRefused, Step: UpgradeRook, From: "v1.18.0", To: "v1.18.11", Checks: failed(CheckHealth)[:1]}},
+		{name: "Rook step refused by health", plan: withChecks(rookPlan, failed(cephv1alpha1.CheckHealth)), rook: settled, ceph: settled,
+			want: UpgradeState{Stage: UpgradeRefused, Step: UpgradeRook, From: "v1.18.0", To: "v1.18.11", Checks: failed(cephv1alpha1.CheckHealth)[:1]}},
 		{name: "Ceph step held only by the roll settling waits", plan: withChecks(cephPlan, failed(CheckSettled)), rook: settled, ceph: settled,
 			want: UpgradeState{Stage: UpgradeWaiting, Step: UpgradeCeph, From: oldCephImage, To: newCephImage, Checks: failed(CheckSettled)[:1]}},
-		{name: "Settled and Health failing is a refusal", plan: withChecks(cephPlan, failed(CheckSettled, CheckHealth)), rook: settled, ceph: settled,
-			want: UpgradeState{Stage: UpgradeRefused, Step: UpgradeCeph, From: oldCephImage, To: newCephImage, Checks: failed(CheckSettled, CheckHealth)[:2]}},
+		{name: "Settled and Health failing is a refusal", plan: withChecks(cephPlan, failed(CheckSettled, cephv1alpha1.CheckHealth)), rook: settled, ceph: settled,
+			want: UpgradeState{Stage: UpgradeRefused, Step: UpgradeCeph, From: oldCephImage, To: newCephImage, Checks: failed(CheckSettled, cephv1alpha1.CheckHealth)[:2]}},
 		{name: "Rook rolling comes before the Ceph step due", plan: withChecks(cephPlan, failed(CheckSettled)), rook: rookBehind, ceph: settled,
 			want: UpgradeState{Stage: UpgradeRolling, Step: UpgradeRook, From: "v1.18.0", To: "v1.18.11", Done: 1, Total: 3, Pending: rookBehind.Pending}},
 		{name: "Ceph rolling", ceph: cephBehind, rook: settled,
@@ -95,7 +95,7 @@ func TestDecideUpgradeState(t *testing.T) {
 			want: UpgradeState{}},
 		{name: "every check passed, Ceph not yet asked for its PG states: it waits", plan: withChecks(cephPlan, failed()), rook: settled, ceph: settled,
 			want: UpgradeState{Stage: UpgradeWaiting, Step: UpgradeCeph, From: oldCephImage, To: newCephImage,
-				Checks: []cephv1alpha1.PreflightCheck{{Name: CheckHealth, Message: "every other check passed; asking Ceph whether every PG is active+clean"}}}},
+				Checks: []cephv1alpha1.PreflightCheck{{Name: cephv1alpha1.CheckHealth, Message: "every other check passed; asking Ceph whether every PG is active+clean"}}}},
 		{name: "an allowed step not yet visible is rolling", plan: pgsRead(withChecks(cephPlan, failed())), rook: settled, ceph: settled,
 			want: UpgradeState{Stage: UpgradeRolling, Step: UpgradeCeph, From: oldCephImage, To: newCephImage}},
 	}
@@ -118,7 +118,7 @@ func pgsRead(p UpgradePlan) UpgradePlan {
 
 func TestUpgradeStatePluginStatus(t *testing.T) {
 	refused := UpgradeState{Stage: UpgradeRefused, Step: UpgradeRook, From: "v1.18.0", To: "v1.18.11",
-		Checks: []cephv1alpha1.PreflightCheck{{Name: CheckHealth, Message: "Ceph reports HEALTH_ERR (MON_DOWN)"}}}
+		Checks: []cephv1alpha1.PreflightCheck{{Name: cephv1alpha1.CheckHealth, Message: "Ceph reports HEALTH_ERR (MON_DOWN)"}}}
 	assert.Equal(t, pluginruntime.PluginStatus{Phase: pluginruntime.PhaseDegraded,
 		Message: "upgrade of Rook from v1.18.0 to v1.18.11 refused, nothing changed: Health: Ceph reports HEALTH_ERR (MON_DOWN); checked again each minute"},
 		refused.PluginStatus())

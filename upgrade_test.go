@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
 	"github.com/fundament-oss/ceph-rook/internal/cephjob"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -138,24 +139,24 @@ func TestUpgradePreflight(t *testing.T) {
 
 		{"HEALTH_ERR", func(f *UpgradeFacts) {
 			f.Ceph.Health.Status, f.Ceph.Health.Checks = "HEALTH_ERR", map[string]string{"MON_DOWN": "2/3 mons down"}
-		}, CheckHealth, "HEALTH_ERR (MON_DOWN)"},
-		{"health unknown", func(f *UpgradeFacts) { f.Ceph.Health.Status = "" }, CheckHealth, "could not read ceph status"},
+		}, cephv1alpha1.CheckHealth, "HEALTH_ERR (MON_DOWN)"},
+		{"health unknown", func(f *UpgradeFacts) { f.Ceph.Health.Status = "" }, cephv1alpha1.CheckHealth, "could not read ceph status"},
 		{"Rook's copy of Ceph's status is stale", func(f *UpgradeFacts) {
 			f.Now = time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
 			f.StatusChecked = f.Now.Add(-4 * time.Minute)
-		}, CheckHealth, "4m0s ago"},
+		}, cephv1alpha1.CheckHealth, "4m0s ago"},
 		{"a blocking warning", func(f *UpgradeFacts) {
 			f.Ceph.Health.Status, f.Ceph.Health.Checks = "HEALTH_WARN", map[string]string{"MON_DOWN": "1/3 mons down", "RECENT_CRASH": "1 crash"}
-		}, CheckHealth, "MON_DOWN: 1/3 mons down"},
+		}, cephv1alpha1.CheckHealth, "MON_DOWN: 1/3 mons down"},
 		{"a warning nobody reviewed", func(f *UpgradeFacts) {
 			f.Ceph.Health.Status, f.Ceph.Health.Checks = "HEALTH_WARN", map[string]string{"SOMETHING_NEW": "new in Ceph 21"}
-		}, CheckHealth, "SOMETHING_NEW"},
+		}, cephv1alpha1.CheckHealth, "SOMETHING_NEW"},
 		{"size-1 pools on three OSDs: ok-to-stop would refuse", func(f *UpgradeFacts) {
 			f.Ceph.Health.Status, f.Ceph.Health.Checks = "HEALTH_WARN", map[string]string{"POOL_NO_REDUNDANCY": "1 pool(s) have no replicas configured"}
-		}, CheckHealth, "POOL_NO_REDUNDANCY"},
+		}, cephv1alpha1.CheckHealth, "POOL_NO_REDUNDANCY"},
 		{"PGs not active+clean", func(f *UpgradeFacts) {
 			f.Ceph.PGStates = map[string]int{"active+clean": 90, "active+undersized+degraded": 7}
-		}, CheckHealth, "7 active+undersized+degraded"},
+		}, cephv1alpha1.CheckHealth, "7 active+undersized+degraded"},
 		{"a retirement in progress", func(f *UpgradeFacts) { f.Retirements = []string{"node-a-sdb"} }, CheckRetirements, "node-a-sdb is in progress"},
 		{"an OSD held down", func(f *UpgradeFacts) { f.HeldOSDs = []string{"rook-ceph-osd-2"} }, CheckRetirements, "rook-ceph-osd-2 held"},
 		{"a node with daemons NotReady", func(f *UpgradeFacts) { f.UnfitNodes = []string{"node-b is NotReady"} }, CheckNodes, "node-b is NotReady: a daemon there would not come back"},
@@ -247,11 +248,11 @@ func TestUpgradePreflight(t *testing.T) {
 			}
 			if tt.refused == "" {
 				assert.Empty(t, failed, "%+v", checks)
-				assert.True(t, UpgradeAllowed(checks))
+				assert.True(t, cephv1alpha1.PreflightChecks(checks).Passed())
 				return
 			}
 			assert.Equal(t, []string{tt.refused}, failed, "%+v", checks)
-			assert.False(t, UpgradeAllowed(checks))
+			assert.False(t, cephv1alpha1.PreflightChecks(checks).Passed())
 		})
 	}
 }

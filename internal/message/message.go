@@ -2,6 +2,8 @@ package message
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -94,4 +96,10 @@ func OrNone(s string) string {
 		return "none yet"
 	}
 	return s
+}
+
+// Keys names the keys of m, sorted, comma-separated: Ceph's health checks
+// by name, say.
+func Keys[V any](m map[string]V) string {
+	return strings.Join(slices.Sorted(maps.Keys(m)), ", ")
 }
