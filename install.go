@@ -14,6 +14,7 @@ import (
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
 	"github.com/fundament-oss/ceph-rook/internal/rook"
+	"github.com/fundament-oss/ceph-rook/internal/upgrade"
 	"github.com/fundament-oss/ceph-rook/pluginruntime/helpers/helm/helmexec"
 )
 
@@ -98,15 +99,15 @@ func (e *execInstaller) EnsureRelease(ctx context.Context, r chartRelease) error
 // created, the configured daemon counts are applied, and the configured
 // image when its Ceph step passed). It returns the plan, whose refusal
 // the plugin reports.
-func install(ctx context.Context, c client.Client, charts chartInstaller, cfg Config, kubeVersion string, log *slog.Logger) (UpgradePlan, error) {
+func install(ctx context.Context, c client.Client, charts chartInstaller, cfg Config, kubeVersion string, log *slog.Logger) (upgrade.UpgradePlan, error) {
 	// Start takes a step only where there is no Ceph yet to ask about its
 	// PGs; the upgrade controller asks Ceph and takes the others.
-	plan, err := planUpgrade(ctx, c, cfg, kubeVersion, nil)
+	plan, err := upgrade.PlanUpgrade(ctx, c, upgradeTargets(cfg, kubeVersion), nil)
 	if err != nil {
-		return UpgradePlan{}, err
+		return upgrade.UpgradePlan{}, err
 	}
 	logUpgradePlan(plan, log)
-	if plan.Step != UpgradeRook || plan.Allowed() {
+	if plan.Step != upgrade.UpgradeRook || plan.Allowed() {
 		if err := ensureRookRelease(ctx, charts, cfg, log); err != nil {
 			return plan, err
 		}
@@ -157,8 +158,16 @@ func ensureRookRelease(ctx context.Context, charts chartInstaller, cfg Config, l
 	return nil
 }
 
+// upgradeTargets are what this plugin brings to an upgrade, and where.
+func upgradeTargets(cfg Config, kubeVersion string) upgrade.Targets {
+	return upgrade.Targets{
+		Chart: RookChartVersion, CephImage: cfg.CephImage, Kubernetes: kubeVersion,
+		OperatorNamespace: cfg.OperatorNamespace, ClusterNamespace: cfg.ClusterNamespace, ClusterName: CephClusterName,
+	}
+}
+
 // logUpgradePlan says which upgrade step this start takes, or why not.
-func logUpgradePlan(plan UpgradePlan, log *slog.Logger) {
+func logUpgradePlan(plan upgrade.UpgradePlan, log *slog.Logger) {
 	if plan.Step == "" {
 		return
 	}

@@ -1,9 +1,6 @@
 package main
 
 import (
-	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
-	"github.com/fundament-oss/ceph-rook/internal/patch"
-
 	"context"
 	"fmt"
 	"strconv"
@@ -15,6 +12,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
+	"github.com/fundament-oss/ceph-rook/internal/patch"
 )
 
 // Rook's names around its discovery daemon (Rook v1.18,

@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/discovery"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -30,6 +31,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
+	"github.com/fundament-oss/ceph-rook/internal/upgrade"
 	"github.com/fundament-oss/ceph-rook/pluginruntime"
 	"github.com/fundament-oss/ceph-rook/pluginruntime/definition"
 	crhelper "github.com/fundament-oss/ceph-rook/pluginruntime/helpers/controllerruntime"
@@ -130,7 +132,7 @@ func (p *Plugin) Start(ctx context.Context, host pluginruntime.Host) error {
 	if err != nil {
 		return pluginerrors.NewTransient(err)
 	}
-	var plan UpgradePlan
+	var plan upgrade.UpgradePlan
 	err = withInstallLock(ctx, c, restCfg, cfg, func(ctx context.Context) error {
 		var installErr error
 		plan, installErr = install(ctx, c, installer, cfg, kubeVersion, host.Logger())
@@ -150,13 +152,12 @@ func (p *Plugin) Start(ctx context.Context, host pluginruntime.Host) error {
 	if err := setupReconcilers(mgr, cfg, sourceHost{Host: host, board: health, source: healthSourceCluster}); err != nil {
 		return pluginerrors.NewPermanent(err)
 	}
-	upgrades := &UpgradeReconciler{
-		Client:            mgr.GetClient(),
-		Live:              mgr.GetAPIReader(),
-		Config:            cfg,
-		Recorder:          crhelper.BoundedRecorder(mgr.GetEventRecorder("ceph-rook")),
-		Host:              sourceHost{Host: host, board: health, source: healthSourceUpgrade},
-		KubernetesVersion: kubeVersion,
+	upgrades := &upgrade.UpgradeReconciler{
+		Client:   mgr.GetClient(),
+		Live:     mgr.GetAPIReader(),
+		Targets:  upgradeTargets(cfg, kubeVersion),
+		Recorder: crhelper.BoundedRecorder(mgr.GetEventRecorder("ceph-rook")),
+		Host:     sourceHost{Host: host, board: health, source: healthSourceUpgrade},
 		TakeRookStep: func(ctx context.Context) error {
 			return withInstallLock(ctx, c, restCfg, cfg, func(ctx context.Context) error {
 				return ensureRookRelease(ctx, installer, cfg, host.Logger())
@@ -352,4 +353,18 @@ func setupReconcilers(mgr manager.Manager, cfg Config, host pluginruntime.Host) 
 	}
 	health := &clusterHealthReconciler{Client: c, Cluster: cluster, Host: host, Presence: view.Subscribe()}
 	return health.SetupWithManager(mgr)
+}
+
+// serverVersion is the API server's Kubernetes version ("v1.34.2"), which a
+// Rook step is checked against.
+func serverVersion(restCfg *rest.Config) (string, error) {
+	dc, err := discovery.NewDiscoveryClientForConfig(restCfg)
+	if err != nil {
+		return "", fmt.Errorf("the API server's version: %w", err)
+	}
+	info, err := dc.ServerVersion()
+	if err != nil {
+		return "", fmt.Errorf("the API server's version: %w", err)
+	}
+	return info.GitVersion, nil
 }

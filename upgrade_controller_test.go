@@ -1,8 +1,6 @@
 package main
 
 import (
-	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
-
 	"context"
 	"encoding/json"
 	"fmt"
@@ -20,8 +18,10 @@ import (
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
 	"github.com/fundament-oss/ceph-rook/internal/rook"
 	"github.com/fundament-oss/ceph-rook/internal/simulate"
+	"github.com/fundament-oss/ceph-rook/internal/upgrade"
 	"github.com/fundament-oss/ceph-rook/pluginruntime"
 	crhelper "github.com/fundament-oss/ceph-rook/pluginruntime/helpers/controllerruntime"
 )
@@ -52,10 +52,9 @@ func TestUpgradeReconcilerCarriesTheUpgradeThrough(t *testing.T) {
 	require.NoError(t, err)
 	mgr, err := newManager(restCfg, scheme, cfg, host, "0", "")
 	require.NoError(t, err)
-	r := &UpgradeReconciler{
-		Client: mgr.GetClient(), Live: mgr.GetAPIReader(), Config: cfg, Host: host,
-		Recorder:          crhelper.BoundedRecorder(mgr.GetEventRecorder("ceph-rook")),
-		KubernetesVersion: testKubernetesVersion,
+	r := &upgrade.UpgradeReconciler{
+		Client: mgr.GetClient(), Live: mgr.GetAPIReader(), Targets: upgradeTargets(cfg, testKubernetesVersion), Host: host,
+		Recorder: crhelper.BoundedRecorder(mgr.GetEventRecorder("ceph-rook")),
 		// What the chart's upgrade leaves: the operator Deployment relabelled.
 		TakeRookStep: func(context.Context) error {
 			rookSteps.Add(1)
@@ -81,18 +80,18 @@ func TestUpgradeReconcilerCarriesTheUpgradeThrough(t *testing.T) {
 	})
 	t.Cleanup(func() { cancel(); wg.Wait() })
 
-	recorded := func() UpgradeState {
+	recorded := func() upgrade.UpgradeState {
 		var cluster cephv1.CephCluster
 		require.NoError(t, h.c.Get(h.ctx, client.ObjectKey{Namespace: cfg.ClusterNamespace, Name: CephClusterName}, &cluster))
-		var s UpgradeState
+		var s upgrade.UpgradeState
 		if raw, ok := cluster.Annotations[cephv1alpha1.UpgradeAnnotation]; ok {
 			require.NoError(t, json.Unmarshal([]byte(raw), &s))
 		}
 		return s
 	}
-	waitFor := func(what string, stage UpgradeStage, step UpgradeStep, reason string) UpgradeState {
+	waitFor := func(what string, stage upgrade.UpgradeStage, step upgrade.UpgradeStep, reason string) upgrade.UpgradeState {
 		t.Helper()
-		var s UpgradeState
+		var s upgrade.UpgradeState
 		h.eventually(what, func() error {
 			if s = recorded(); s.Stage != stage || s.Step != step {
 				return fmt.Errorf("recorded %+v", s)
@@ -103,7 +102,7 @@ func TestUpgradeReconcilerCarriesTheUpgradeThrough(t *testing.T) {
 	}
 
 	// Refused: nothing changes, and the plugin says why.
-	s := waitFor("the Rook step refused", UpgradeRefused, UpgradeRook, "UpgradeRefused")
+	s := waitFor("the Rook step refused", upgrade.UpgradeRefused, upgrade.UpgradeRook, "UpgradeRefused")
 	assert.Equal(t, oldRook, s.From)
 	assert.Equal(t, RookChartVersion, s.To)
 	assert.Equal(t, pluginruntime.PhaseDegraded, host.last().Phase)
@@ -113,9 +112,9 @@ func TestUpgradeReconcilerCarriesTheUpgradeThrough(t *testing.T) {
 
 	// Healthy: the Rook step is taken, and the new operator's roll followed.
 	cephReports(t, cfg, "HEALTH_OK", nil, squid193)
-	s = waitFor("the Rook roll under way", UpgradeRolling, UpgradeRook, "Upgrading")
+	s = waitFor("the Rook roll under way", upgrade.UpgradeRolling, upgrade.UpgradeRook, "Upgrading")
 	assert.Equal(t, int32(1), rookSteps.Load())
-	assert.Equal(t, UpgradeState{Stage: UpgradeRolling, Step: UpgradeRook, From: oldRook, To: RookChartVersion, Total: 2,
+	assert.Equal(t, upgrade.UpgradeState{Stage: upgrade.UpgradeRolling, Step: upgrade.UpgradeRook, From: oldRook, To: RookChartVersion, Total: 2,
 		Pending: []string{"rook-ceph-mon-a", "rook-ceph-osd-0"}}, s)
 	assert.Equal(t, pluginruntime.PhaseRunning, host.last().Phase)
 	assert.Contains(t, host.last().Message, "upgrading Rook from "+oldRook+" to "+RookChartVersion+": 0 of 2 daemons on it")
@@ -126,9 +125,9 @@ func TestUpgradeReconcilerCarriesTheUpgradeThrough(t *testing.T) {
 	rollDaemon(t, mon, RookChartVersion, old.CephImage)
 	rollDaemon(t, osd, RookChartVersion, old.CephImage)
 	cephReports(t, cfg, "HEALTH_OK", nil, squid193) // Rook's status refresh wakes the reconciler, as each minute
-	s = waitFor("the Ceph roll under way", UpgradeRolling, UpgradeCeph, "Upgrading")
+	s = waitFor("the Ceph roll under way", upgrade.UpgradeRolling, upgrade.UpgradeCeph, "Upgrading")
 	assert.Equal(t, cfg.CephImage, clusterImage(t, cfg))
-	assert.Equal(t, UpgradeState{Stage: UpgradeRolling, Step: UpgradeCeph, From: old.CephImage, To: cfg.CephImage, Total: 2,
+	assert.Equal(t, upgrade.UpgradeState{Stage: upgrade.UpgradeRolling, Step: upgrade.UpgradeCeph, From: old.CephImage, To: cfg.CephImage, Total: 2,
 		Pending: []string{"rook-ceph-mon-a", "rook-ceph-osd-0"}}, s)
 	assert.Equal(t, int32(1), rookSteps.Load(), "the Rook step is not taken twice")
 
@@ -143,8 +142,8 @@ func TestUpgradeReconcilerCarriesTheUpgradeThrough(t *testing.T) {
 	})
 	rollDaemon(t, osd, RookChartVersion, cfg.CephImage)
 	cephReports(t, cfg, "HEALTH_OK", nil, "ceph version 19.2.4 (abc) squid (stable)")
-	s = waitFor("the upgrade done", UpgradeDone, UpgradeCeph, "Upgraded")
-	assert.Equal(t, UpgradeState{Stage: UpgradeDone, Step: UpgradeCeph, From: old.CephImage, To: cfg.CephImage, Done: 2, Total: 2}, s)
+	s = waitFor("the upgrade done", upgrade.UpgradeDone, upgrade.UpgradeCeph, "Upgraded")
+	assert.Equal(t, upgrade.UpgradeState{Stage: upgrade.UpgradeDone, Step: upgrade.UpgradeCeph, From: old.CephImage, To: cfg.CephImage, Done: 2, Total: 2}, s)
 	h.eventually("the plugin's status has no upgrade in it", func() error {
 		if last := host.last(); last.Phase != "" {
 			return fmt.Errorf("status %+v", last)

@@ -11,11 +11,11 @@ import (
 	"github.com/fundament-oss/ceph-rook/internal/cachedir"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"gopkg.in/yaml.v3"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/yaml"
 )
 
 // TestCephJobReachesCephAsRooksOwnJob compares a rendered Ceph Job with

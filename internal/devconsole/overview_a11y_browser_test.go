@@ -1,8 +1,6 @@
 package devconsole_test
 
 import (
-	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
-
 	"context"
 	"encoding/json"
 	"fmt"
@@ -32,6 +30,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/fundament-oss/ceph-rook/api/v1alpha1"
+	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
 	"github.com/fundament-oss/ceph-rook/internal/browser"
 	"github.com/fundament-oss/ceph-rook/internal/cachedir"
 	"github.com/fundament-oss/ceph-rook/internal/devconsole"

@@ -1,8 +1,6 @@
 package main
 
 import (
-	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
-
 	"context"
 	"encoding/json"
 	"fmt"
@@ -17,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
 	"github.com/fundament-oss/ceph-rook/internal/cachedir"
 	"github.com/fundament-oss/ceph-rook/internal/e2e/images"
 	"github.com/fundament-oss/ceph-rook/internal/rook"

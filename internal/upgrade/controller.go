@@ -1,8 +1,6 @@
-package main
+package upgrade
 
 import (
-	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
-
 	"context"
 	"encoding/json"
 	"fmt"
@@ -12,6 +10,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -21,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
 	"github.com/fundament-oss/ceph-rook/internal/cephjob"
 	"github.com/fundament-oss/ceph-rook/internal/patch"
 	"github.com/fundament-oss/ceph-rook/internal/rook"
@@ -49,14 +49,12 @@ const (
 // the same again and no step is taken twice.
 type UpgradeReconciler struct {
 	// Client writes the CephCluster; Live reads what the plan is made of.
-	Client   client.Client
-	Live     client.Reader
-	Config   Config
+	Client client.Client
+	Live   client.Reader
+	// Targets are what the plugin brings and where it runs.
+	Targets  Targets
 	Recorder events.EventRecorder
 	Host     pluginruntime.Host
-	// KubernetesVersion is the API server's, which a Rook step is checked
-	// against.
-	KubernetesVersion string
 	// TakeRookStep helm-upgrades the Rook release (under the install lock).
 	TakeRookStep func(context.Context) error
 
@@ -66,11 +64,12 @@ type UpgradeReconciler struct {
 }
 
 func (r *UpgradeReconciler) cluster() types.NamespacedName {
-	return types.NamespacedName{Namespace: r.Config.ClusterNamespace, Name: CephClusterName}
+	return types.NamespacedName{Namespace: r.Targets.ClusterNamespace, Name: r.Targets.ClusterName}
 }
 
 func (r *UpgradeReconciler) SetupWithManager(mgr manager.Manager) error {
-	cluster := newCephClusterObject()
+	cluster := &unstructured.Unstructured{}
+	cluster.SetGroupVersionKind(cephv1.SchemeGroupVersion.WithKind("CephCluster"))
 	key := r.cluster()
 	return builder.ControllerManagedBy(mgr).
 		Named("upgrade").
@@ -81,7 +80,7 @@ func (r *UpgradeReconciler) SetupWithManager(mgr manager.Manager) error {
 }
 
 func (r *UpgradeReconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
-	plan, err := planUpgrade(ctx, r.Live, r.Config, r.KubernetesVersion, nil)
+	plan, err := PlanUpgrade(ctx, r.Live, r.Targets, nil)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
@@ -93,7 +92,7 @@ func (r *UpgradeReconciler) Reconcile(ctx context.Context, _ reconcile.Request) 
 			return reconcile.Result{}, err
 		}
 		if pgs != nil {
-			if plan, err = planUpgrade(ctx, r.Live, r.Config, r.KubernetesVersion, pgs); err != nil {
+			if plan, err = PlanUpgrade(ctx, r.Live, r.Targets, pgs); err != nil {
 				return reconcile.Result{}, err
 			}
 		}
@@ -103,7 +102,7 @@ func (r *UpgradeReconciler) Reconcile(ctx context.Context, _ reconcile.Request) 
 			return reconcile.Result{}, err
 		}
 		// Judge again from what the step changed.
-		if plan, err = planUpgrade(ctx, r.Live, r.Config, r.KubernetesVersion, nil); err != nil {
+		if plan, err = PlanUpgrade(ctx, r.Live, r.Targets, nil); err != nil {
 			return reconcile.Result{}, err
 		}
 	}
@@ -117,7 +116,7 @@ func (r *UpgradeReconciler) Reconcile(ctx context.Context, _ reconcile.Request) 
 		return reconcile.Result{}, err
 	}
 	recorded := recordedUpgrade(&cluster)
-	state := DecideUpgradeState(plan, rookRoll, cephRoll, RookChartVersion, cluster.Spec.CephVersion.Image, recorded)
+	state := DecideUpgradeState(plan, rookRoll, cephRoll, r.Targets.Chart, cluster.Spec.CephVersion.Image, recorded)
 	r.Host.ReportStatus(state.PluginStatus())
 	if err := r.record(ctx, &cluster, recorded, state); err != nil {
 		return reconcile.Result{}, err
@@ -143,7 +142,7 @@ func (r *UpgradeReconciler) askPGStates(ctx context.Context) (map[string]int, er
 	if r.pgJob == "" {
 		return nil, r.startPGJob(ctx)
 	}
-	job, answer, err := cephjob.Get(ctx, r.Live, r.Config.ClusterNamespace, r.pgJob)
+	job, answer, err := cephjob.Get(ctx, r.Live, r.Targets.ClusterNamespace, r.pgJob)
 	if err != nil {
 		return nil, err
 	}
@@ -156,7 +155,7 @@ func (r *UpgradeReconciler) askPGStates(ctx context.Context) (map[string]int, er
 	}
 	name := r.pgJob
 	r.pgJob = ""
-	if err := cephjob.Delete(ctx, r.Client, r.Config.ClusterNamespace, name); err != nil {
+	if err := cephjob.Delete(ctx, r.Client, r.Targets.ClusterNamespace, name); err != nil {
 		return nil, fmt.Errorf("delete Ceph Job %s: %w", name, err)
 	}
 	fresh := job.Status.CompletionTime != nil && time.Since(job.Status.CompletionTime.Time) < maxPGAnswerAge
@@ -175,13 +174,13 @@ func (r *UpgradeReconciler) startPGJob(ctx context.Context) error {
 	if err := r.Live.Get(ctx, r.cluster(), &cluster); err != nil {
 		return fmt.Errorf("read CephCluster %s: %w", r.cluster(), err)
 	}
-	image, err := cephjob.OperatorImage(ctx, r.Live, r.Config.OperatorNamespace)
+	image, err := cephjob.OperatorImage(ctx, r.Live, r.Targets.OperatorNamespace)
 	if err != nil {
 		return err
 	}
 	owner := metav1.OwnerReference{APIVersion: cephv1.SchemeGroupVersion.String(), Kind: "CephCluster", Name: cluster.Name, UID: cluster.UID}
 	req := cephjob.Request{Verb: cephjob.VerbPGStates, Seq: int32(time.Now().Unix() % 1_000_000_000)}
-	job := cephjob.Render(r.Config.ClusterNamespace, owner, req, image)
+	job := cephjob.Render(r.Targets.ClusterNamespace, owner, req, image)
 	if err := client.IgnoreAlreadyExists(r.Client.Create(ctx, job)); err != nil {
 		return fmt.Errorf("start Ceph Job %s: %w", job.Name, err)
 	}
@@ -196,14 +195,14 @@ func (r *UpgradeReconciler) takeStep(ctx context.Context, plan UpgradePlan) erro
 	case UpgradeRook:
 		return r.TakeRookStep(ctx)
 	case UpgradeCeph:
-		return r.applyCephImage(ctx, plan)
+		return r.ApplyCephImage(ctx, plan)
 	}
 	return nil
 }
 
-// applyCephImage sets the CephCluster's image, with the resourceVersion it
+// ApplyCephImage sets the CephCluster's image, with the resourceVersion it
 // was judged on: a CephCluster changed since is judged again.
-func (r *UpgradeReconciler) applyCephImage(ctx context.Context, plan UpgradePlan) error {
+func (r *UpgradeReconciler) ApplyCephImage(ctx context.Context, plan UpgradePlan) error {
 	var cluster cephv1.CephCluster
 	if err := r.Live.Get(ctx, r.cluster(), &cluster); err != nil {
 		return fmt.Errorf("read CephCluster %s: %w", r.cluster(), err)
@@ -226,7 +225,7 @@ func (r *UpgradeReconciler) applyCephImage(ctx context.Context, plan UpgradePlan
 func (r *UpgradeReconciler) progress(ctx context.Context, cluster *cephv1.CephCluster) (rookRoll, cephRoll UpgradeProgress, err error) {
 	var operator appsv1.Deployment
 	rookImage := ""
-	err = r.Live.Get(ctx, client.ObjectKey{Namespace: r.Config.OperatorNamespace, Name: rook.OperatorDeployment}, &operator)
+	err = r.Live.Get(ctx, client.ObjectKey{Namespace: r.Targets.OperatorNamespace, Name: rook.OperatorDeployment}, &operator)
 	switch {
 	case apierrors.IsNotFound(err):
 	case err != nil:
@@ -235,16 +234,16 @@ func (r *UpgradeReconciler) progress(ctx context.Context, cluster *cephv1.CephCl
 		rookImage = operator.Spec.Template.Spec.Containers[0].Image
 	}
 	var daemons appsv1.DeploymentList
-	if err := r.Live.List(ctx, &daemons, client.InNamespace(r.Config.ClusterNamespace),
-		client.MatchingLabels{rook.ClusterLabel: r.Config.ClusterNamespace}); err != nil {
+	if err := r.Live.List(ctx, &daemons, client.InNamespace(r.Targets.ClusterNamespace),
+		client.MatchingLabels{rook.ClusterLabel: r.Targets.ClusterNamespace}); err != nil {
 		return rookRoll, cephRoll, fmt.Errorf("list the Ceph daemons' Deployments: %w", err)
 	}
 	rolls := make([]DaemonRoll, 0, len(daemons.Items))
 	for i := range daemons.Items {
 		rolls = append(rolls, DaemonRollOf(&daemons.Items[i]))
 	}
-	if InstalledRookChart(&operator) == RookChartVersion {
-		rookRoll = RookRoll(RookChartVersion, rolls)
+	if InstalledRookChart(&operator) == r.Targets.Chart {
+		rookRoll = RookRoll(r.Targets.Chart, rolls)
 	}
 	return rookRoll, CephRoll(cluster.Spec.CephVersion.Image, rookImage, rolls), nil
 }

@@ -1,8 +1,9 @@
-package main
+package upgrade
 
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -154,7 +155,7 @@ func rollProgress(daemons []DaemonRoll, onTarget func(DaemonRoll) (bool, []strin
 		}
 	}
 	slices.Sort(p.Pending)
-	p.From = sortedKeys(from)
+	p.From = slices.Sorted(maps.Keys(from))
 	return p
 }
 

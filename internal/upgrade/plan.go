@@ -1,9 +1,10 @@
-package main
+package upgrade
 
 import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -13,14 +14,21 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
 	"github.com/fundament-oss/ceph-rook/internal/rook"
 	"github.com/fundament-oss/ceph-rook/pluginruntime"
 )
+
+// Targets are what the plugin brings (Rook's chart, Ceph's image), the
+// API server's Kubernetes version a Rook step is checked against, and
+// where the operator and the plugin's CephCluster run.
+type Targets struct {
+	Chart, CephImage                                 string
+	Kubernetes                                       string
+	OperatorNamespace, ClusterNamespace, ClusterName string
+}
 
 // InstalledRookChart is the Rook chart version that made the operator
 // Deployment ("v1.18.0"), "" when the Deployment carries no label of
@@ -59,7 +67,7 @@ func UpgradeFactsFrom(cluster *cephv1.CephCluster, daemons []appsv1.Deployment, 
 			}
 		}
 		if s.Versions != nil {
-			f.RunningCeph = sortedKeys(s.Versions.Overall)
+			f.RunningCeph = slices.Sorted(maps.Keys(s.Versions.Overall))
 		}
 	}
 	rookVersions, cephVersions := map[string]bool{}, map[string]bool{}
@@ -80,7 +88,7 @@ func UpgradeFactsFrom(cluster *cephv1.CephCluster, daemons []appsv1.Deployment, 
 			f.Unavailable = append(f.Unavailable, d.Name)
 		}
 	}
-	f.RookVersions, f.CephVersions = sortedKeys(rookVersions), sortedKeys(cephVersions)
+	f.RookVersions, f.CephVersions = slices.Sorted(maps.Keys(rookVersions)), slices.Sorted(maps.Keys(cephVersions))
 	slices.Sort(f.HeldOSDs)
 	slices.Sort(f.Unavailable)
 	for _, r := range retirements {
@@ -100,6 +108,8 @@ type UpgradePlan struct {
 	Checks   []cephv1alpha1.PreflightCheck
 	// ClusterImage is the image the CephCluster has, "" when there is none.
 	ClusterImage string
+	// Chart is the Rook chart the plugin brings.
+	Chart string
 	// PGsRead: the Health check judged PG states read from Ceph just
 	// before (a Ceph Job's answer), or there is no Ceph yet. A step starts
 	// only on them: Ceph raises no health check for remapped or
@@ -123,18 +133,18 @@ func (p UpgradePlan) Status() pluginruntime.PluginStatus {
 	if p.Step == "" {
 		return pluginruntime.PluginStatus{}
 	}
-	return DecideUpgradeState(p, UpgradeProgress{}, UpgradeProgress{}, RookChartVersion, p.ClusterImage, nil).PluginStatus()
+	return DecideUpgradeState(p, UpgradeProgress{}, UpgradeProgress{}, p.Chart, p.ClusterImage, nil).PluginStatus()
 }
 
-// planUpgrade finds the next upgrade step and judges it. A Rook step is
+// PlanUpgrade finds the next upgrade step and judges it. A Rook step is
 // taken when the operator Deployment was made by another version of Rook's
 // chart; a Ceph step when the plugin's CephCluster runs another image than
 // the configured one. On a fresh install there is none. pgStates are the
 // PG states Ceph gave just before, nil when not asked.
-func planUpgrade(ctx context.Context, c client.Reader, cfg Config, kubeVersion string, pgStates map[string]int) (UpgradePlan, error) {
+func PlanUpgrade(ctx context.Context, c client.Reader, t Targets, pgStates map[string]int) (UpgradePlan, error) {
 	installed := ""
 	var operator appsv1.Deployment
-	err := c.Get(ctx, client.ObjectKey{Namespace: cfg.OperatorNamespace, Name: rook.OperatorDeployment}, &operator)
+	err := c.Get(ctx, client.ObjectKey{Namespace: t.OperatorNamespace, Name: rook.OperatorDeployment}, &operator)
 	switch {
 	case err == nil:
 		installed = InstalledRookChart(&operator)
@@ -142,42 +152,42 @@ func planUpgrade(ctx context.Context, c client.Reader, cfg Config, kubeVersion s
 		return UpgradePlan{}, fmt.Errorf("read the Rook operator's Deployment: %w", err)
 	}
 	var cluster cephv1.CephCluster
-	err = c.Get(ctx, client.ObjectKey{Namespace: cfg.ClusterNamespace, Name: CephClusterName}, &cluster)
+	err = c.Get(ctx, client.ObjectKey{Namespace: t.ClusterNamespace, Name: t.ClusterName}, &cluster)
 	switch {
 	case apierrors.IsNotFound(err) || apimeta.IsNoMatchError(err): // none, or Rook's CRDs not yet installed
 		cluster = cephv1.CephCluster{}
 	case err != nil:
-		return UpgradePlan{}, fmt.Errorf("read CephCluster %s/%s: %w", cfg.ClusterNamespace, CephClusterName, err)
+		return UpgradePlan{}, fmt.Errorf("read CephCluster %s/%s: %w", t.ClusterNamespace, t.ClusterName, err)
 	}
 	managed := cluster.Labels[cephv1alpha1.ManagedByLabel] == cephv1alpha1.ManagedByValue
-	plan := UpgradePlan{ClusterImage: cluster.Spec.CephVersion.Image}
+	plan := UpgradePlan{ClusterImage: cluster.Spec.CephVersion.Image, Chart: t.Chart}
 	// An operator not made by Rook's chart, and a CephCluster not made by
 	// the plugin, are not the plugin's to upgrade: they count as current.
-	chart, image := cmp.Or(installed, RookChartVersion), cfg.CephImage
+	chart, image := cmp.Or(installed, t.Chart), t.CephImage
 	if managed {
 		image = cluster.Spec.CephVersion.Image
 	}
-	step, ok := NextUpgradeStep(chart, RookChartVersion, image, cfg.CephImage)
+	step, ok := NextUpgradeStep(chart, t.Chart, image, t.CephImage)
 	switch {
 	case !ok:
 		return plan, nil
 	case step == UpgradeRook:
-		plan.Step, plan.From, plan.To = UpgradeRook, installed, RookChartVersion
+		plan.Step, plan.From, plan.To = UpgradeRook, installed, t.Chart
 	default:
-		plan.Step, plan.From, plan.To = UpgradeCeph, image, cfg.CephImage
+		plan.Step, plan.From, plan.To = UpgradeCeph, image, t.CephImage
 	}
 	if cluster.Name == "" { // a Rook step with no Ceph on it yet
 		plan.Checks = []cephv1alpha1.PreflightCheck{upgradeVersionsCheck(UpgradeFacts{
-			Step: plan.Step, InstalledRook: installed, TargetRook: RookChartVersion, Kubernetes: kubeVersion})}
+			Step: plan.Step, InstalledRook: installed, TargetRook: t.Chart, Kubernetes: t.Kubernetes})}
 		plan.PGsRead = true
 		return plan, nil
 	}
-	facts, err := gatherUpgradeFacts(ctx, c, cfg, &cluster)
+	facts, err := gatherUpgradeFacts(ctx, c, t, &cluster)
 	if err != nil {
 		return UpgradePlan{}, err
 	}
-	facts.Step, facts.InstalledRook, facts.TargetRook = plan.Step, installed, RookChartVersion
-	facts.TargetImage, facts.Kubernetes = cfg.CephImage, kubeVersion
+	facts.Step, facts.InstalledRook, facts.TargetRook = plan.Step, installed, t.Chart
+	facts.TargetImage, facts.Kubernetes = t.CephImage, t.Kubernetes
 	facts.Ceph.PGStates, plan.PGsRead = pgStates, pgStates != nil
 	plan.Checks = UpgradePreflight(facts)
 	return plan, nil
@@ -196,9 +206,9 @@ func (p UpgradePlan) CephImageToApply(configured string) string {
 
 // gatherUpgradeFacts lists what UpgradeFactsFrom reads beside the
 // CephCluster, and the nodes the mons and OSDs run on.
-func gatherUpgradeFacts(ctx context.Context, c client.Reader, cfg Config, cluster *cephv1.CephCluster) (UpgradeFacts, error) {
+func gatherUpgradeFacts(ctx context.Context, c client.Reader, t Targets, cluster *cephv1.CephCluster) (UpgradeFacts, error) {
 	var daemons appsv1.DeploymentList
-	if err := c.List(ctx, &daemons, client.InNamespace(cfg.ClusterNamespace), client.MatchingLabels{rook.ClusterLabel: cfg.ClusterNamespace}); err != nil {
+	if err := c.List(ctx, &daemons, client.InNamespace(t.ClusterNamespace), client.MatchingLabels{rook.ClusterLabel: t.ClusterNamespace}); err != nil {
 		return UpgradeFacts{}, fmt.Errorf("list the Ceph daemons' Deployments: %w", err)
 	}
 	var retirements cephv1alpha1.DiskRetirementList
@@ -207,7 +217,7 @@ func gatherUpgradeFacts(ctx context.Context, c client.Reader, cfg Config, cluste
 	}
 	facts := UpgradeFactsFrom(cluster, daemons.Items, retirements.Items)
 	facts.Now = time.Now()
-	unfit, err := unfitDaemonNodes(ctx, c, cfg)
+	unfit, err := unfitDaemonNodes(ctx, c, t)
 	if err != nil {
 		return UpgradeFacts{}, err
 	}
@@ -216,11 +226,11 @@ func gatherUpgradeFacts(ctx context.Context, c client.Reader, cfg Config, cluste
 }
 
 // unfitDaemonNodes reads the nodes the mons' and OSDs' pods run on.
-func unfitDaemonNodes(ctx context.Context, c client.Reader, cfg Config) ([]string, error) {
+func unfitDaemonNodes(ctx context.Context, c client.Reader, t Targets) ([]string, error) {
 	var pods []corev1.Pod
 	for _, app := range []string{rook.MonApp, rook.OSDApp} {
 		var list corev1.PodList
-		if err := c.List(ctx, &list, client.InNamespace(cfg.ClusterNamespace), client.MatchingLabels{"app": app}); err != nil {
+		if err := c.List(ctx, &list, client.InNamespace(t.ClusterNamespace), client.MatchingLabels{"app": app}); err != nil {
 			return nil, fmt.Errorf("list the %s pods: %w", app, err)
 		}
 		pods = append(pods, list.Items...)
@@ -269,18 +279,4 @@ func nodeReady(node *corev1.Node) bool {
 		}
 	}
 	return false
-}
-
-// serverVersion is the API server's Kubernetes version ("v1.34.2"), which a
-// Rook step is checked against.
-func serverVersion(restCfg *rest.Config) (string, error) {
-	dc, err := discovery.NewDiscoveryClientForConfig(restCfg)
-	if err != nil {
-		return "", fmt.Errorf("the API server's version: %w", err)
-	}
-	info, err := dc.ServerVersion()
-	if err != nil {
-		return "", fmt.Errorf("the API server's version: %w", err)
-	}
-	return info.GitVersion, nil
 }
