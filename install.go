@@ -99,15 +99,15 @@ func (e *execInstaller) EnsureRelease(ctx context.Context, r chartRelease) error
 // created, the configured daemon counts are applied, and the configured
 // image when its Ceph step passed). It returns the plan, whose refusal
 // the plugin reports.
-func install(ctx context.Context, c client.Client, charts chartInstaller, cfg Config, kubeVersion string, log *slog.Logger) (upgrade.UpgradePlan, error) {
+func install(ctx context.Context, c client.Client, charts chartInstaller, cfg Config, kubeVersion string, log *slog.Logger) (upgrade.Plan, error) {
 	// Start takes a step only where there is no Ceph yet to ask about its
 	// PGs; the upgrade controller asks Ceph and takes the others.
 	plan, err := upgrade.PlanUpgrade(ctx, c, upgradeTargets(cfg, kubeVersion), nil)
 	if err != nil {
-		return upgrade.UpgradePlan{}, err
+		return upgrade.Plan{}, err
 	}
 	logUpgradePlan(plan, log)
-	if plan.Step != upgrade.UpgradeRook || plan.Allowed() {
+	if plan.Step != upgrade.StepRook || plan.Allowed() {
 		if err := ensureRookRelease(ctx, charts, cfg, log); err != nil {
 			return plan, err
 		}
@@ -167,7 +167,7 @@ func upgradeTargets(cfg Config, kubeVersion string) upgrade.Targets {
 }
 
 // logUpgradePlan says which upgrade step this start takes, or why not.
-func logUpgradePlan(plan upgrade.UpgradePlan, log *slog.Logger) {
+func logUpgradePlan(plan upgrade.Plan, log *slog.Logger) {
 	if plan.Step == "" {
 		return
 	}

@@ -132,7 +132,7 @@ func (p *Plugin) Start(ctx context.Context, host pluginruntime.Host) error {
 	if err != nil {
 		return pluginerrors.NewTransient(err)
 	}
-	var plan upgrade.UpgradePlan
+	var plan upgrade.Plan
 	err = withInstallLock(ctx, c, restCfg, cfg, func(ctx context.Context) error {
 		var installErr error
 		plan, installErr = install(ctx, c, installer, cfg, kubeVersion, host.Logger())
@@ -152,7 +152,7 @@ func (p *Plugin) Start(ctx context.Context, host pluginruntime.Host) error {
 	if err := setupReconcilers(mgr, cfg, sourceHost{Host: host, board: health, source: healthSourceCluster}); err != nil {
 		return pluginerrors.NewPermanent(err)
 	}
-	upgrades := &upgrade.UpgradeReconciler{
+	upgrades := &upgrade.Reconciler{
 		Client:   mgr.GetClient(),
 		Live:     mgr.GetAPIReader(),
 		Targets:  upgradeTargets(cfg, kubeVersion),

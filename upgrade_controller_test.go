@@ -52,7 +52,7 @@ func TestUpgradeReconcilerCarriesTheUpgradeThrough(t *testing.T) {
 	require.NoError(t, err)
 	mgr, err := newManager(restCfg, scheme, cfg, host, "0", "")
 	require.NoError(t, err)
-	r := &upgrade.UpgradeReconciler{
+	r := &upgrade.Reconciler{
 		Client: mgr.GetClient(), Live: mgr.GetAPIReader(), Targets: upgradeTargets(cfg, testKubernetesVersion), Host: host,
 		Recorder: crhelper.BoundedRecorder(mgr.GetEventRecorder("ceph-rook")),
 		// What the chart's upgrade leaves: the operator Deployment relabelled.
@@ -80,18 +80,18 @@ func TestUpgradeReconcilerCarriesTheUpgradeThrough(t *testing.T) {
 	})
 	t.Cleanup(func() { cancel(); wg.Wait() })
 
-	recorded := func() upgrade.UpgradeState {
+	recorded := func() upgrade.State {
 		var cluster cephv1.CephCluster
 		require.NoError(t, h.c.Get(h.ctx, client.ObjectKey{Namespace: cfg.ClusterNamespace, Name: CephClusterName}, &cluster))
-		var s upgrade.UpgradeState
+		var s upgrade.State
 		if raw, ok := cluster.Annotations[cephv1alpha1.UpgradeAnnotation]; ok {
 			require.NoError(t, json.Unmarshal([]byte(raw), &s))
 		}
 		return s
 	}
-	waitFor := func(what string, stage upgrade.UpgradeStage, step upgrade.UpgradeStep, reason string) upgrade.UpgradeState {
+	waitFor := func(what string, stage upgrade.Stage, step upgrade.Step, reason string) upgrade.State {
 		t.Helper()
-		var s upgrade.UpgradeState
+		var s upgrade.State
 		h.eventually(what, func() error {
 			if s = recorded(); s.Stage != stage || s.Step != step {
 				return fmt.Errorf("recorded %+v", s)
@@ -102,7 +102,7 @@ func TestUpgradeReconcilerCarriesTheUpgradeThrough(t *testing.T) {
 	}
 
 	// Refused: nothing changes, and the plugin says why.
-	s := waitFor("the Rook step refused", upgrade.UpgradeRefused, upgrade.UpgradeRook, "UpgradeRefused")
+	s := waitFor("the Rook step refused", upgrade.StageRefused, upgrade.StepRook, "UpgradeRefused")
 	assert.Equal(t, oldRook, s.From)
 	assert.Equal(t, RookChartVersion, s.To)
 	assert.Equal(t, pluginruntime.PhaseDegraded, host.last().Phase)
@@ -112,9 +112,9 @@ func TestUpgradeReconcilerCarriesTheUpgradeThrough(t *testing.T) {
 
 	// Healthy: the Rook step is taken, and the new operator's roll followed.
 	cephReports(t, cfg, "HEALTH_OK", nil, squid193)
-	s = waitFor("the Rook roll under way", upgrade.UpgradeRolling, upgrade.UpgradeRook, "Upgrading")
+	s = waitFor("the Rook roll under way", upgrade.StageRolling, upgrade.StepRook, "Upgrading")
 	assert.Equal(t, int32(1), rookSteps.Load())
-	assert.Equal(t, upgrade.UpgradeState{Stage: upgrade.UpgradeRolling, Step: upgrade.UpgradeRook, From: oldRook, To: RookChartVersion, Total: 2,
+	assert.Equal(t, upgrade.State{Stage: upgrade.StageRolling, Step: upgrade.StepRook, From: oldRook, To: RookChartVersion, Total: 2,
 		Pending: []string{"rook-ceph-mon-a", "rook-ceph-osd-0"}}, s)
 	assert.Equal(t, pluginruntime.PhaseRunning, host.last().Phase)
 	assert.Contains(t, host.last().Message, "upgrading Rook from "+oldRook+" to "+RookChartVersion+": 0 of 2 daemons on it")
@@ -125,9 +125,9 @@ func TestUpgradeReconcilerCarriesTheUpgradeThrough(t *testing.T) {
 	rollDaemon(t, mon, RookChartVersion, old.CephImage)
 	rollDaemon(t, osd, RookChartVersion, old.CephImage)
 	cephReports(t, cfg, "HEALTH_OK", nil, squid193) // Rook's status refresh wakes the reconciler, as each minute
-	s = waitFor("the Ceph roll under way", upgrade.UpgradeRolling, upgrade.UpgradeCeph, "Upgrading")
+	s = waitFor("the Ceph roll under way", upgrade.StageRolling, upgrade.StepCeph, "Upgrading")
 	assert.Equal(t, cfg.CephImage, clusterImage(t, cfg))
-	assert.Equal(t, upgrade.UpgradeState{Stage: upgrade.UpgradeRolling, Step: upgrade.UpgradeCeph, From: old.CephImage, To: cfg.CephImage, Total: 2,
+	assert.Equal(t, upgrade.State{Stage: upgrade.StageRolling, Step: upgrade.StepCeph, From: old.CephImage, To: cfg.CephImage, Total: 2,
 		Pending: []string{"rook-ceph-mon-a", "rook-ceph-osd-0"}}, s)
 	assert.Equal(t, int32(1), rookSteps.Load(), "the Rook step is not taken twice")
 
@@ -142,8 +142,8 @@ func TestUpgradeReconcilerCarriesTheUpgradeThrough(t *testing.T) {
 	})
 	rollDaemon(t, osd, RookChartVersion, cfg.CephImage)
 	cephReports(t, cfg, "HEALTH_OK", nil, "ceph version 19.2.4 (abc) squid (stable)")
-	s = waitFor("the upgrade done", upgrade.UpgradeDone, upgrade.UpgradeCeph, "Upgraded")
-	assert.Equal(t, upgrade.UpgradeState{Stage: upgrade.UpgradeDone, Step: upgrade.UpgradeCeph, From: old.CephImage, To: cfg.CephImage, Done: 2, Total: 2}, s)
+	s = waitFor("the upgrade done", upgrade.StageDone, upgrade.StepCeph, "Upgraded")
+	assert.Equal(t, upgrade.State{Stage: upgrade.StageDone, Step: upgrade.StepCeph, From: old.CephImage, To: cfg.CephImage, Done: 2, Total: 2}, s)
 	h.eventually("the plugin's status has no upgrade in it", func() error {
 		if last := host.last(); last.Phase != "" {
 			return fmt.Errorf("status %+v", last)

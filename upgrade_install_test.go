@@ -124,7 +124,7 @@ func TestInstallUpgradesStepByStep(t *testing.T) {
 	cfg := old
 	cfg.CephImage = "quay.io/ceph/ceph:v19.2.4"
 	charts := &recordingCharts{}
-	start := func() upgrade.UpgradePlan {
+	start := func() upgrade.Plan {
 		t.Helper()
 		charts.releases = nil
 		plan, err := install(ctx, env.Client, charts, cfg, testKubernetesVersion, discardLog)
@@ -135,7 +135,7 @@ func TestInstallUpgradesStepByStep(t *testing.T) {
 	t.Run("Ceph in HEALTH_ERR: the Rook step is refused and nothing changes", func(t *testing.T) {
 		cephReports(t, cfg, "HEALTH_ERR", map[string]string{"MON_DOWN": "2/3 mons down"}, squid193)
 		plan := start()
-		assert.Equal(t, upgrade.UpgradeRook, plan.Step)
+		assert.Equal(t, upgrade.StepRook, plan.Step)
 		assert.Equal(t, oldRook, plan.From)
 		assert.False(t, plan.Allowed())
 		assert.Empty(t, charts.releases, "no helm upgrade")
@@ -180,7 +180,7 @@ func TestInstallUpgradesStepByStep(t *testing.T) {
 		plan, err = upgrade.PlanUpgrade(ctx, env.Client, upgradeTargets(cfg, testKubernetesVersion), map[string]int{"active+clean": 97})
 		require.NoError(t, err)
 		assert.True(t, plan.Allowed(), "%+v", plan.Checks)
-		assert.Equal(t, upgrade.UpgradeRook, plan.Step)
+		assert.Equal(t, upgrade.StepRook, plan.Step)
 	})
 
 	// The chart's upgrade relabels the operator Deployment.
@@ -191,7 +191,7 @@ func TestInstallUpgradesStepByStep(t *testing.T) {
 		osd := rookDaemon(t, cfg, "rook-ceph-osd-0", RookChartVersion)
 		t.Cleanup(func() { _ = env.Client.Delete(ctx, mon); _ = env.Client.Delete(ctx, osd) })
 		plan := start()
-		assert.Equal(t, upgrade.UpgradeCeph, plan.Step)
+		assert.Equal(t, upgrade.StepCeph, plan.Step)
 		assert.False(t, plan.Allowed())
 		assert.Contains(t, plan.Status().Message, "Settled: Deployments carry rook-version v1.18.0 and "+RookChartVersion)
 		assert.Equal(t, "quay.io/ceph/ceph:v19.2.3", clusterImage(t, cfg))
@@ -200,13 +200,13 @@ func TestInstallUpgradesStepByStep(t *testing.T) {
 
 	t.Run("settled and healthy: Start keeps the image; with clean PGs the controller applies it", func(t *testing.T) {
 		plan := start()
-		assert.Equal(t, upgrade.UpgradeCeph, plan.Step)
+		assert.Equal(t, upgrade.StepCeph, plan.Step)
 		assert.True(t, plan.Passed(), "%+v", plan.Checks)
 		assert.Equal(t, "quay.io/ceph/ceph:v19.2.3", clusterImage(t, cfg), "not at Start")
 		plan, err := upgrade.PlanUpgrade(ctx, env.Client, upgradeTargets(cfg, testKubernetesVersion), map[string]int{"active+clean": 97})
 		require.NoError(t, err)
 		require.True(t, plan.Allowed(), "%+v", plan.Checks)
-		require.NoError(t, (&upgrade.UpgradeReconciler{Client: env.Client, Live: env.Client, Targets: upgradeTargets(cfg, testKubernetesVersion)}).ApplyCephImage(ctx, plan))
+		require.NoError(t, (&upgrade.Reconciler{Client: env.Client, Live: env.Client, Targets: upgradeTargets(cfg, testKubernetesVersion)}).ApplyCephImage(ctx, plan))
 		assert.Equal(t, "quay.io/ceph/ceph:v19.2.4", clusterImage(t, cfg))
 	})
 

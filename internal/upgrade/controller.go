@@ -40,14 +40,14 @@ const (
 	maxPGAnswerAge = time.Minute
 )
 
-// UpgradeReconciler carries an upgrade through while the plugin runs:
+// Reconciler carries an upgrade through while the plugin runs:
 // the step Start could not take (refused then, or the Ceph step that waits
 // for Rook's roll) is taken as soon as its preflight passes, with no
 // restart; the roll's progress is reported in the plugin's status,
 // recorded on the CephCluster for the console, and announced in Events.
 // Every decision is read from the cluster, so a crash at any point decides
 // the same again and no step is taken twice.
-type UpgradeReconciler struct {
+type Reconciler struct {
 	// Client writes the CephCluster; Live reads what the plan is made of.
 	Client client.Client
 	Live   client.Reader
@@ -63,11 +63,11 @@ type UpgradeReconciler struct {
 	pgJob string
 }
 
-func (r *UpgradeReconciler) cluster() types.NamespacedName {
+func (r *Reconciler) cluster() types.NamespacedName {
 	return types.NamespacedName{Namespace: r.Targets.ClusterNamespace, Name: r.Targets.ClusterName}
 }
 
-func (r *UpgradeReconciler) SetupWithManager(mgr manager.Manager) error {
+func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 	cluster := &unstructured.Unstructured{}
 	cluster.SetGroupVersionKind(cephv1.SchemeGroupVersion.WithKind("CephCluster"))
 	key := r.cluster()
@@ -79,7 +79,7 @@ func (r *UpgradeReconciler) SetupWithManager(mgr manager.Manager) error {
 		Complete(r)
 }
 
-func (r *UpgradeReconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
+func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
 	plan, err := PlanUpgrade(ctx, r.Live, r.Targets, nil)
 	if err != nil {
 		return reconcile.Result{}, err
@@ -116,7 +116,7 @@ func (r *UpgradeReconciler) Reconcile(ctx context.Context, _ reconcile.Request) 
 		return reconcile.Result{}, err
 	}
 	recorded := recordedUpgrade(&cluster)
-	state := DecideUpgradeState(plan, rookRoll, cephRoll, r.Targets.Chart, cluster.Spec.CephVersion.Image, recorded)
+	state := DecideState(plan, rookRoll, cephRoll, r.Targets.Chart, cluster.Spec.CephVersion.Image, recorded)
 	r.Host.ReportStatus(state.PluginStatus())
 	if err := r.record(ctx, &cluster, recorded, state); err != nil {
 		return reconcile.Result{}, err
@@ -124,9 +124,9 @@ func (r *UpgradeReconciler) Reconcile(ctx context.Context, _ reconcile.Request) 
 	switch {
 	case r.pgJob != "":
 		return reconcile.Result{RequeueAfter: pgJobPoll}, nil
-	case state.Stage == UpgradeRolling || state.Stage == UpgradeWaiting:
+	case state.Stage == StageRolling || state.Stage == StageWaiting:
 		return reconcile.Result{RequeueAfter: upgradeRollInterval}, nil
-	case state.Stage == UpgradeRefused:
+	case state.Stage == StageRefused:
 		return reconcile.Result{RequeueAfter: upgradeRefusedInterval}, nil
 	}
 	return reconcile.Result{}, nil
@@ -138,7 +138,7 @@ func (r *UpgradeReconciler) Reconcile(ctx context.Context, _ reconcile.Request) 
 // or stale answer is dropped and asked again; the Job is deleted once
 // read. A plugin that restarts meanwhile asks anew (its Job expires by
 // cephJobTTL).
-func (r *UpgradeReconciler) askPGStates(ctx context.Context) (map[string]int, error) {
+func (r *Reconciler) askPGStates(ctx context.Context) (map[string]int, error) {
 	if r.pgJob == "" {
 		return nil, r.startPGJob(ctx)
 	}
@@ -169,7 +169,7 @@ func (r *UpgradeReconciler) askPGStates(ctx context.Context) (map[string]int, er
 // startPGJob starts the Ceph Job that reads the PG states, with the Rook
 // operator's image, owned by the CephCluster (which Kubernetes's garbage
 // collector then deletes it with).
-func (r *UpgradeReconciler) startPGJob(ctx context.Context) error {
+func (r *Reconciler) startPGJob(ctx context.Context) error {
 	var cluster cephv1.CephCluster
 	if err := r.Live.Get(ctx, r.cluster(), &cluster); err != nil {
 		return fmt.Errorf("read CephCluster %s: %w", r.cluster(), err)
@@ -189,12 +189,12 @@ func (r *UpgradeReconciler) startPGJob(ctx context.Context) error {
 }
 
 // takeStep takes the step the preflight allowed.
-func (r *UpgradeReconciler) takeStep(ctx context.Context, plan UpgradePlan) error {
+func (r *Reconciler) takeStep(ctx context.Context, plan Plan) error {
 	log.FromContext(ctx).Info("upgrade step allowed, taking it", "step", plan.Step, "from", plan.From, "to", plan.To)
 	switch plan.Step {
-	case UpgradeRook:
+	case StepRook:
 		return r.TakeRookStep(ctx)
-	case UpgradeCeph:
+	case StepCeph:
 		return r.ApplyCephImage(ctx, plan)
 	}
 	return nil
@@ -202,7 +202,7 @@ func (r *UpgradeReconciler) takeStep(ctx context.Context, plan UpgradePlan) erro
 
 // ApplyCephImage sets the CephCluster's image, with the resourceVersion it
 // was judged on: a CephCluster changed since is judged again.
-func (r *UpgradeReconciler) ApplyCephImage(ctx context.Context, plan UpgradePlan) error {
+func (r *Reconciler) ApplyCephImage(ctx context.Context, plan Plan) error {
 	var cluster cephv1.CephCluster
 	if err := r.Live.Get(ctx, r.cluster(), &cluster); err != nil {
 		return fmt.Errorf("read CephCluster %s: %w", r.cluster(), err)
@@ -222,7 +222,7 @@ func (r *UpgradeReconciler) ApplyCephImage(ctx context.Context, plan UpgradePlan
 
 // progress reads how far the daemons are on the Rook the operator runs and
 // the image the CephCluster names.
-func (r *UpgradeReconciler) progress(ctx context.Context, cluster *cephv1.CephCluster) (rookRoll, cephRoll UpgradeProgress, err error) {
+func (r *Reconciler) progress(ctx context.Context, cluster *cephv1.CephCluster) (rookRoll, cephRoll Progress, err error) {
 	var operator appsv1.Deployment
 	rookImage := ""
 	err = r.Live.Get(ctx, client.ObjectKey{Namespace: r.Targets.OperatorNamespace, Name: rook.OperatorDeployment}, &operator)
@@ -250,8 +250,8 @@ func (r *UpgradeReconciler) progress(ctx context.Context, cluster *cephv1.CephCl
 
 // record writes the state on the CephCluster when it changed, and
 // announces a new stage in an Event on it.
-func (r *UpgradeReconciler) record(ctx context.Context, cluster *cephv1.CephCluster, recorded *UpgradeState, state UpgradeState) error {
-	next, changed := NextUpgradeRecord(recorded, state)
+func (r *Reconciler) record(ctx context.Context, cluster *cephv1.CephCluster, recorded *State, state State) error {
+	next, changed := NextRecord(recorded, state)
 	if !changed {
 		return nil
 	}
@@ -267,20 +267,20 @@ func (r *UpgradeReconciler) record(ctx context.Context, cluster *cephv1.CephClus
 	if err := r.Client.Patch(ctx, cluster, body); err != nil {
 		return fmt.Errorf("record the upgrade on CephCluster %s: %w", r.cluster(), err)
 	}
-	if eventType, reason, message, ok := UpgradeEvent(recorded, next); ok {
-		r.Recorder.Eventf(cluster, nil, eventType, reason, "Upgrade", "%s", message)
+	if eventType, reason, message, ok := Event(recorded, next); ok {
+		r.Recorder.Eventf(cluster, nil, eventType, string(reason), "Upgrade", "%s", message)
 	}
 	return nil
 }
 
 // recordedUpgrade is the state the CephCluster records, nil when none or
 // unreadable (then it is written anew).
-func recordedUpgrade(cluster *cephv1.CephCluster) *UpgradeState {
+func recordedUpgrade(cluster *cephv1.CephCluster) *State {
 	raw, ok := cluster.Annotations[cephv1alpha1.UpgradeAnnotation]
 	if !ok {
 		return nil
 	}
-	var s UpgradeState
+	var s State
 	if json.Unmarshal([]byte(raw), &s) != nil {
 		return nil
 	}

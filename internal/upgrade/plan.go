@@ -41,13 +41,13 @@ func InstalledRookChart(operator *appsv1.Deployment) string {
 	return version
 }
 
-// UpgradeFactsFrom reads an upgrade's facts from the CephCluster, the
+// FactsFrom reads an upgrade's facts from the CephCluster, the
 // Deployments Rook made for it and the disk retirements. Ceph's health and
 // checks are the ones Rook copies into the CephCluster's status each
 // minute; PG states are not among them, so Ceph's own PG health checks
 // (PG_DEGRADED, PG_AVAILABILITY, ...) stand for them.
-func UpgradeFactsFrom(cluster *cephv1.CephCluster, daemons []appsv1.Deployment, retirements []cephv1alpha1.DiskRetirement) UpgradeFacts {
-	f := UpgradeFacts{
+func FactsFrom(cluster *cephv1.CephCluster, daemons []appsv1.Deployment, retirements []cephv1alpha1.DiskRetirement) Facts {
+	f := Facts{
 		ClusterImage:         cluster.Spec.CephVersion.Image,
 		DoNotReconcile:       cluster.Labels[cephv1.SkipReconcileLabelKey] != "",
 		SkipUpgradeChecks:    cluster.Spec.SkipUpgradeChecks,
@@ -100,10 +100,10 @@ func UpgradeFactsFrom(cluster *cephv1.CephCluster, daemons []appsv1.Deployment, 
 	return f
 }
 
-// UpgradePlan is the upgrade step a start of the plugin takes, if any,
+// Plan is the upgrade step a start of the plugin takes, if any,
 // with its preflight.
-type UpgradePlan struct {
-	Step     UpgradeStep // "": nothing to upgrade
+type Plan struct {
+	Step     Step // "": nothing to upgrade
 	From, To string
 	Checks   []cephv1alpha1.PreflightCheck
 	// ClusterImage is the image the CephCluster has, "" when there is none.
@@ -118,22 +118,22 @@ type UpgradePlan struct {
 }
 
 // Allowed says whether the step may start.
-func (p UpgradePlan) Allowed() bool { return p.Passed() && p.PGsRead }
+func (p Plan) Allowed() bool { return p.Passed() && p.PGsRead }
 
 // Passed says whether a step is due and every check passed, PG states
 // aside: the moment to ask Ceph for them.
-func (p UpgradePlan) Passed() bool {
+func (p Plan) Passed() bool {
 	return p.Step != "" && cephv1alpha1.PreflightChecks(p.Checks).Passed()
 }
 
 // Status is what the plugin reports about the plan before the upgrade
 // reconciler's first look: a refusal or a wait, each saying why; nothing
 // when there is no step or it was taken.
-func (p UpgradePlan) Status() pluginruntime.PluginStatus {
+func (p Plan) Status() pluginruntime.PluginStatus {
 	if p.Step == "" {
 		return pluginruntime.PluginStatus{}
 	}
-	return DecideUpgradeState(p, UpgradeProgress{}, UpgradeProgress{}, p.Chart, p.ClusterImage, nil).PluginStatus()
+	return DecideState(p, Progress{}, Progress{}, p.Chart, p.ClusterImage, nil).PluginStatus()
 }
 
 // PlanUpgrade finds the next upgrade step and judges it. A Rook step is
@@ -141,7 +141,7 @@ func (p UpgradePlan) Status() pluginruntime.PluginStatus {
 // chart; a Ceph step when the plugin's CephCluster runs another image than
 // the configured one. On a fresh install there is none. pgStates are the
 // PG states Ceph gave just before, nil when not asked.
-func PlanUpgrade(ctx context.Context, c client.Reader, t Targets, pgStates map[string]int) (UpgradePlan, error) {
+func PlanUpgrade(ctx context.Context, c client.Reader, t Targets, pgStates map[string]int) (Plan, error) {
 	installed := ""
 	var operator appsv1.Deployment
 	err := c.Get(ctx, client.ObjectKey{Namespace: t.OperatorNamespace, Name: rook.OperatorDeployment}, &operator)
@@ -149,7 +149,7 @@ func PlanUpgrade(ctx context.Context, c client.Reader, t Targets, pgStates map[s
 	case err == nil:
 		installed = InstalledRookChart(&operator)
 	case !apierrors.IsNotFound(err):
-		return UpgradePlan{}, fmt.Errorf("read the Rook operator's Deployment: %w", err)
+		return Plan{}, fmt.Errorf("read the Rook operator's Deployment: %w", err)
 	}
 	var cluster cephv1.CephCluster
 	err = c.Get(ctx, client.ObjectKey{Namespace: t.ClusterNamespace, Name: t.ClusterName}, &cluster)
@@ -157,39 +157,39 @@ func PlanUpgrade(ctx context.Context, c client.Reader, t Targets, pgStates map[s
 	case apierrors.IsNotFound(err) || apimeta.IsNoMatchError(err): // none, or Rook's CRDs not yet installed
 		cluster = cephv1.CephCluster{}
 	case err != nil:
-		return UpgradePlan{}, fmt.Errorf("read CephCluster %s/%s: %w", t.ClusterNamespace, t.ClusterName, err)
+		return Plan{}, fmt.Errorf("read CephCluster %s/%s: %w", t.ClusterNamespace, t.ClusterName, err)
 	}
 	managed := cluster.Labels[cephv1alpha1.ManagedByLabel] == cephv1alpha1.ManagedByValue
-	plan := UpgradePlan{ClusterImage: cluster.Spec.CephVersion.Image, Chart: t.Chart}
+	plan := Plan{ClusterImage: cluster.Spec.CephVersion.Image, Chart: t.Chart}
 	// An operator not made by Rook's chart, and a CephCluster not made by
 	// the plugin, are not the plugin's to upgrade: they count as current.
 	chart, image := cmp.Or(installed, t.Chart), t.CephImage
 	if managed {
 		image = cluster.Spec.CephVersion.Image
 	}
-	step, ok := NextUpgradeStep(chart, t.Chart, image, t.CephImage)
+	step, ok := NextStep(chart, t.Chart, image, t.CephImage)
 	switch {
 	case !ok:
 		return plan, nil
-	case step == UpgradeRook:
-		plan.Step, plan.From, plan.To = UpgradeRook, installed, t.Chart
+	case step == StepRook:
+		plan.Step, plan.From, plan.To = StepRook, installed, t.Chart
 	default:
-		plan.Step, plan.From, plan.To = UpgradeCeph, image, t.CephImage
+		plan.Step, plan.From, plan.To = StepCeph, image, t.CephImage
 	}
 	if cluster.Name == "" { // a Rook step with no Ceph on it yet
-		plan.Checks = []cephv1alpha1.PreflightCheck{upgradeVersionsCheck(UpgradeFacts{
+		plan.Checks = []cephv1alpha1.PreflightCheck{upgradeVersionsCheck(Facts{
 			Step: plan.Step, InstalledRook: installed, TargetRook: t.Chart, Kubernetes: t.Kubernetes})}
 		plan.PGsRead = true
 		return plan, nil
 	}
 	facts, err := gatherUpgradeFacts(ctx, c, t, &cluster)
 	if err != nil {
-		return UpgradePlan{}, err
+		return Plan{}, err
 	}
 	facts.Step, facts.InstalledRook, facts.TargetRook = plan.Step, installed, t.Chart
 	facts.TargetImage, facts.Kubernetes = t.CephImage, t.Kubernetes
 	facts.Ceph.PGStates, plan.PGsRead = pgStates, pgStates != nil
-	plan.Checks = UpgradePreflight(facts)
+	plan.Checks = Preflight(facts)
 	return plan, nil
 }
 
@@ -197,29 +197,29 @@ func PlanUpgrade(ctx context.Context, c client.Reader, t Targets, pgStates map[s
 // configured one when it is new or its Ceph step passed its preflight, and
 // the one it runs otherwise. The image only changes as a checked step of
 // its own, never beside a Rook step.
-func (p UpgradePlan) CephImageToApply(configured string) string {
-	if p.ClusterImage == "" || (p.Step == UpgradeCeph && p.Allowed()) {
+func (p Plan) CephImageToApply(configured string) string {
+	if p.ClusterImage == "" || (p.Step == StepCeph && p.Allowed()) {
 		return configured
 	}
 	return p.ClusterImage
 }
 
-// gatherUpgradeFacts lists what UpgradeFactsFrom reads beside the
+// gatherUpgradeFacts lists what FactsFrom reads beside the
 // CephCluster, and the nodes the mons and OSDs run on.
-func gatherUpgradeFacts(ctx context.Context, c client.Reader, t Targets, cluster *cephv1.CephCluster) (UpgradeFacts, error) {
+func gatherUpgradeFacts(ctx context.Context, c client.Reader, t Targets, cluster *cephv1.CephCluster) (Facts, error) {
 	var daemons appsv1.DeploymentList
 	if err := c.List(ctx, &daemons, client.InNamespace(t.ClusterNamespace), client.MatchingLabels{rook.ClusterLabel: t.ClusterNamespace}); err != nil {
-		return UpgradeFacts{}, fmt.Errorf("list the Ceph daemons' Deployments: %w", err)
+		return Facts{}, fmt.Errorf("list the Ceph daemons' Deployments: %w", err)
 	}
 	var retirements cephv1alpha1.DiskRetirementList
 	if err := c.List(ctx, &retirements); err != nil && !apimeta.IsNoMatchError(err) {
-		return UpgradeFacts{}, fmt.Errorf("list DiskRetirements: %w", err)
+		return Facts{}, fmt.Errorf("list DiskRetirements: %w", err)
 	}
-	facts := UpgradeFactsFrom(cluster, daemons.Items, retirements.Items)
+	facts := FactsFrom(cluster, daemons.Items, retirements.Items)
 	facts.Now = time.Now()
 	unfit, err := unfitDaemonNodes(ctx, c, t)
 	if err != nil {
-		return UpgradeFacts{}, err
+		return Facts{}, err
 	}
 	facts.UnfitNodes = unfit
 	return facts, nil

@@ -65,7 +65,7 @@ func TestUpgradeFactsFrom(t *testing.T) {
 		retirement("draining", cephv1alpha1.RetirementDraining), retirement("new", ""),
 	}
 
-	f := UpgradeFactsFrom(cluster, daemons, retirements)
+	f := FactsFrom(cluster, daemons, retirements)
 
 	assert.Equal(t, "quay.io/ceph/ceph:v19.2.4", f.ClusterImage)
 	assert.Equal(t, "quay.io/ceph/ceph:v19.2.3", f.DetectedImage)
@@ -83,7 +83,7 @@ func TestUpgradeFactsFrom(t *testing.T) {
 	assert.True(t, f.AllowUnsupported)
 	assert.False(t, f.ContinueIfNotHealthy)
 
-	empty := UpgradeFactsFrom(&cephv1.CephCluster{}, nil, nil)
+	empty := FactsFrom(&cephv1.CephCluster{}, nil, nil)
 	assert.Empty(t, empty.Ceph.Health.Status, "no status yet: the health check refuses, as health is unknown")
 	assert.Nil(t, empty.RunningCeph)
 }

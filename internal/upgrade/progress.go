@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
 	"github.com/fundament-oss/ceph-rook/internal/message"
@@ -18,27 +19,27 @@ import (
 // Where an upgrade stands: the pure decisions. The plan (planUpgrade) says
 // which step is due and whether its preflight passed; the progress says how
 // far Rook has rolled the daemons onto a step already taken. Together they
-// make the UpgradeState the plugin reports, records on the CephCluster for
+// make the State the plugin reports, records on the CephCluster for
 // the console, and announces in Events.
 
-// UpgradeStage is where an upgrade stands.
-type UpgradeStage string
+// Stage is where an upgrade stands.
+type Stage string
 
 const (
-	// UpgradeIdle: nothing to do, every daemon runs the plugin's Rook and
+	// StageIdle: nothing to do, every daemon runs the plugin's Rook and
 	// Ceph.
-	UpgradeIdle UpgradeStage = ""
-	// UpgradeRefused: a step is due and its preflight refused it; nothing
+	StageIdle Stage = ""
+	// StageRefused: a step is due and its preflight refused it; nothing
 	// changed.
-	UpgradeRefused UpgradeStage = "Refused"
-	// UpgradeWaiting: a step is due and waits only for the cluster to
+	StageRefused Stage = "Refused"
+	// StageWaiting: a step is due and waits only for the cluster to
 	// settle (the Settled check), which it does without anyone's help.
-	UpgradeWaiting UpgradeStage = "Waiting"
-	// UpgradeRolling: a step was taken and Rook rolls the daemons onto it.
-	UpgradeRolling UpgradeStage = "Rolling"
-	// UpgradeDone: the last step's roll finished. Only recorded, never
+	StageWaiting Stage = "Waiting"
+	// StageRolling: a step was taken and Rook rolls the daemons onto it.
+	StageRolling Stage = "Rolling"
+	// StageDone: the last step's roll finished. Only recorded, never
 	// decided: the record keeps the last upgrade for the console.
-	UpgradeDone UpgradeStage = "Done"
+	StageDone Stage = "Done"
 )
 
 // DaemonRoll is one of the cluster's daemon Deployments as far as a roll
@@ -84,9 +85,9 @@ func desiredReplicas(d *appsv1.Deployment) int32 {
 	return *d.Spec.Replicas
 }
 
-// UpgradeProgress is how many of the daemons run a step's target, which
+// Progress is how many of the daemons run a step's target, which
 // ones do not yet, and what those run instead.
-type UpgradeProgress struct {
+type Progress struct {
 	// Done of Total daemons are on the target and rolled out; Behind are
 	// not yet on it even in their spec.
 	Done, Total, Behind int
@@ -101,8 +102,8 @@ type UpgradeProgress struct {
 // some daemon has not yet rolled out. The second keeps a roll's last
 // restarts in it; without the first, a new cluster's daemons starting for
 // the first time would look like an upgrade.
-func (p UpgradeProgress) rollingFor(step UpgradeStep, to string, recorded *UpgradeState) bool {
-	wasRolling := recorded != nil && recorded.Stage == UpgradeRolling && recorded.Step == step && recorded.To == to
+func (p Progress) rollingFor(step Step, to string, recorded *State) bool {
+	wasRolling := recorded != nil && recorded.Stage == StageRolling && recorded.Step == step && recorded.To == to
 	return p.Behind > 0 || (wasRolling && p.Done < p.Total)
 }
 
@@ -110,7 +111,7 @@ func (p UpgradeProgress) rollingFor(step UpgradeStep, to string, recorded *Upgra
 // when the new operator relabelled it (rook-version) and it rolled out.
 // Rook v1.18's operator writes every daemon Deployment of the cluster at
 // its first reconcile, with its own version label, changed pod spec or not.
-func RookRoll(target string, daemons []DaemonRoll) UpgradeProgress {
+func RookRoll(target string, daemons []DaemonRoll) Progress {
 	return rollProgress(daemons, func(d DaemonRoll) (bool, []string) {
 		return d.RookVersion == target, []string{d.RookVersion}
 	})
@@ -121,7 +122,7 @@ func RookRoll(target string, daemons []DaemonRoll) UpgradeProgress {
 // some sidecars from its operator image) runs the target, and it rolled
 // out. Images, not the ceph-version labels, decide: a new tag of the same
 // Ceph rolls every daemon and leaves their labels as they were.
-func CephRoll(targetImage, rookImage string, daemons []DaemonRoll) UpgradeProgress {
+func CephRoll(targetImage, rookImage string, daemons []DaemonRoll) Progress {
 	return rollProgress(daemons, func(d DaemonRoll) (bool, []string) {
 		var others []string
 		for _, image := range d.Images {
@@ -134,8 +135,8 @@ func CephRoll(targetImage, rookImage string, daemons []DaemonRoll) UpgradeProgre
 }
 
 // rollProgress counts the daemons onTarget says are on it and rolled out.
-func rollProgress(daemons []DaemonRoll, onTarget func(DaemonRoll) (bool, []string)) UpgradeProgress {
-	p := UpgradeProgress{Total: len(daemons)}
+func rollProgress(daemons []DaemonRoll, onTarget func(DaemonRoll) (bool, []string)) Progress {
+	p := Progress{Total: len(daemons)}
 	from := map[string]bool{}
 	for _, d := range daemons {
 		ok, runs := onTarget(d)
@@ -159,12 +160,12 @@ func rollProgress(daemons []DaemonRoll, onTarget func(DaemonRoll) (bool, []strin
 	return p
 }
 
-// UpgradeState is where the upgrade stands: what the plugin reports, what
+// State is where the upgrade stands: what the plugin reports, what
 // it records on the CephCluster for the console (upgradeAnnotation), and
 // what its Events announce.
-type UpgradeState struct {
-	Stage UpgradeStage `json:"stage"`
-	Step  UpgradeStep  `json:"step"`
+type State struct {
+	Stage Stage `json:"stage"`
+	Step  Step  `json:"step"`
 	// From and To: versions for a Rook step, images for a Ceph step.
 	From string `json:"from,omitempty"`
 	To   string `json:"to"`
@@ -180,14 +181,14 @@ type UpgradeState struct {
 // status say how many there are, and the first few.
 const pendingShown = 5
 
-// DecideUpgradeState puts the plan, the two rolls and the state recorded
+// DecideState puts the plan, the two rolls and the state recorded
 // at the last look together. A Rook step due comes first (no daemon rolls
 // onto a Rook whose chart was not upgraded); then a Rook roll under way,
 // which holds the Ceph step back (its Settled check); then a Ceph step due;
 // then a Ceph roll under way.
-func DecideUpgradeState(plan UpgradePlan, rook, ceph UpgradeProgress, targetRook, targetImage string, recorded *UpgradeState) UpgradeState {
-	due := func() UpgradeState {
-		s := UpgradeState{Step: plan.Step, From: plan.From, To: plan.To, Stage: UpgradeRolling}
+func DecideState(plan Plan, rook, ceph Progress, targetRook, targetImage string, recorded *State) State {
+	due := func() State {
+		s := State{Step: plan.Step, From: plan.From, To: plan.To, Stage: StageRolling}
 		for _, c := range plan.Checks {
 			if !c.Passed {
 				s.Checks = append(s.Checks, c)
@@ -195,58 +196,58 @@ func DecideUpgradeState(plan UpgradePlan, rook, ceph UpgradeProgress, targetRook
 		}
 		switch {
 		case len(s.Checks) > 0:
-			s.Stage = UpgradeRefused
+			s.Stage = StageRefused
 			if !slices.ContainsFunc(s.Checks, func(c cephv1alpha1.PreflightCheck) bool { return c.Name != CheckSettled }) {
-				s.Stage = UpgradeWaiting
+				s.Stage = StageWaiting
 			}
 		case !plan.PGsRead:
-			s.Stage = UpgradeWaiting
+			s.Stage = StageWaiting
 			s.Checks = []cephv1alpha1.PreflightCheck{{Name: cephv1alpha1.CheckHealth, Message: "every other check passed; asking Ceph whether every PG is active+clean"}}
 		}
 		return s
 	}
-	rolling := func(step UpgradeStep, to string, p UpgradeProgress) UpgradeState {
+	rolling := func(step Step, to string, p Progress) State {
 		from := strings.Join(p.From, ", ")
 		if from == "" && recorded != nil && recorded.Step == step && recorded.To == to {
 			from = recorded.From // the last daemons restart on specs already new
 		}
-		return UpgradeState{Stage: UpgradeRolling, Step: step, From: from, To: to,
+		return State{Stage: StageRolling, Step: step, From: from, To: to,
 			Done: p.Done, Total: p.Total, Pending: p.Pending[:min(len(p.Pending), pendingShown)]}
 	}
 	switch {
-	case plan.Step == UpgradeRook:
+	case plan.Step == StepRook:
 		return due()
-	case rook.rollingFor(UpgradeRook, targetRook, recorded):
-		return rolling(UpgradeRook, targetRook, rook)
-	case plan.Step == UpgradeCeph:
+	case rook.rollingFor(StepRook, targetRook, recorded):
+		return rolling(StepRook, targetRook, rook)
+	case plan.Step == StepCeph:
 		return due()
-	case ceph.rollingFor(UpgradeCeph, targetImage, recorded):
-		return rolling(UpgradeCeph, targetImage, ceph)
+	case ceph.rollingFor(StepCeph, targetImage, recorded):
+		return rolling(StepCeph, targetImage, ceph)
 	}
-	return UpgradeState{}
+	return State{}
 }
 
 // PluginStatus is what the state adds to the plugin's status: degraded when
 // refused (the plugin runs versions it was not built for until someone
 // fixes what the checks say); running, saying what happens, while it waits
 // or rolls; nothing when idle.
-func (s UpgradeState) PluginStatus() pluginruntime.PluginStatus {
+func (s State) PluginStatus() pluginruntime.PluginStatus {
 	switch s.Stage {
-	case UpgradeRefused:
+	case StageRefused:
 		return pluginruntime.PluginStatus{Phase: pluginruntime.PhaseDegraded, Message: message.Bound(fmt.Sprintf(
 			"upgrade of %s from %s to %s refused, nothing changed: %s; checked again each minute",
 			s.Step, s.From, s.To, failedChecks(s.Checks)))}
-	case UpgradeWaiting:
+	case StageWaiting:
 		return pluginruntime.PluginStatus{Phase: pluginruntime.PhaseRunning, Message: message.Bound(fmt.Sprintf(
 			"upgrade of %s from %s to %s waits: %s", s.Step, s.From, s.To, failedChecks(s.Checks)))}
-	case UpgradeRolling:
+	case StageRolling:
 		return pluginruntime.PluginStatus{Phase: pluginruntime.PhaseRunning, Message: message.Bound(s.Progress())}
 	}
 	return pluginruntime.PluginStatus{}
 }
 
 // Progress says how far a rolling step is.
-func (s UpgradeState) Progress() string {
+func (s State) Progress() string {
 	msg := fmt.Sprintf("upgrading %s to %s: %d of %d daemons on it", s.Step, s.To, s.Done, s.Total)
 	if s.From != "" {
 		msg = fmt.Sprintf("upgrading %s from %s to %s: %d of %d daemons on it", s.Step, s.From, s.To, s.Done, s.Total)
@@ -270,50 +271,61 @@ func failedChecks(checks []cephv1alpha1.PreflightCheck) string {
 	return strings.Join(failed, "; ")
 }
 
-// NextUpgradeRecord is the record the CephCluster carries after this
+// NextRecord is the record the CephCluster carries after this
 // state, given the one it carries (nil: none), and whether it changed. A
 // finished roll is kept as Done, so the console says what the last upgrade
 // was; a step that is no longer due without having rolled (its target was
 // configured back) leaves no record.
-func NextUpgradeRecord(recorded *UpgradeState, now UpgradeState) (*UpgradeState, bool) {
-	if now.Stage != UpgradeIdle {
+func NextRecord(recorded *State, now State) (*State, bool) {
+	if now.Stage != StageIdle {
 		return &now, recorded == nil || !sameState(*recorded, now)
 	}
 	switch {
 	case recorded == nil:
 		return nil, false
-	case recorded.Stage == UpgradeDone:
+	case recorded.Stage == StageDone:
 		return recorded, false
-	case recorded.Stage == UpgradeRolling:
-		done := UpgradeState{Stage: UpgradeDone, Step: recorded.Step, From: recorded.From, To: recorded.To,
+	case recorded.Stage == StageRolling:
+		done := State{Stage: StageDone, Step: recorded.Step, From: recorded.From, To: recorded.To,
 			Done: recorded.Total, Total: recorded.Total}
 		return &done, true
 	}
 	return nil, true
 }
 
-func sameState(a, b UpgradeState) bool {
+func sameState(a, b State) bool {
 	x, _ := json.Marshal(a)
 	y, _ := json.Marshal(b)
 	return string(x) == string(y)
 }
 
-// UpgradeEvent is the Event a change of record announces: its type,
-// reason and message; ok false when the change is not news (progress
-// within a roll, or the same refusal again).
-func UpgradeEvent(recorded, next *UpgradeState) (eventType, reason, message string, ok bool) {
+// EventReason is the reason of an Event the upgrade announces.
+type EventReason string
+
+// The upgrade's Event reasons, one per stage it announces.
+const (
+	ReasonRefused   EventReason = "UpgradeRefused"
+	ReasonWaiting   EventReason = "UpgradeWaiting"
+	ReasonUpgrading EventReason = "Upgrading"
+	ReasonUpgraded  EventReason = "Upgraded"
+)
+
+// Event is the Event a change of record announces: its type (a
+// corev1.EventType*), reason and message; ok false when the change is not
+// news (progress within a roll, or the same refusal again).
+func Event(recorded, next *State) (eventType string, reason EventReason, message string, ok bool) {
 	if next == nil || (recorded != nil && recorded.Stage == next.Stage && recorded.Step == next.Step && recorded.To == next.To) {
 		return "", "", "", false
 	}
 	switch next.Stage {
-	case UpgradeRefused:
-		return "Warning", "UpgradeRefused", next.PluginStatus().Message, true
-	case UpgradeWaiting:
-		return "Normal", "UpgradeWaiting", next.PluginStatus().Message, true
-	case UpgradeRolling:
-		return "Normal", "Upgrading", next.Progress(), true
-	case UpgradeDone:
-		return "Normal", "Upgraded", fmt.Sprintf("%s upgraded from %s to %s: every daemon (%d) runs it", next.Step, next.From, next.To, next.Total), true
+	case StageRefused:
+		return corev1.EventTypeWarning, ReasonRefused, next.PluginStatus().Message, true
+	case StageWaiting:
+		return corev1.EventTypeNormal, ReasonWaiting, next.PluginStatus().Message, true
+	case StageRolling:
+		return corev1.EventTypeNormal, ReasonUpgrading, next.Progress(), true
+	case StageDone:
+		return corev1.EventTypeNormal, ReasonUpgraded, fmt.Sprintf("%s upgraded from %s to %s: every daemon (%d) runs it", next.Step, next.From, next.To, next.Total), true
 	}
 	return "", "", "", false
 }

@@ -46,9 +46,9 @@ func TestRolls(t *testing.T) {
 		{Name: "rook-ceph-osd-0", RookVersion: "v1.18.11", Images: []string{newCephImage}, RolledOut: false},
 		{Name: "rook-ceph-osd-1", RookVersion: "v1.18.0", Images: []string{oldCephImage, oldCephImage}, RolledOut: true},
 	}
-	assert.Equal(t, UpgradeProgress{Done: 2, Total: 4, Behind: 1, Pending: []string{"rook-ceph-osd-0", "rook-ceph-osd-1"}, From: []string{oldCephImage}},
+	assert.Equal(t, Progress{Done: 2, Total: 4, Behind: 1, Pending: []string{"rook-ceph-osd-0", "rook-ceph-osd-1"}, From: []string{oldCephImage}},
 		CephRoll(newCephImage, rookImage, daemons), "Rook's own image in a sidecar is not a Ceph image left behind")
-	assert.Equal(t, UpgradeProgress{Done: 2, Total: 4, Behind: 1, Pending: []string{"rook-ceph-osd-0", "rook-ceph-osd-1"}, From: []string{"v1.18.0"}},
+	assert.Equal(t, Progress{Done: 2, Total: 4, Behind: 1, Pending: []string{"rook-ceph-osd-0", "rook-ceph-osd-1"}, From: []string{"v1.18.0"}},
 		RookRoll("v1.18.11", daemons))
 	none := CephRoll(newCephImage, rookImage, nil)
 	assert.Zero(t, none.Total+none.Behind+none.Done, "no daemons yet: nothing rolls")
@@ -62,117 +62,118 @@ func TestDecideUpgradeState(t *testing.T) {
 		}
 		return append(checks, cephv1alpha1.PreflightCheck{Name: CheckVersions, Passed: true, Message: "fine"})
 	}
-	rookPlan := UpgradePlan{Step: UpgradeRook, From: "v1.18.0", To: "v1.18.11"}
-	cephPlan := UpgradePlan{Step: UpgradeCeph, From: oldCephImage, To: newCephImage}
-	settled := UpgradeProgress{Done: 3, Total: 3}
-	rookBehind := UpgradeProgress{Done: 1, Total: 3, Behind: 2, Pending: []string{"rook-ceph-mon-a", "rook-ceph-osd-0"}, From: []string{"v1.18.0"}}
-	restarting := UpgradeProgress{Done: 2, Total: 3, Pending: []string{"rook-ceph-osd-0"}} // specs all on it, one not yet available
-	cephBehind := UpgradeProgress{Done: 0, Total: 3, Behind: 3, Pending: []string{"a", "b", "c"}, From: []string{oldCephImage}}
-	rollingCeph := &UpgradeState{Stage: UpgradeRolling, Step: UpgradeCeph, From: oldCephImage, To: newCephImage}
+	rookPlan := Plan{Step: StepRook, From: "v1.18.0", To: "v1.18.11"}
+	cephPlan := Plan{Step: StepCeph, From: oldCephImage, To: newCephImage}
+	settled := Progress{Done: 3, Total: 3}
+	rookBehind := Progress{Done: 1, Total: 3, Behind: 2, Pending: []string{"rook-ceph-mon-a", "rook-ceph-osd-0"}, From: []string{"v1.18.0"}}
+	restarting := Progress{Done: 2, Total: 3, Pending: []string{"rook-ceph-osd-0"}} // specs all on it, one not yet available
+	cephBehind := Progress{Done: 0, Total: 3, Behind: 3, Pending: []string{"a", "b", "c"}, From: []string{oldCephImage}}
+	rollingCeph := &State{Stage: StageRolling, Step: StepCeph, From: oldCephImage, To: newCephImage}
 
 	tests := []struct {
 		name       string
-		plan       UpgradePlan
-		rook, ceph UpgradeProgress
-		recorded   *UpgradeState
-		want       UpgradeState
+		plan       Plan
+		rook, ceph Progress
+		recorded   *State
+		want       State
 	}{
-		{name: "nothing due, nothing rolling", rook: settled, ceph: settled, want: UpgradeState{}},
-		{name: "a new cluster's daemons starting are no upgrade", rook: restarting, ceph: restarting, want: UpgradeState{}},
+		{name: "nothing due, nothing rolling", rook: settled, ceph: settled, want: State{}},
+		{name: "a new cluster's daemons starting are no upgrade", rook: restarting, ceph: restarting, want: State{}},
 		{name: "Rook step refused by health", plan: withChecks(rookPlan, failed(cephv1alpha1.CheckHealth)), rook: settled, ceph: settled,
-			want: UpgradeState{Stage: UpgradeRefused, Step: UpgradeRook, From: "v1.18.0", To: "v1.18.11", Checks: failed(cephv1alpha1.CheckHealth)[:1]}},
+			want: State{Stage: StageRefused, Step: StepRook, From: "v1.18.0", To: "v1.18.11", Checks: failed(cephv1alpha1.CheckHealth)[:1]}},
 		{name: "Ceph step held only by the roll settling waits", plan: withChecks(cephPlan, failed(CheckSettled)), rook: settled, ceph: settled,
-			want: UpgradeState{Stage: UpgradeWaiting, Step: UpgradeCeph, From: oldCephImage, To: newCephImage, Checks: failed(CheckSettled)[:1]}},
+			want: State{Stage: StageWaiting, Step: StepCeph, From: oldCephImage, To: newCephImage, Checks: failed(CheckSettled)[:1]}},
 		{name: "Settled and Health failing is a refusal", plan: withChecks(cephPlan, failed(CheckSettled, cephv1alpha1.CheckHealth)), rook: settled, ceph: settled,
-			want: UpgradeState{Stage: UpgradeRefused, Step: UpgradeCeph, From: oldCephImage, To: newCephImage, Checks: failed(CheckSettled, cephv1alpha1.CheckHealth)[:2]}},
+			want: State{Stage: StageRefused, Step: StepCeph, From: oldCephImage, To: newCephImage, Checks: failed(CheckSettled, cephv1alpha1.CheckHealth)[:2]}},
 		{name: "Rook rolling comes before the Ceph step due", plan: withChecks(cephPlan, failed(CheckSettled)), rook: rookBehind, ceph: settled,
-			want: UpgradeState{Stage: UpgradeRolling, Step: UpgradeRook, From: "v1.18.0", To: "v1.18.11", Done: 1, Total: 3, Pending: rookBehind.Pending}},
+			want: State{Stage: StageRolling, Step: StepRook, From: "v1.18.0", To: "v1.18.11", Done: 1, Total: 3, Pending: rookBehind.Pending}},
 		{name: "Ceph rolling", ceph: cephBehind, rook: settled,
-			want: UpgradeState{Stage: UpgradeRolling, Step: UpgradeCeph, From: oldCephImage, To: newCephImage, Total: 3, Pending: []string{"a", "b", "c"}}},
+			want: State{Stage: StageRolling, Step: StepCeph, From: oldCephImage, To: newCephImage, Total: 3, Pending: []string{"a", "b", "c"}}},
 		{name: "the roll's last restart is still the roll", ceph: restarting, rook: settled, recorded: rollingCeph,
-			want: UpgradeState{Stage: UpgradeRolling, Step: UpgradeCeph, From: oldCephImage, To: newCephImage, Done: 2, Total: 3, Pending: []string{"rook-ceph-osd-0"}}},
-		{name: "a roll to another image is not that roll", ceph: restarting, rook: settled, recorded: &UpgradeState{Stage: UpgradeRolling, Step: UpgradeCeph, To: "other"},
-			want: UpgradeState{}},
+			want: State{Stage: StageRolling, Step: StepCeph, From: oldCephImage, To: newCephImage, Done: 2, Total: 3, Pending: []string{"rook-ceph-osd-0"}}},
+		{name: "a roll to another image is not that roll", ceph: restarting, rook: settled, recorded: &State{Stage: StageRolling, Step: StepCeph, To: "other"},
+			want: State{}},
 		{name: "every check passed, Ceph not yet asked for its PG states: it waits", plan: withChecks(cephPlan, failed()), rook: settled, ceph: settled,
-			want: UpgradeState{Stage: UpgradeWaiting, Step: UpgradeCeph, From: oldCephImage, To: newCephImage,
+			want: State{Stage: StageWaiting, Step: StepCeph, From: oldCephImage, To: newCephImage,
 				Checks: []cephv1alpha1.PreflightCheck{{Name: cephv1alpha1.CheckHealth, Message: "every other check passed; asking Ceph whether every PG is active+clean"}}}},
 		{name: "an allowed step not yet visible is rolling", plan: pgsRead(withChecks(cephPlan, failed())), rook: settled, ceph: settled,
-			want: UpgradeState{Stage: UpgradeRolling, Step: UpgradeCeph, From: oldCephImage, To: newCephImage}},
+			want: State{Stage: StageRolling, Step: StepCeph, From: oldCephImage, To: newCephImage}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, DecideUpgradeState(tt.plan, tt.rook, tt.ceph, "v1.18.11", newCephImage, tt.recorded))
+			assert.Equal(t, tt.want, DecideState(tt.plan, tt.rook, tt.ceph, "v1.18.11", newCephImage, tt.recorded))
 		})
 	}
 }
 
-func withChecks(p UpgradePlan, checks []cephv1alpha1.PreflightCheck) UpgradePlan {
+func withChecks(p Plan, checks []cephv1alpha1.PreflightCheck) Plan {
 	p.Checks = checks
 	return p
 }
 
-func pgsRead(p UpgradePlan) UpgradePlan {
+func pgsRead(p Plan) Plan {
 	p.PGsRead = true
 	return p
 }
 
 func TestUpgradeStatePluginStatus(t *testing.T) {
-	refused := UpgradeState{Stage: UpgradeRefused, Step: UpgradeRook, From: "v1.18.0", To: "v1.18.11",
+	refused := State{Stage: StageRefused, Step: StepRook, From: "v1.18.0", To: "v1.18.11",
 		Checks: []cephv1alpha1.PreflightCheck{{Name: cephv1alpha1.CheckHealth, Message: "Ceph reports HEALTH_ERR (MON_DOWN)"}}}
 	assert.Equal(t, pluginruntime.PluginStatus{Phase: pluginruntime.PhaseDegraded,
 		Message: "upgrade of Rook from v1.18.0 to v1.18.11 refused, nothing changed: Health: Ceph reports HEALTH_ERR (MON_DOWN); checked again each minute"},
 		refused.PluginStatus())
 
-	waiting := UpgradeState{Stage: UpgradeWaiting, Step: UpgradeCeph, From: "a", To: "b",
+	waiting := State{Stage: StageWaiting, Step: StepCeph, From: "a", To: "b",
 		Checks: []cephv1alpha1.PreflightCheck{{Name: CheckSettled, Message: "rook-ceph-osd-0 is not available"}}}
 	assert.Equal(t, pluginruntime.PluginStatus{Phase: pluginruntime.PhaseRunning,
 		Message: "upgrade of Ceph from a to b waits: Settled: rook-ceph-osd-0 is not available"}, waiting.PluginStatus())
 
-	rolling := UpgradeState{Stage: UpgradeRolling, Step: UpgradeCeph, From: "a", To: "b", Done: 2, Total: 9,
+	rolling := State{Stage: StageRolling, Step: StepCeph, From: "a", To: "b", Done: 2, Total: 9,
 		Pending: []string{"p1", "p2", "p3", "p4", "p5"}}
 	assert.Equal(t, pluginruntime.PluginStatus{Phase: pluginruntime.PhaseRunning,
 		Message: "upgrading Ceph from a to b: 2 of 9 daemons on it; waiting for p1, p2, p3, p4, p5 and 2 more"}, rolling.PluginStatus())
 
-	assert.Equal(t, pluginruntime.PluginStatus{}, UpgradeState{}.PluginStatus(), "idle adds nothing")
+	assert.Equal(t, pluginruntime.PluginStatus{}, State{}.PluginStatus(), "idle adds nothing")
 }
 
 func TestPendingShownIsBounded(t *testing.T) {
-	p := UpgradeProgress{Total: 8, Behind: 8, Pending: []string{"1", "2", "3", "4", "5", "6", "7", "8"}}
-	s := DecideUpgradeState(UpgradePlan{}, UpgradeProgress{}, p, "v1.18.11", newCephImage, nil)
+	p := Progress{Total: 8, Behind: 8, Pending: []string{"1", "2", "3", "4", "5", "6", "7", "8"}}
+	s := DecideState(Plan{}, Progress{}, p, "v1.18.11", newCephImage, nil)
 	assert.Len(t, s.Pending, pendingShown)
 }
 
 func TestNextUpgradeRecordAndEvent(t *testing.T) {
-	rolling := UpgradeState{Stage: UpgradeRolling, Step: UpgradeCeph, From: "a", To: "b", Done: 1, Total: 3}
+	rolling := State{Stage: StageRolling, Step: StepCeph, From: "a", To: "b", Done: 1, Total: 3}
 	further := rolling
 	further.Done = 2
-	done := UpgradeState{Stage: UpgradeDone, Step: UpgradeCeph, From: "a", To: "b", Done: 3, Total: 3}
-	refused := UpgradeState{Stage: UpgradeRefused, Step: UpgradeCeph, From: "a", To: "b"}
+	done := State{Stage: StageDone, Step: StepCeph, From: "a", To: "b", Done: 3, Total: 3}
+	refused := State{Stage: StageRefused, Step: StepCeph, From: "a", To: "b"}
 
 	tests := []struct {
 		name             string
-		recorded         *UpgradeState
-		now              UpgradeState
-		want             *UpgradeState
+		recorded         *State
+		now              State
+		want             *State
 		changed          bool
-		reason, evtype   string
+		reason           EventReason
+		evtype           string
 		messageFragments string
 	}{
-		{name: "idle, nothing recorded", now: UpgradeState{}},
+		{name: "idle, nothing recorded", now: State{}},
 		{name: "a roll starts", now: rolling, want: &rolling, changed: true, reason: "Upgrading", evtype: "Normal", messageFragments: "upgrading Ceph from a to b: 1 of 3"},
 		{name: "progress is written, not announced", recorded: &rolling, now: further, want: &further, changed: true},
 		{name: "the same state is not written again", recorded: &further, now: further, want: &further},
-		{name: "a finished roll is kept as Done", recorded: &further, now: UpgradeState{}, want: &done, changed: true, reason: "Upgraded", evtype: "Normal", messageFragments: "every daemon (3) runs it"},
-		{name: "Done stays", recorded: &done, now: UpgradeState{}, want: &done},
+		{name: "a finished roll is kept as Done", recorded: &further, now: State{}, want: &done, changed: true, reason: "Upgraded", evtype: "Normal", messageFragments: "every daemon (3) runs it"},
+		{name: "Done stays", recorded: &done, now: State{}, want: &done},
 		{name: "a refusal is a warning", recorded: &done, now: refused, want: &refused, changed: true, reason: "UpgradeRefused", evtype: "Warning", messageFragments: "refused, nothing changed"},
-		{name: "a refusal no longer due leaves no record", recorded: &refused, now: UpgradeState{}, want: nil, changed: true},
+		{name: "a refusal no longer due leaves no record", recorded: &refused, now: State{}, want: nil, changed: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			next, changed := NextUpgradeRecord(tt.recorded, tt.now)
+			next, changed := NextRecord(tt.recorded, tt.now)
 			assert.Equal(t, tt.want, next)
 			assert.Equal(t, tt.changed, changed)
-			evtype, reason, message, ok := UpgradeEvent(tt.recorded, next)
+			evtype, reason, message, ok := Event(tt.recorded, next)
 			assert.Equal(t, tt.reason != "", ok)
 			assert.Equal(t, tt.reason, reason)
 			assert.Equal(t, tt.evtype, evtype)

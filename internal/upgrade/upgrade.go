@@ -19,18 +19,18 @@ import (
 // it may start. docs/upgrades.md derives every rule from Rook's source and
 // upgrade guides; section 5 is the table these functions implement.
 
-// UpgradeStep is one step of an in-place upgrade. Rook comes first and
+// Step is one step of an in-place upgrade. Rook comes first and
 // Ceph after, never both at once (Rook's upgrade guide: the operator chart
 // is upgraded before the cluster's image, so the new operator is the one
 // that rolls the daemons).
-type UpgradeStep string
+type Step string
 
 const (
-	// UpgradeRook is a helm upgrade of the operator chart, same values,
+	// StepRook is a helm upgrade of the operator chart, same values,
 	// same Ceph image.
-	UpgradeRook UpgradeStep = "Rook"
-	// UpgradeCeph is a new spec.cephVersion.image on the CephCluster.
-	UpgradeCeph UpgradeStep = "Ceph"
+	StepRook Step = "Rook"
+	// StepCeph is a new spec.cephVersion.image on the CephCluster.
+	StepCeph Step = "Ceph"
 )
 
 // Names of the upgrade preflight's checks (PreflightCheck.Name). Health is
@@ -43,15 +43,15 @@ const (
 	CheckNodes         = "Nodes"
 )
 
-// NextUpgradeStep is the step that brings the installed cluster closer to
+// NextStep is the step that brings the installed cluster closer to
 // the plugin's: Rook when the installed chart is not the plugin's, else
 // Ceph when the CephCluster's image is not, else none (false).
-func NextUpgradeStep(installedChart, targetChart, clusterImage, targetImage string) (UpgradeStep, bool) {
+func NextStep(installedChart, targetChart, clusterImage, targetImage string) (Step, bool) {
 	switch {
 	case installedChart != targetChart:
-		return UpgradeRook, true
+		return StepRook, true
 	case clusterImage != targetImage:
-		return UpgradeCeph, true
+		return StepCeph, true
 	}
 	return "", false
 }
@@ -191,9 +191,9 @@ func cephSupportError(rook Version, ceph Version) string {
 	return ""
 }
 
-// UpgradeFacts is what the plugin reads before it starts an upgrade step.
-type UpgradeFacts struct {
-	Step UpgradeStep
+// Facts is what the plugin reads before it starts an upgrade step.
+type Facts struct {
+	Step Step
 	// InstalledRook is the installed release's chart version, TargetRook
 	// the plugin's (RookChartVersion).
 	InstalledRook, TargetRook string
@@ -227,10 +227,10 @@ type UpgradeFacts struct {
 	DoNotReconcile, SkipUpgradeChecks, ContinueIfNotHealthy, AllowUnsupported bool
 }
 
-// UpgradePreflight judges whether f.Step may start. Every check is
+// Preflight judges whether f.Step may start. Every check is
 // returned, passed or not; the step starts only when all pass. A refusal
 // says what to fix, and changes nothing.
-func UpgradePreflight(f UpgradeFacts) []cephv1alpha1.PreflightCheck {
+func Preflight(f Facts) []cephv1alpha1.PreflightCheck {
 	return []cephv1alpha1.PreflightCheck{
 		upgradeVersionsCheck(f),
 		upgradeSettledCheck(f),
@@ -246,13 +246,13 @@ func check(name, msg string, passed bool) cephv1alpha1.PreflightCheck {
 }
 
 // upgradeVersionsCheck: the version step is one Rook's guides allow.
-func upgradeVersionsCheck(f UpgradeFacts) cephv1alpha1.PreflightCheck {
+func upgradeVersionsCheck(f Facts) cephv1alpha1.PreflightCheck {
 	var msg string
 	var err error
 	switch f.Step {
-	case UpgradeRook:
+	case StepRook:
 		msg, err = rookStep(f)
-	case UpgradeCeph:
+	case StepCeph:
 		msg, err = cephStep(f)
 	default:
 		err = fmt.Errorf("unknown upgrade step %q", f.Step)
@@ -266,7 +266,7 @@ func upgradeVersionsCheck(f UpgradeFacts) cephv1alpha1.PreflightCheck {
 // rookStep: an official release to a newer one, at most one minor further,
 // from a release the target's guide starts from, onto a Kubernetes and a
 // running Ceph the target supports.
-func rookStep(f UpgradeFacts) (string, error) {
+func rookStep(f Facts) (string, error) {
 	from, err := ParseRookVersion(f.InstalledRook)
 	if err != nil {
 		return "", fmt.Errorf("installed Rook: %w; Rook upgrades only between official releases", err)
@@ -330,7 +330,7 @@ func kubernetesSupports(server string, rook Version, line rookLine) error {
 // cephStep: an image whose tag names a Ceph the running Rook supports, no
 // older than any daemon runs, at most one major further. The same version
 // under a new tag is a step too: Rook rolls every daemon onto the image.
-func cephStep(f UpgradeFacts) (string, error) {
+func cephStep(f Facts) (string, error) {
 	rook, err := ParseRookVersion(f.InstalledRook)
 	if err != nil {
 		return "", fmt.Errorf("installed Rook: %w", err)
@@ -364,7 +364,7 @@ func cephStep(f UpgradeFacts) (string, error) {
 // is still rolling daemons (its guide's test for a finished upgrade is one
 // rook-version and one ceph-version, every Deployment available); so does
 // one rook-version that is not the running operator's.
-func upgradeSettledCheck(f UpgradeFacts) cephv1alpha1.PreflightCheck {
+func upgradeSettledCheck(f Facts) cephv1alpha1.PreflightCheck {
 	var busy []string
 	if len(f.RunningCeph) > 1 {
 		busy = append(busy, "daemons run "+strings.Join(f.RunningCeph, " and "))
@@ -414,7 +414,7 @@ var toleratedHealthChecks = map[string]bool{
 // upgradeHealthCheck: no HEALTH_ERR, no check outside the tolerated ones
 // (POOL_NO_REDUNDANCY only below three OSDs, where Ceph is never asked
 // whether an OSD may stop), and every PG active and clean.
-func upgradeHealthCheck(uf UpgradeFacts) cephv1alpha1.PreflightCheck {
+func upgradeHealthCheck(uf Facts) cephv1alpha1.PreflightCheck {
 	fail := func(format string, args ...any) cephv1alpha1.PreflightCheck {
 		return check(cephv1alpha1.CheckHealth, fmt.Sprintf(format, args...), false)
 	}
@@ -452,7 +452,7 @@ func upgradeHealthCheck(uf UpgradeFacts) cephv1alpha1.PreflightCheck {
 // upgradeRetirementsCheck: no disk retirement under way and no OSD held
 // down. Rook skips a held OSD's update, its OSD pass then stalls, and the
 // versions never converge; a retirement moves data the roll would disturb.
-func upgradeRetirementsCheck(f UpgradeFacts) cephv1alpha1.PreflightCheck {
+func upgradeRetirementsCheck(f Facts) cephv1alpha1.PreflightCheck {
 	var busy []string
 	if len(f.Retirements) > 0 {
 		busy = append(busy, "retirement "+strings.Join(f.Retirements, ", ")+" is in progress")
@@ -469,7 +469,7 @@ func upgradeRetirementsCheck(f UpgradeFacts) cephv1alpha1.PreflightCheck {
 // upgradeOverridesCheck: none of Rook's own switches that turn its upgrade
 // checks off, or its reconcile, is set on the CephCluster. The plugin never
 // sets them; someone did by hand, and an upgrade on top is not safe.
-func upgradeOverridesCheck(f UpgradeFacts) cephv1alpha1.PreflightCheck {
+func upgradeOverridesCheck(f Facts) cephv1alpha1.PreflightCheck {
 	set := []struct {
 		on   bool
 		what string
@@ -496,7 +496,7 @@ func upgradeOverridesCheck(f UpgradeFacts) cephv1alpha1.PreflightCheck {
 // to come back (k8sutil.WaitForDeploymentToStart), and waits for the mons'
 // quorum after each mon: a daemon pinned to a node that is NotReady,
 // cordoned or gone does not come back, and the roll stalls with it down.
-func upgradeNodesCheck(f UpgradeFacts) cephv1alpha1.PreflightCheck {
+func upgradeNodesCheck(f Facts) cephv1alpha1.PreflightCheck {
 	if len(f.UnfitNodes) > 0 {
 		return check(CheckNodes, message.Clauses(f.UnfitNodes)+": a daemon there would not come back from its restart; bring the node back or uncordon it first", false)
 	}

@@ -15,17 +15,17 @@ func TestNextUpgradeStep(t *testing.T) {
 	tests := []struct {
 		name                             string
 		installed, target, image, wanted string
-		want                             UpgradeStep
+		want                             Step
 		ok                               bool
 	}{
 		{"nothing to do", "v1.18.11", "v1.18.11", "quay.io/ceph/ceph:v19.2.3", "quay.io/ceph/ceph:v19.2.3", "", false},
-		{"a new chart", "v1.18.0", "v1.18.11", "quay.io/ceph/ceph:v19.2.3", "quay.io/ceph/ceph:v19.2.3", UpgradeRook, true},
-		{"a new image", "v1.18.11", "v1.18.11", "quay.io/ceph/ceph:v19.2.3", "quay.io/ceph/ceph:v19.2.4", UpgradeCeph, true},
-		{"both: Rook first", "v1.18.0", "v1.18.11", "quay.io/ceph/ceph:v18.2.7", "quay.io/ceph/ceph:v19.2.3", UpgradeRook, true},
+		{"a new chart", "v1.18.0", "v1.18.11", "quay.io/ceph/ceph:v19.2.3", "quay.io/ceph/ceph:v19.2.3", StepRook, true},
+		{"a new image", "v1.18.11", "v1.18.11", "quay.io/ceph/ceph:v19.2.3", "quay.io/ceph/ceph:v19.2.4", StepCeph, true},
+		{"both: Rook first", "v1.18.0", "v1.18.11", "quay.io/ceph/ceph:v18.2.7", "quay.io/ceph/ceph:v19.2.3", StepRook, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			step, ok := NextUpgradeStep(tt.installed, tt.target, tt.image, tt.wanted)
+			step, ok := NextStep(tt.installed, tt.target, tt.image, tt.wanted)
 			assert.Equal(t, tt.ok, ok)
 			assert.Equal(t, tt.want, step)
 		})
@@ -86,9 +86,9 @@ func TestVersionCompare(t *testing.T) {
 
 // healthyUpgrade are the facts of a settled, healthy cluster on Rook
 // v1.18.0 and Ceph 18.2.7 whose plugin brings Rook v1.18.11.
-func healthyUpgrade() UpgradeFacts {
-	f := UpgradeFacts{
-		Step:          UpgradeRook,
+func healthyUpgrade() Facts {
+	f := Facts{
+		Step:          StepRook,
 		InstalledRook: "v1.18.0", TargetRook: "v1.18.11",
 		ClusterImage: "quay.io/ceph/ceph:v18.2.7", DetectedImage: "quay.io/ceph/ceph:v18.2.7", TargetImage: "quay.io/ceph/ceph:v18.2.7",
 		RunningCeph:  []string{"ceph version 18.2.7 (6b0e988052ec84cf2d4a54ff9bbbc5e720b621ad) reef (stable)"},
@@ -104,138 +104,138 @@ func healthyUpgrade() UpgradeFacts {
 func TestUpgradePreflight(t *testing.T) {
 	tests := []struct {
 		name   string
-		change func(*UpgradeFacts)
+		change func(*Facts)
 		// refused names the failing check and a phrase of its message;
 		// empty: every check passes.
 		refused, says string
 	}{
-		{name: "a settled healthy cluster, a Rook patch", change: func(*UpgradeFacts) {}},
-		{name: "Rook's copy of Ceph's status two minutes old", change: func(f *UpgradeFacts) {
+		{name: "a settled healthy cluster, a Rook patch", change: func(*Facts) {}},
+		{name: "Rook's copy of Ceph's status two minutes old", change: func(f *Facts) {
 			f.Now = time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
 			f.StatusChecked = f.Now.Add(-2 * time.Minute)
 		}},
-		{name: "tolerated warnings", change: func(f *UpgradeFacts) {
+		{name: "tolerated warnings", change: func(f *Facts) {
 			f.Ceph.Health.Status = "HEALTH_WARN"
 			f.Ceph.Health.Checks = map[string]string{"RECENT_CRASH": "1 daemons have recently crashed", "AUTH_INSECURE_GLOBAL_ID_RECLAIM_ALLOWED": "mons are allowing insecure global_id reclaim"}
 		}},
-		{name: "size-1 pools on two OSDs: Ceph is never asked", change: func(f *UpgradeFacts) {
+		{name: "size-1 pools on two OSDs: Ceph is never asked", change: func(f *Facts) {
 			f.Ceph.Health.Status = "HEALTH_WARN"
 			f.Ceph.Health.Checks = map[string]string{"POOL_NO_REDUNDANCY": "1 pool(s) have no replicas configured"}
 			f.Ceph.Hosts = f.Ceph.Hosts[:2]
 		}},
-		{name: "the next minor", change: func(f *UpgradeFacts) {
+		{name: "the next minor", change: func(f *Facts) {
 			f.InstalledRook, f.TargetRook = "v1.18.11", "v1.19.10"
 			f.RookVersions = []string{f.InstalledRook}
 			f.RunningCeph, f.ClusterImage, f.DetectedImage = []string{"19.2.3-0"}, "quay.io/ceph/ceph:v19.2.3", "quay.io/ceph/ceph:v19.2.3"
 		}},
-		{name: "the same Ceph under a new tag rolls every daemon", change: func(f *UpgradeFacts) {
-			f.Step, f.InstalledRook, f.TargetImage = UpgradeCeph, "v1.18.11", "quay.io/ceph/ceph:v18.2.7-e2e2"
+		{name: "the same Ceph under a new tag rolls every daemon", change: func(f *Facts) {
+			f.Step, f.InstalledRook, f.TargetImage = StepCeph, "v1.18.11", "quay.io/ceph/ceph:v18.2.7-e2e2"
 			f.RookVersions = []string{f.InstalledRook}
 		}},
-		{name: "Ceph one major up", change: func(f *UpgradeFacts) {
-			f.Step, f.InstalledRook, f.TargetImage = UpgradeCeph, "v1.18.11", "quay.io/ceph/ceph:v19.2.3"
+		{name: "Ceph one major up", change: func(f *Facts) {
+			f.Step, f.InstalledRook, f.TargetImage = StepCeph, "v1.18.11", "quay.io/ceph/ceph:v19.2.3"
 			f.RookVersions = []string{f.InstalledRook}
 		}},
 
-		{"HEALTH_ERR", func(f *UpgradeFacts) {
+		{"HEALTH_ERR", func(f *Facts) {
 			f.Ceph.Health.Status, f.Ceph.Health.Checks = "HEALTH_ERR", map[string]string{"MON_DOWN": "2/3 mons down"}
 		}, cephv1alpha1.CheckHealth, "HEALTH_ERR (MON_DOWN)"},
-		{"health unknown", func(f *UpgradeFacts) { f.Ceph.Health.Status = "" }, cephv1alpha1.CheckHealth, "could not read ceph status"},
-		{"Rook's copy of Ceph's status is stale", func(f *UpgradeFacts) {
+		{"health unknown", func(f *Facts) { f.Ceph.Health.Status = "" }, cephv1alpha1.CheckHealth, "could not read ceph status"},
+		{"Rook's copy of Ceph's status is stale", func(f *Facts) {
 			f.Now = time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
 			f.StatusChecked = f.Now.Add(-4 * time.Minute)
 		}, cephv1alpha1.CheckHealth, "4m0s ago"},
-		{"a blocking warning", func(f *UpgradeFacts) {
+		{"a blocking warning", func(f *Facts) {
 			f.Ceph.Health.Status, f.Ceph.Health.Checks = "HEALTH_WARN", map[string]string{"MON_DOWN": "1/3 mons down", "RECENT_CRASH": "1 crash"}
 		}, cephv1alpha1.CheckHealth, "MON_DOWN: 1/3 mons down"},
-		{"a warning nobody reviewed", func(f *UpgradeFacts) {
+		{"a warning nobody reviewed", func(f *Facts) {
 			f.Ceph.Health.Status, f.Ceph.Health.Checks = "HEALTH_WARN", map[string]string{"SOMETHING_NEW": "new in Ceph 21"}
 		}, cephv1alpha1.CheckHealth, "SOMETHING_NEW"},
-		{"size-1 pools on three OSDs: ok-to-stop would refuse", func(f *UpgradeFacts) {
+		{"size-1 pools on three OSDs: ok-to-stop would refuse", func(f *Facts) {
 			f.Ceph.Health.Status, f.Ceph.Health.Checks = "HEALTH_WARN", map[string]string{"POOL_NO_REDUNDANCY": "1 pool(s) have no replicas configured"}
 		}, cephv1alpha1.CheckHealth, "POOL_NO_REDUNDANCY"},
-		{"PGs not active+clean", func(f *UpgradeFacts) {
+		{"PGs not active+clean", func(f *Facts) {
 			f.Ceph.PGStates = map[string]int{"active+clean": 90, "active+undersized+degraded": 7}
 		}, cephv1alpha1.CheckHealth, "7 active+undersized+degraded"},
-		{"a retirement in progress", func(f *UpgradeFacts) { f.Retirements = []string{"node-a-sdb"} }, CheckRetirements, "node-a-sdb is in progress"},
-		{"an OSD held down", func(f *UpgradeFacts) { f.HeldOSDs = []string{"rook-ceph-osd-2"} }, CheckRetirements, "rook-ceph-osd-2 held"},
-		{"a node with daemons NotReady", func(f *UpgradeFacts) { f.UnfitNodes = []string{"node-b is NotReady"} }, CheckNodes, "node-b is NotReady: a daemon there would not come back"},
-		{"Rook two minors on", func(f *UpgradeFacts) { f.TargetRook = "v1.20.6" }, CheckVersions, "one minor at a time"},
-		{"Rook from a build that is no release", func(f *UpgradeFacts) {
+		{"a retirement in progress", func(f *Facts) { f.Retirements = []string{"node-a-sdb"} }, CheckRetirements, "node-a-sdb is in progress"},
+		{"an OSD held down", func(f *Facts) { f.HeldOSDs = []string{"rook-ceph-osd-2"} }, CheckRetirements, "rook-ceph-osd-2 held"},
+		{"a node with daemons NotReady", func(f *Facts) { f.UnfitNodes = []string{"node-b is NotReady"} }, CheckNodes, "node-b is NotReady: a daemon there would not come back"},
+		{"Rook two minors on", func(f *Facts) { f.TargetRook = "v1.20.6" }, CheckVersions, "one minor at a time"},
+		{"Rook from a build that is no release", func(f *Facts) {
 			f.InstalledRook, f.RookVersions = "v1.18.0-12-gabcdef", []string{"v1.18.0-12-gabcdef"}
 		}, CheckVersions, "official releases"},
-		{"Rook downgraded", func(f *UpgradeFacts) {
+		{"Rook downgraded", func(f *Facts) {
 			f.InstalledRook, f.TargetRook, f.RookVersions = "v1.18.11", "v1.18.0", []string{"v1.18.11"}
 		}, CheckVersions, "no downgrade"},
-		{"Rook v1.20: the CSI drivers chart the plugin does not install", func(f *UpgradeFacts) {
+		{"Rook v1.20: the CSI drivers chart the plugin does not install", func(f *Facts) {
 			f.InstalledRook, f.TargetRook = "v1.19.5", "v1.20.6"
 			f.RookVersions = []string{f.InstalledRook}
 			f.RunningCeph, f.ClusterImage, f.DetectedImage = []string{"19.2.3-0"}, "quay.io/ceph/ceph:v19.2.3", "quay.io/ceph/ceph:v19.2.3"
 		}, CheckVersions, "ceph-csi-drivers chart"},
-		{"Rook v1.20 from below v1.19.5", func(f *UpgradeFacts) {
+		{"Rook v1.20 from below v1.19.5", func(f *Facts) {
 			f.InstalledRook, f.TargetRook = "v1.19.2", "v1.20.6"
 			f.RookVersions = []string{f.InstalledRook}
 			f.RunningCeph, f.ClusterImage, f.DetectedImage = []string{"19.2.3-0"}, "quay.io/ceph/ceph:v19.2.3", "quay.io/ceph/ceph:v19.2.3"
 		}, CheckVersions, "upgrade to v1.19.5 first"},
-		{"Rook v1.19 while Ceph runs 18", func(f *UpgradeFacts) {
+		{"Rook v1.19 while Ceph runs 18", func(f *Facts) {
 			f.InstalledRook, f.TargetRook = "v1.18.11", "v1.19.10"
 			f.RookVersions = []string{f.InstalledRook}
 		}, CheckVersions, "runs Ceph 18.2.7 and Rook v1.19.10 needs Ceph 19.2.0 or newer: upgrade Ceph first"},
-		{"Rook v1.19 on an old Kubernetes", func(f *UpgradeFacts) {
+		{"Rook v1.19 on an old Kubernetes", func(f *Facts) {
 			f.InstalledRook, f.TargetRook, f.Kubernetes = "v1.18.11", "v1.19.10", "v1.29.4"
 			f.RookVersions = []string{f.InstalledRook}
 			f.RunningCeph, f.ClusterImage, f.DetectedImage = []string{"19.2.3-0"}, "quay.io/ceph/ceph:v19.2.3", "quay.io/ceph/ceph:v19.2.3"
 		}, CheckVersions, "needs Kubernetes 1.30 or newer"},
-		{"a Rook line the plugin does not know", func(f *UpgradeFacts) {
+		{"a Rook line the plugin does not know", func(f *Facts) {
 			f.InstalledRook, f.TargetRook = "v1.20.6", "v1.21.0"
 			f.RookVersions = []string{f.InstalledRook}
 		}, CheckVersions, "knows nothing of Rook v1.21"},
-		{"Ceph downgraded", func(f *UpgradeFacts) {
-			f.Step, f.InstalledRook, f.TargetImage = UpgradeCeph, "v1.18.11", "quay.io/ceph/ceph:v18.2.4"
+		{"Ceph downgraded", func(f *Facts) {
+			f.Step, f.InstalledRook, f.TargetImage = StepCeph, "v1.18.11", "quay.io/ceph/ceph:v18.2.4"
 			f.RookVersions = []string{f.InstalledRook}
 		}, CheckVersions, "never downgraded"},
-		{"Ceph two majors on", func(f *UpgradeFacts) {
-			f.Step, f.InstalledRook, f.TargetImage = UpgradeCeph, "v1.18.11", "quay.io/ceph/ceph:v20.2.1"
+		{"Ceph two majors on", func(f *Facts) {
+			f.Step, f.InstalledRook, f.TargetImage = StepCeph, "v1.18.11", "quay.io/ceph/ceph:v20.2.1"
 			f.RookVersions = []string{f.InstalledRook}
 		}, CheckVersions, "upgrade to Ceph 19 first"},
-		{"Tentacle on a Rook before v1.18.8", func(f *UpgradeFacts) {
-			f.Step, f.InstalledRook, f.TargetImage = UpgradeCeph, "v1.18.7", "quay.io/ceph/ceph:v20.2.1"
+		{"Tentacle on a Rook before v1.18.8", func(f *Facts) {
+			f.Step, f.InstalledRook, f.TargetImage = StepCeph, "v1.18.7", "quay.io/ceph/ceph:v20.2.1"
 			f.RookVersions = []string{f.InstalledRook}
 			f.RunningCeph = []string{"19.2.3-0"}
 		}, CheckVersions, "Ceph 20 needs Rook v1.18.8 or newer"},
-		{"a Ceph below the running Rook's minimum", func(f *UpgradeFacts) {
-			f.Step, f.InstalledRook, f.TargetImage = UpgradeCeph, "v1.18.11", "quay.io/ceph/ceph:v17.2.8"
+		{"a Ceph below the running Rook's minimum", func(f *Facts) {
+			f.Step, f.InstalledRook, f.TargetImage = StepCeph, "v1.18.11", "quay.io/ceph/ceph:v17.2.8"
 			f.RookVersions = []string{f.InstalledRook}
 		}, CheckVersions, "needs Ceph 18.2.0 or newer"},
-		{"an image whose tag names no version", func(f *UpgradeFacts) {
-			f.Step, f.InstalledRook, f.TargetImage = UpgradeCeph, "v1.18.11", "quay.io/ceph/ceph:latest"
+		{"an image whose tag names no version", func(f *Facts) {
+			f.Step, f.InstalledRook, f.TargetImage = StepCeph, "v1.18.11", "quay.io/ceph/ceph:latest"
 			f.RookVersions = []string{f.InstalledRook}
 		}, CheckVersions, "names no Ceph version"},
-		{"no running versions reported yet", func(f *UpgradeFacts) {
-			f.Step, f.InstalledRook, f.TargetImage, f.RunningCeph = UpgradeCeph, "v1.18.11", "quay.io/ceph/ceph:v19.2.3", nil
+		{"no running versions reported yet", func(f *Facts) {
+			f.Step, f.InstalledRook, f.TargetImage, f.RunningCeph = StepCeph, "v1.18.11", "quay.io/ceph/ceph:v19.2.3", nil
 			f.RookVersions = []string{f.InstalledRook}
 		}, CheckVersions, "no running Ceph versions"},
-		{"daemons on two Ceph versions", func(f *UpgradeFacts) {
+		{"daemons on two Ceph versions", func(f *Facts) {
 			f.RunningCeph = append(f.RunningCeph, "ceph version 19.2.3 (c92aebb279828e9c3c1f5d24613efca272649e62) squid (stable)")
 		}, CheckSettled, "daemons run"},
-		{"Deployments on two Rook versions", func(f *UpgradeFacts) { f.RookVersions = []string{"v1.18.0", "v1.18.11"} }, CheckSettled, "rook-version v1.18.0 and v1.18.11"},
-		{"the new operator has not yet rewritten the daemons", func(f *UpgradeFacts) {
-			f.Step, f.InstalledRook = UpgradeCeph, "v1.18.11"
+		{"Deployments on two Rook versions", func(f *Facts) { f.RookVersions = []string{"v1.18.0", "v1.18.11"} }, CheckSettled, "rook-version v1.18.0 and v1.18.11"},
+		{"the new operator has not yet rewritten the daemons", func(f *Facts) {
+			f.Step, f.InstalledRook = StepCeph, "v1.18.11"
 			f.TargetImage = "quay.io/ceph/ceph:v18.2.8"
 		}, CheckSettled, "rook-version v1.18.0, not yet the running operator's v1.18.11"},
-		{"Deployments on two Ceph versions", func(f *UpgradeFacts) { f.CephVersions = []string{"18.2.7-0", "19.2.3-0"} }, CheckSettled, "ceph-version"},
-		{"a daemon not available", func(f *UpgradeFacts) { f.Unavailable = []string{"rook-ceph-mon-b"} }, CheckSettled, "rook-ceph-mon-b not available"},
-		{"a new image not yet detected", func(f *UpgradeFacts) { f.ClusterImage = "quay.io/ceph/ceph:v18.2.7-e2e2" }, CheckSettled, "not yet detected"},
-		{"do-not-reconcile on the CephCluster", func(f *UpgradeFacts) { f.DoNotReconcile = true }, CheckRookOverrides, "do-not-reconcile"},
-		{"Rook's checks switched off", func(f *UpgradeFacts) { f.SkipUpgradeChecks = true }, CheckRookOverrides, "spec.skipUpgradeChecks"},
-		{"continue when unhealthy", func(f *UpgradeFacts) { f.ContinueIfNotHealthy = true }, CheckRookOverrides, "continueUpgradeAfterChecksEvenIfNotHealthy"},
-		{"unsupported Ceph allowed", func(f *UpgradeFacts) { f.AllowUnsupported = true }, CheckRookOverrides, "allowUnsupported"},
+		{"Deployments on two Ceph versions", func(f *Facts) { f.CephVersions = []string{"18.2.7-0", "19.2.3-0"} }, CheckSettled, "ceph-version"},
+		{"a daemon not available", func(f *Facts) { f.Unavailable = []string{"rook-ceph-mon-b"} }, CheckSettled, "rook-ceph-mon-b not available"},
+		{"a new image not yet detected", func(f *Facts) { f.ClusterImage = "quay.io/ceph/ceph:v18.2.7-e2e2" }, CheckSettled, "not yet detected"},
+		{"do-not-reconcile on the CephCluster", func(f *Facts) { f.DoNotReconcile = true }, CheckRookOverrides, "do-not-reconcile"},
+		{"Rook's checks switched off", func(f *Facts) { f.SkipUpgradeChecks = true }, CheckRookOverrides, "spec.skipUpgradeChecks"},
+		{"continue when unhealthy", func(f *Facts) { f.ContinueIfNotHealthy = true }, CheckRookOverrides, "continueUpgradeAfterChecksEvenIfNotHealthy"},
+		{"unsupported Ceph allowed", func(f *Facts) { f.AllowUnsupported = true }, CheckRookOverrides, "allowUnsupported"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := healthyUpgrade()
 			tt.change(&f)
-			checks := UpgradePreflight(f)
+			checks := Preflight(f)
 			var failed []string
 			for _, c := range checks {
 				assert.NotEmpty(t, c.Message, c.Name)
@@ -261,7 +261,7 @@ func TestUpgradePreflight(t *testing.T) {
 // what passed beside what did not.
 func TestUpgradePreflightReportsEveryCheck(t *testing.T) {
 	var names []string
-	for _, c := range UpgradePreflight(healthyUpgrade()) {
+	for _, c := range Preflight(healthyUpgrade()) {
 		names = append(names, c.Name)
 	}
 	assert.Equal(t, "Versions Settled Health Retirements RookOverrides Nodes", strings.Join(names, " "))
