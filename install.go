@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"time"
 
 	cephv1 "github.com/rook/rook/pkg/apis/ceph.rook.io/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -91,7 +92,7 @@ func (e *execInstaller) EnsureRelease(ctx context.Context, r chartRelease) error
 }
 
 // install is what Start does before the manager runs, each step idempotent:
-// the upgrade plan (planUpgrade: the next upgrade step, if any, and its
+// the upgrade plan (upgrade.Next: the next upgrade step, if any, and its
 // preflight), the Rook operator chart (upgraded only when a Rook step
 // passed its preflight), our CRDs (applied only when their manifests
 // changed), the wait for every CRD the manager watches to be Established,
@@ -102,7 +103,7 @@ func (e *execInstaller) EnsureRelease(ctx context.Context, r chartRelease) error
 func install(ctx context.Context, c client.Client, charts chartInstaller, cfg Config, kubeVersion string, log *slog.Logger) (upgrade.Plan, error) {
 	// Start takes a step only where there is no Ceph yet to ask about its
 	// PGs; the upgrade controller asks Ceph and takes the others.
-	plan, err := upgrade.PlanUpgrade(ctx, c, upgradeTargets(cfg, kubeVersion), nil)
+	plan, err := upgrade.Next(ctx, c, upgradeTargets(cfg, kubeVersion), time.Now())
 	if err != nil {
 		return upgrade.Plan{}, err
 	}

@@ -291,7 +291,7 @@ func (r *DiskRetirementReconciler) disk(ctx context.Context, name string) (*ceph
 // those that cannot be read.
 func (r *DiskRetirementReconciler) osds(ctx context.Context) ([]rook.OSD, []string, error) {
 	var list appsv1.DeploymentList
-	if err := r.Live.List(ctx, &list, client.InNamespace(r.Config.ClusterNamespace), client.MatchingLabels{"app": rook.OSDApp}); err != nil {
+	if err := r.Live.List(ctx, &list, client.InNamespace(r.Config.ClusterNamespace), client.MatchingLabels{rook.AppLabel: rook.OSDApp}); err != nil {
 		return nil, nil, fmt.Errorf("list Rook's OSD Deployments: %w", err)
 	}
 	var osds []rook.OSD
@@ -328,7 +328,7 @@ func (r *DiskRetirementReconciler) osdDeployment(ctx context.Context, id int32) 
 	// status.replicas leaves out pods that are terminating: an OSD whose
 	// pod still shuts down is still running.
 	var pods corev1.PodList
-	if err := r.Live.List(ctx, &pods, client.InNamespace(r.Config.ClusterNamespace), client.MatchingLabels{"app": rook.OSDApp, rook.OSDIDLabel: strconv.Itoa(int(id))}); err != nil {
+	if err := r.Live.List(ctx, &pods, client.InNamespace(r.Config.ClusterNamespace), client.MatchingLabels{rook.AppLabel: rook.OSDApp, rook.OSDIDLabel: strconv.Itoa(int(id))}); err != nil {
 		return nil, "", fmt.Errorf("list osd.%d's pods: %w", id, err)
 	}
 	osd.Running = max(osd.Running, int32(len(pods.Items)))

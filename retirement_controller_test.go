@@ -113,7 +113,7 @@ func (p *rookPlayer) step(ctx context.Context) error {
 // watch records what must never happen.
 func (p *rookPlayer) watch(ctx context.Context) error {
 	var deployments appsv1.DeploymentList
-	if err := p.h.c.List(ctx, &deployments, client.InNamespace(p.h.cfg.ClusterNamespace), client.MatchingLabels{"app": rook.OSDApp}); err != nil {
+	if err := p.h.c.List(ctx, &deployments, client.InNamespace(p.h.cfg.ClusterNamespace), client.MatchingLabels{rook.AppLabel: rook.OSDApp}); err != nil {
 		return err
 	}
 	out := 0
@@ -212,7 +212,7 @@ func retirementClusterWith(h *harness) (*harness, *rookPlayer, map[string]map[st
 
 func (h *harness) osdDeployments() []appsv1.Deployment {
 	var osds appsv1.DeploymentList
-	require.NoError(h.t, h.c.List(h.ctx, &osds, client.InNamespace(h.cfg.ClusterNamespace), client.MatchingLabels{"app": rook.OSDApp}))
+	require.NoError(h.t, h.c.List(h.ctx, &osds, client.InNamespace(h.cfg.ClusterNamespace), client.MatchingLabels{rook.AppLabel: rook.OSDApp}))
 	return osds.Items
 }
 

@@ -89,7 +89,7 @@ func (s *retirementSweeper) Start(ctx context.Context) error {
 func (s *retirementSweeper) sweep(ctx context.Context) error {
 	r := s.r
 	var list appsv1.DeploymentList
-	if err := r.Live.List(ctx, &list, client.InNamespace(r.Config.ClusterNamespace), client.MatchingLabels{"app": rook.OSDApp}); err != nil {
+	if err := r.Live.List(ctx, &list, client.InNamespace(r.Config.ClusterNamespace), client.MatchingLabels{rook.AppLabel: rook.OSDApp}); err != nil {
 		return fmt.Errorf("list Rook's OSD Deployments: %w", err)
 	}
 	var rets cephv1alpha1.DiskRetirementList

@@ -14,11 +14,16 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
+	"github.com/fundament-oss/ceph-rook/internal/cephjob"
 	"github.com/fundament-oss/ceph-rook/internal/rook"
 	"github.com/fundament-oss/ceph-rook/internal/simulate"
 	"github.com/fundament-oss/ceph-rook/internal/upgrade"
@@ -189,4 +194,52 @@ func clusterEvent(h *harness, cfg Config, reason string, step string) error {
 		}
 	}
 	return fmt.Errorf("no %s Event about the CephCluster; seen %s", reason, strings.Join(seen, ", "))
+}
+
+// TestUpgradeReadsThePGJobItStartedAfterARestart: before a step, the
+// upgrade names its PG-states Job on the CephCluster and only then creates
+// it; a plugin that restarts while the Job runs reads that Job's answer and
+// takes the step on it, starting no second Job, and takes the name off
+// once the Job is read and deleted.
+func TestUpgradeReadsThePGJobItStartedAfterARestart(t *testing.T) {
+	h := newHarness(t)
+	cfg := h.cfg
+	installedRook(t, cfg, oldRook)
+	cephReports(t, cfg, "HEALTH_OK", nil, squid193)
+	rookSteps := 0
+	reconciler := func() *upgrade.Reconciler {
+		return &upgrade.Reconciler{
+			Client: h.c, Live: h.c, Targets: upgradeTargets(cfg, testKubernetesVersion), Host: &recordingHost{},
+			Recorder: events.NewFakeRecorder(10), Clock: clock.RealClock{},
+			TakeRookStep: func(context.Context) error {
+				rookSteps++
+				installedRook(t, cfg, RookChartVersion)
+				return nil
+			},
+		}
+	}
+	pgJob := func() string {
+		var cluster cephv1.CephCluster
+		require.NoError(t, h.c.Get(h.ctx, client.ObjectKey{Namespace: cfg.ClusterNamespace, Name: CephClusterName}, &cluster))
+		return cluster.Annotations[cephv1alpha1.UpgradePGJobAnnotation]
+	}
+
+	_, err := reconciler().Reconcile(h.ctx, reconcile.Request{})
+	require.NoError(t, err)
+	asked := pgJob()
+	require.NotEmpty(t, asked, "the Job is named on the CephCluster")
+	var job batchv1.Job
+	require.NoError(t, h.c.Get(h.ctx, client.ObjectKey{Namespace: cfg.ClusterNamespace, Name: asked}, &job), "and created")
+	assert.Zero(t, rookSteps, "no step before Ceph answers")
+
+	// The plugin restarts; meanwhile Ceph answers the Job.
+	ceph := &simulate.Ceph{Client: h.c, Namespace: cfg.ClusterNamespace}
+	require.NoError(t, ceph.Step(h.ctx))
+	_, err = reconciler().Reconcile(h.ctx, reconcile.Request{})
+	require.NoError(t, err)
+	assert.Equal(t, 1, rookSteps, "the restarted plugin takes the step on the answer of the Job the first one started")
+	assert.Empty(t, pgJob(), "the name goes once the Job was read")
+	var jobs batchv1.JobList
+	require.NoError(t, h.c.List(h.ctx, &jobs, client.InNamespace(cfg.ClusterNamespace), client.MatchingLabels{cephjob.VerbLabel: string(cephjob.VerbPGStates)}))
+	assert.Empty(t, jobs.Items, "no second Job was started, and the one read is deleted")
 }

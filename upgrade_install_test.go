@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"testing"
+	"time"
 
 	cephv1 "github.com/rook/rook/pkg/apis/ceph.rook.io/v1"
 	"github.com/stretchr/testify/assert"
@@ -173,11 +174,11 @@ func TestInstallUpgradesStepByStep(t *testing.T) {
 	})
 
 	t.Run("PG states from Ceph decide: one backfilling PG refuses, all active+clean allow", func(t *testing.T) {
-		plan, err := upgrade.PlanUpgrade(ctx, env.Client, upgradeTargets(cfg, testKubernetesVersion), map[string]int{"active+clean": 94, "active+remapped+backfilling": 3})
+		plan, err := planOnPGs(ctx, t, cfg, map[string]int{"active+clean": 94, "active+remapped+backfilling": 3})
 		require.NoError(t, err)
 		assert.False(t, plan.Allowed())
 		assert.Contains(t, plan.Status().Message, "Health: not every PG is active+clean (3 active+remapped+backfilling)")
-		plan, err = upgrade.PlanUpgrade(ctx, env.Client, upgradeTargets(cfg, testKubernetesVersion), map[string]int{"active+clean": 97})
+		plan, err = planOnPGs(ctx, t, cfg, map[string]int{"active+clean": 97})
 		require.NoError(t, err)
 		assert.True(t, plan.Allowed(), "%+v", plan.Checks)
 		assert.Equal(t, upgrade.StepRook, plan.Step)
@@ -203,7 +204,7 @@ func TestInstallUpgradesStepByStep(t *testing.T) {
 		assert.Equal(t, upgrade.StepCeph, plan.Step)
 		assert.True(t, plan.Passed(), "%+v", plan.Checks)
 		assert.Equal(t, "quay.io/ceph/ceph:v19.2.3", clusterImage(t, cfg), "not at Start")
-		plan, err := upgrade.PlanUpgrade(ctx, env.Client, upgradeTargets(cfg, testKubernetesVersion), map[string]int{"active+clean": 97})
+		plan, err := planOnPGs(ctx, t, cfg, map[string]int{"active+clean": 97})
 		require.NoError(t, err)
 		require.True(t, plan.Allowed(), "%+v", plan.Checks)
 		require.NoError(t, (&upgrade.Reconciler{Client: env.Client, Live: env.Client, Targets: upgradeTargets(cfg, testKubernetesVersion)}).ApplyCephImage(ctx, plan))
@@ -251,4 +252,13 @@ func rookDaemon(t *testing.T, cfg Config, name, rookVersion string) *appsv1.Depl
 	d.Status.Replicas, d.Status.UpdatedReplicas, d.Status.ReadyReplicas, d.Status.AvailableReplicas = 1, 1, 1, 1
 	require.NoError(t, env.Client.Status().Update(ctx, d))
 	return d
+}
+
+// planOnPGs judges the upgrade on what the cluster holds and the PG states
+// Ceph gave.
+func planOnPGs(ctx context.Context, t *testing.T, cfg Config, pgs map[string]int) (upgrade.Plan, error) {
+	t.Helper()
+	targets := upgradeTargets(cfg, testKubernetesVersion)
+	o, err := upgrade.Gather(ctx, controlPlane.Env(t).Client, targets)
+	return upgrade.PlanFrom(o, targets, time.Now(), pgs), err
 }

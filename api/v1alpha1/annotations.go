@@ -80,3 +80,9 @@ const (
 // makes Rook reconcile its config again so that its discovery DaemonSet is
 // rebuilt with loop devices allowed (loopdiscovery.go).
 const ReconcileForLoopDevicesAnnotation = "ceph.fundament.io/reconcile-for-loop-devices"
+
+// UpgradePGJobAnnotation on the plugin's CephCluster names the Ceph Job
+// that asks Ceph for its PG states before an upgrade step, while it runs:
+// written before the Job is created and taken off once its answer was
+// read, so that a plugin that restarts reads that Job's answer.
+const UpgradePGJobAnnotation = "ceph.fundament.io/upgrade-pg-job"

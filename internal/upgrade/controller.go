@@ -7,12 +7,11 @@ import (
 	"time"
 
 	cephv1 "github.com/rook/rook/pkg/apis/ceph.rook.io/v1"
-	appsv1 "k8s.io/api/apps/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -23,7 +22,6 @@ import (
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
 	"github.com/fundament-oss/ceph-rook/internal/cephjob"
 	"github.com/fundament-oss/ceph-rook/internal/patch"
-	"github.com/fundament-oss/ceph-rook/internal/rook"
 	"github.com/fundament-oss/ceph-rook/pluginruntime"
 )
 
@@ -57,10 +55,9 @@ type Reconciler struct {
 	Host     pluginruntime.Host
 	// TakeRookStep helm-upgrades the Rook release (under the install lock).
 	TakeRookStep func(context.Context) error
-
-	// pgJob is the Ceph Job asking for the PG states, "" when none runs.
-	// One reconcile runs at a time, so it needs no lock.
-	pgJob string
+	// Clock is the time the upgrade is judged at; SetupWithManager sets
+	// the real one when none is given.
+	Clock clock.PassiveClock
 }
 
 func (r *Reconciler) cluster() types.NamespacedName {
@@ -68,6 +65,9 @@ func (r *Reconciler) cluster() types.NamespacedName {
 }
 
 func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
+	if r.Clock == nil {
+		r.Clock = clock.RealClock{}
+	}
 	cluster := &unstructured.Unstructured{}
 	cluster.SetGroupVersionKind(cephv1.SchemeGroupVersion.WithKind("CephCluster"))
 	key := r.cluster()
@@ -80,21 +80,21 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 }
 
 func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
-	plan, err := PlanUpgrade(ctx, r.Live, r.Targets, nil)
+	o, err := Gather(ctx, r.Live, r.Targets)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
+	plan := PlanFrom(o, r.Targets, r.Clock.Now(), nil)
+	asking := false
 	if plan.Passed() && !plan.PGsRead {
 		// Every check passed: ask Ceph for its PG states, and judge again
 		// on them once it answers.
-		pgs, err := r.askPGStates(ctx)
-		if err != nil {
+		var pgs map[string]int
+		if pgs, asking, err = r.askPGStates(ctx, o.Cluster); err != nil {
 			return reconcile.Result{}, err
 		}
 		if pgs != nil {
-			if plan, err = PlanUpgrade(ctx, r.Live, r.Targets, pgs); err != nil {
-				return reconcile.Result{}, err
-			}
+			plan = PlanFrom(o, r.Targets, r.Clock.Now(), pgs)
 		}
 	}
 	if plan.Allowed() {
@@ -102,27 +102,24 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 			return reconcile.Result{}, err
 		}
 		// Judge again from what the step changed.
-		if plan, err = PlanUpgrade(ctx, r.Live, r.Targets, nil); err != nil {
+		if o, err = Gather(ctx, r.Live, r.Targets); err != nil {
 			return reconcile.Result{}, err
 		}
+		plan = PlanFrom(o, r.Targets, r.Clock.Now(), nil)
 	}
-	var cluster cephv1.CephCluster
-	if err := r.Live.Get(ctx, r.cluster(), &cluster); err != nil {
+	if o.Cluster == nil {
 		// No CephCluster: nothing to roll (clusterHealthReconciler says why).
-		return reconcile.Result{}, client.IgnoreNotFound(err)
+		return reconcile.Result{}, nil
 	}
-	rookRoll, cephRoll, err := r.progress(ctx, &cluster)
-	if err != nil {
-		return reconcile.Result{}, err
-	}
-	recorded := recordedUpgrade(&cluster)
-	state := DecideState(plan, rookRoll, cephRoll, r.Targets.Chart, cluster.Spec.CephVersion.Image, recorded)
+	rookRoll, cephRoll := ProgressOf(o, r.Targets)
+	recorded := recordedUpgrade(o.Cluster)
+	state := DecideState(plan, rookRoll, cephRoll, r.Targets.Chart, o.Cluster.Spec.CephVersion.Image, recorded)
 	r.Host.ReportStatus(state.PluginStatus())
-	if err := r.record(ctx, &cluster, recorded, state); err != nil {
+	if err := r.record(ctx, o.Cluster, recorded, state); err != nil {
 		return reconcile.Result{}, err
 	}
 	switch {
-	case r.pgJob != "":
+	case asking:
 		return reconcile.Result{RequeueAfter: pgJobPoll}, nil
 	case state.Stage == StageRolling || state.Stage == StageWaiting:
 		return reconcile.Result{RequeueAfter: upgradeRollInterval}, nil
@@ -133,58 +130,84 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 }
 
 // askPGStates asks Ceph, by a Ceph Job owned by the CephCluster, how many
-// PGs are in each state: nil while the Job runs (a new one is started when
-// none is), the states once it answered within maxPGAnswerAge. A failed
-// or stale answer is dropped and asked again; the Job is deleted once
-// read. A plugin that restarts meanwhile asks anew (its Job expires by
-// cephJobTTL).
-func (r *Reconciler) askPGStates(ctx context.Context) (map[string]int, error) {
-	if r.pgJob == "" {
-		return nil, r.startPGJob(ctx)
+// PGs are in each state: the states once the Job answered within
+// maxPGAnswerAge, nil while it runs (asking) or when its answer failed or
+// was stale (then the next reconcile asks anew). The Job's name is kept on
+// the CephCluster (UpgradePGJobAnnotation), written before the Job is
+// created and taken off after it was read and deleted, as the retirement
+// keeps its Job in its status: a plugin that restarts reads the answer of
+// the Job it started, and a crash between any two steps leaves a name whose
+// Job is created again.
+func (r *Reconciler) askPGStates(ctx context.Context, cluster *cephv1.CephCluster) (pgs map[string]int, asking bool, err error) {
+	name := cluster.Annotations[cephv1alpha1.UpgradePGJobAnnotation]
+	if name == "" {
+		name = cephjob.Name(cluster.UID, r.pgRequest())
+		if err := r.recordPGJob(ctx, cluster, name); err != nil {
+			return nil, false, err
+		}
 	}
-	job, answer, err := cephjob.Get(ctx, r.Live, r.Targets.ClusterNamespace, r.pgJob)
-	if err != nil {
-		return nil, err
+	job, answer, err := cephjob.Get(ctx, r.Live, r.Targets.ClusterNamespace, name)
+	switch {
+	case err != nil:
+		return nil, false, err
+	case job == nil:
+		return nil, true, r.startPGJob(ctx, cluster, name)
+	case !answer.Done:
+		return nil, true, nil
 	}
-	if job == nil {
-		r.pgJob = ""
-		return nil, nil
-	}
-	if !answer.Done {
-		return nil, nil
-	}
-	name := r.pgJob
-	r.pgJob = ""
 	if err := cephjob.Delete(ctx, r.Client, r.Targets.ClusterNamespace, name); err != nil {
-		return nil, fmt.Errorf("delete Ceph Job %s: %w", name, err)
+		return nil, false, fmt.Errorf("delete Ceph Job %s: %w", name, err)
 	}
-	fresh := job.Status.CompletionTime != nil && time.Since(job.Status.CompletionTime.Time) < maxPGAnswerAge
+	if err := r.recordPGJob(ctx, cluster, ""); err != nil {
+		return nil, false, err
+	}
+	fresh := job.Status.CompletionTime != nil && r.Clock.Since(job.Status.CompletionTime.Time) < maxPGAnswerAge
 	if !answer.Succeeded || !fresh {
 		log.FromContext(ctx).Info("asking Ceph for its PG states again", "job", name, "succeeded", answer.Succeeded, "answer", answer.Message)
-		return nil, nil
+		return nil, false, nil
 	}
-	return cephjob.ParsePGStates(answer.Message)
+	pgs, err = cephjob.ParsePGStates(answer.Message)
+	return pgs, false, err
 }
 
-// startPGJob starts the Ceph Job that reads the PG states, with the Rook
-// operator's image, owned by the CephCluster (which Kubernetes's garbage
-// collector then deletes it with).
-func (r *Reconciler) startPGJob(ctx context.Context) error {
-	var cluster cephv1.CephCluster
-	if err := r.Live.Get(ctx, r.cluster(), &cluster); err != nil {
-		return fmt.Errorf("read CephCluster %s: %w", r.cluster(), err)
+// pgRequest is the request of a new PG-states Job: its sequence is the
+// clock's, so that each ask has a Job of its own.
+func (r *Reconciler) pgRequest() cephjob.Request {
+	return cephjob.Request{Verb: cephjob.VerbPGStates, Seq: int32(r.Clock.Now().Unix() % 1_000_000_000)}
+}
+
+// recordPGJob puts the name of the PG-states Job in flight on the
+// CephCluster, or takes it off (""). Rook does not reconcile a CephCluster
+// on an annotation's change (see UpgradeAnnotation).
+func (r *Reconciler) recordPGJob(ctx context.Context, cluster *cephv1.CephCluster, name string) error {
+	var value any // nil: the annotation goes
+	if name != "" {
+		value = name
 	}
+	body := patch.Merge(map[string]any{"metadata": map[string]any{"annotations": map[string]any{cephv1alpha1.UpgradePGJobAnnotation: value}}})
+	if err := r.Client.Patch(ctx, cluster, body); err != nil {
+		return fmt.Errorf("record Ceph Job %s on CephCluster %s: %w", name, r.cluster(), err)
+	}
+	return nil
+}
+
+// startPGJob starts the Ceph Job name that reads the PG states, with the
+// Rook operator's image, owned by the CephCluster (which Kubernetes's
+// garbage collector then deletes it with).
+func (r *Reconciler) startPGJob(ctx context.Context, cluster *cephv1.CephCluster, name string) error {
 	image, err := cephjob.OperatorImage(ctx, r.Live, r.Targets.OperatorNamespace)
 	if err != nil {
 		return err
 	}
+	verb, seq, ok := cephjob.ParseName(name)
+	if !ok || verb != cephjob.VerbPGStates {
+		return fmt.Errorf("CephCluster %s records %q as its PG-states Job, which is not the name of one", r.cluster(), name)
+	}
 	owner := metav1.OwnerReference{APIVersion: cephv1.SchemeGroupVersion.String(), Kind: "CephCluster", Name: cluster.Name, UID: cluster.UID}
-	req := cephjob.Request{Verb: cephjob.VerbPGStates, Seq: int32(time.Now().Unix() % 1_000_000_000)}
-	job := cephjob.Render(r.Targets.ClusterNamespace, owner, req, image)
+	job := cephjob.Render(r.Targets.ClusterNamespace, owner, cephjob.Request{Verb: verb, Seq: seq}, image)
 	if err := client.IgnoreAlreadyExists(r.Client.Create(ctx, job)); err != nil {
 		return fmt.Errorf("start Ceph Job %s: %w", job.Name, err)
 	}
-	r.pgJob = job.Name
 	return nil
 }
 
@@ -218,34 +241,6 @@ func (r *Reconciler) ApplyCephImage(ctx context.Context, plan Plan) error {
 		return fmt.Errorf("set CephCluster %s's image to %s: %w", r.cluster(), plan.To, err)
 	}
 	return nil
-}
-
-// progress reads how far the daemons are on the Rook the operator runs and
-// the image the CephCluster names.
-func (r *Reconciler) progress(ctx context.Context, cluster *cephv1.CephCluster) (rookRoll, cephRoll Progress, err error) {
-	var operator appsv1.Deployment
-	rookImage := ""
-	err = r.Live.Get(ctx, client.ObjectKey{Namespace: r.Targets.OperatorNamespace, Name: rook.OperatorDeployment}, &operator)
-	switch {
-	case apierrors.IsNotFound(err):
-	case err != nil:
-		return rookRoll, cephRoll, fmt.Errorf("read the Rook operator's Deployment: %w", err)
-	case len(operator.Spec.Template.Spec.Containers) > 0:
-		rookImage = operator.Spec.Template.Spec.Containers[0].Image
-	}
-	var daemons appsv1.DeploymentList
-	if err := r.Live.List(ctx, &daemons, client.InNamespace(r.Targets.ClusterNamespace),
-		client.MatchingLabels{rook.ClusterLabel: r.Targets.ClusterNamespace}); err != nil {
-		return rookRoll, cephRoll, fmt.Errorf("list the Ceph daemons' Deployments: %w", err)
-	}
-	rolls := make([]DaemonRoll, 0, len(daemons.Items))
-	for i := range daemons.Items {
-		rolls = append(rolls, DaemonRollOf(&daemons.Items[i]))
-	}
-	if InstalledRookChart(&operator) == r.Targets.Chart {
-		rookRoll = RookRoll(r.Targets.Chart, rolls)
-	}
-	return rookRoll, CephRoll(cluster.Spec.CephVersion.Image, rookImage, rolls), nil
 }
 
 // record writes the state on the CephCluster when it changed, and

@@ -2,8 +2,6 @@ package upgrade
 
 import (
 	"cmp"
-	"context"
-	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -12,9 +10,6 @@ import (
 	cephv1 "github.com/rook/rook/pkg/apis/ceph.rook.io/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
 	"github.com/fundament-oss/ceph-rook/internal/rook"
@@ -80,7 +75,7 @@ func FactsFrom(cluster *cephv1.CephCluster, daemons []appsv1.Deployment, retirem
 			cephVersions[v] = true
 		}
 		replicas := desiredReplicas(d)
-		isOSD := d.Labels["app"] == rook.OSDApp
+		isOSD := d.Labels[rook.AppLabel] == rook.OSDApp
 		switch {
 		case isOSD && (replicas == 0 || d.Labels[cephv1.SkipReconcileLabelKey] != ""):
 			f.HeldOSDs = append(f.HeldOSDs, d.Name)
@@ -136,61 +131,65 @@ func (p Plan) Status() pluginruntime.PluginStatus {
 	return DecideState(p, Progress{}, Progress{}, p.Chart, p.ClusterImage, nil).PluginStatus()
 }
 
-// PlanUpgrade finds the next upgrade step and judges it. A Rook step is
-// taken when the operator Deployment was made by another version of Rook's
-// chart; a Ceph step when the plugin's CephCluster runs another image than
-// the configured one. On a fresh install there is none. pgStates are the
-// PG states Ceph gave just before, nil when not asked.
-func PlanUpgrade(ctx context.Context, c client.Reader, t Targets, pgStates map[string]int) (Plan, error) {
-	installed := ""
-	var operator appsv1.Deployment
-	err := c.Get(ctx, client.ObjectKey{Namespace: t.OperatorNamespace, Name: rook.OperatorDeployment}, &operator)
-	switch {
-	case err == nil:
-		installed = InstalledRookChart(&operator)
-	case !apierrors.IsNotFound(err):
-		return Plan{}, fmt.Errorf("read the Rook operator's Deployment: %w", err)
+// dueStep is the next upgrade step, if any. A Rook step is due when the
+// operator Deployment was made by another version of Rook's chart; a Ceph
+// step when the plugin's CephCluster runs another image than the
+// configured one. An operator not made by Rook's chart, and a CephCluster
+// not made by the plugin, are not the plugin's to upgrade: they count as
+// current. On a fresh install no step is due.
+func dueStep(o Observed, t Targets) (step Step, from, to string, due bool) {
+	image := t.CephImage
+	if o.Cluster != nil && o.Cluster.Labels[cephv1alpha1.ManagedByLabel] == cephv1alpha1.ManagedByValue {
+		image = o.Cluster.Spec.CephVersion.Image
 	}
-	var cluster cephv1.CephCluster
-	err = c.Get(ctx, client.ObjectKey{Namespace: t.ClusterNamespace, Name: t.ClusterName}, &cluster)
+	step, due = NextStep(cmp.Or(o.InstalledChart, t.Chart), t.Chart, image, t.CephImage)
 	switch {
-	case apierrors.IsNotFound(err) || apimeta.IsNoMatchError(err): // none, or Rook's CRDs not yet installed
-		cluster = cephv1.CephCluster{}
-	case err != nil:
-		return Plan{}, fmt.Errorf("read CephCluster %s/%s: %w", t.ClusterNamespace, t.ClusterName, err)
-	}
-	managed := cluster.Labels[cephv1alpha1.ManagedByLabel] == cephv1alpha1.ManagedByValue
-	plan := Plan{ClusterImage: cluster.Spec.CephVersion.Image, Chart: t.Chart}
-	// An operator not made by Rook's chart, and a CephCluster not made by
-	// the plugin, are not the plugin's to upgrade: they count as current.
-	chart, image := cmp.Or(installed, t.Chart), t.CephImage
-	if managed {
-		image = cluster.Spec.CephVersion.Image
-	}
-	step, ok := NextStep(chart, t.Chart, image, t.CephImage)
-	switch {
-	case !ok:
-		return plan, nil
+	case !due:
+		return "", "", "", false
 	case step == StepRook:
-		plan.Step, plan.From, plan.To = StepRook, installed, t.Chart
-	default:
-		plan.Step, plan.From, plan.To = StepCeph, image, t.CephImage
+		return StepRook, o.InstalledChart, t.Chart, true
 	}
-	if cluster.Name == "" { // a Rook step with no Ceph on it yet
+	return StepCeph, image, t.CephImage, true
+}
+
+// PlanFrom judges the next step on what was observed, at now. pgStates are
+// the PG states Ceph gave just before, nil when not asked.
+func PlanFrom(o Observed, t Targets, now time.Time, pgStates map[string]int) Plan {
+	plan := Plan{Chart: t.Chart}
+	if o.Cluster != nil {
+		plan.ClusterImage = o.Cluster.Spec.CephVersion.Image
+	}
+	step, from, to, due := dueStep(o, t)
+	if !due {
+		return plan
+	}
+	plan.Step, plan.From, plan.To = step, from, to
+	if o.Cluster == nil { // a Rook step with no Ceph on it yet
 		plan.Checks = []cephv1alpha1.PreflightCheck{upgradeVersionsCheck(Facts{
-			Step: plan.Step, InstalledRook: installed, TargetRook: t.Chart, Kubernetes: t.Kubernetes})}
+			Step: plan.Step, InstalledRook: o.InstalledChart, TargetRook: t.Chart, Kubernetes: t.Kubernetes})}
 		plan.PGsRead = true
-		return plan, nil
+		return plan
 	}
-	facts, err := gatherUpgradeFacts(ctx, c, t, &cluster)
-	if err != nil {
-		return Plan{}, err
-	}
-	facts.Step, facts.InstalledRook, facts.TargetRook = plan.Step, installed, t.Chart
+	facts := FactsFrom(o.Cluster, o.Daemons, o.Retirements)
+	facts.Now, facts.UnfitNodes = now, o.UnfitNodes
+	facts.Step, facts.InstalledRook, facts.TargetRook = plan.Step, o.InstalledChart, t.Chart
 	facts.TargetImage, facts.Kubernetes = t.CephImage, t.Kubernetes
 	facts.Ceph.PGStates, plan.PGsRead = pgStates, pgStates != nil
 	plan.Checks = Preflight(facts)
-	return plan, nil
+	return plan
+}
+
+// ProgressOf says how far the daemons are on the Rook the operator runs and
+// on the image the CephCluster names; o must hold a CephCluster.
+func ProgressOf(o Observed, t Targets) (rookRoll, cephRoll Progress) {
+	rolls := make([]DaemonRoll, 0, len(o.Daemons))
+	for i := range o.Daemons {
+		rolls = append(rolls, DaemonRollOf(&o.Daemons[i]))
+	}
+	if o.InstalledChart == t.Chart {
+		rookRoll = RookRoll(t.Chart, rolls)
+	}
+	return rookRoll, CephRoll(o.Cluster.Spec.CephVersion.Image, o.OperatorImage, rolls)
 }
 
 // CephImageToApply is the image the CephCluster gets at this start: the
@@ -202,56 +201,6 @@ func (p Plan) CephImageToApply(configured string) string {
 		return configured
 	}
 	return p.ClusterImage
-}
-
-// gatherUpgradeFacts lists what FactsFrom reads beside the
-// CephCluster, and the nodes the mons and OSDs run on.
-func gatherUpgradeFacts(ctx context.Context, c client.Reader, t Targets, cluster *cephv1.CephCluster) (Facts, error) {
-	var daemons appsv1.DeploymentList
-	if err := c.List(ctx, &daemons, client.InNamespace(t.ClusterNamespace), client.MatchingLabels{rook.ClusterLabel: t.ClusterNamespace}); err != nil {
-		return Facts{}, fmt.Errorf("list the Ceph daemons' Deployments: %w", err)
-	}
-	var retirements cephv1alpha1.DiskRetirementList
-	if err := c.List(ctx, &retirements); err != nil && !apimeta.IsNoMatchError(err) {
-		return Facts{}, fmt.Errorf("list DiskRetirements: %w", err)
-	}
-	facts := FactsFrom(cluster, daemons.Items, retirements.Items)
-	facts.Now = time.Now()
-	unfit, err := unfitDaemonNodes(ctx, c, t)
-	if err != nil {
-		return Facts{}, err
-	}
-	facts.UnfitNodes = unfit
-	return facts, nil
-}
-
-// unfitDaemonNodes reads the nodes the mons' and OSDs' pods run on.
-func unfitDaemonNodes(ctx context.Context, c client.Reader, t Targets) ([]string, error) {
-	var pods []corev1.Pod
-	for _, app := range []string{rook.MonApp, rook.OSDApp} {
-		var list corev1.PodList
-		if err := c.List(ctx, &list, client.InNamespace(t.ClusterNamespace), client.MatchingLabels{"app": app}); err != nil {
-			return nil, fmt.Errorf("list the %s pods: %w", app, err)
-		}
-		pods = append(pods, list.Items...)
-	}
-	nodes := map[string]*corev1.Node{}
-	for _, p := range pods {
-		name := p.Spec.NodeName
-		if _, seen := nodes[name]; name == "" || seen {
-			continue
-		}
-		var node corev1.Node
-		switch err := c.Get(ctx, client.ObjectKey{Name: name}, &node); {
-		case apierrors.IsNotFound(err):
-			nodes[name] = nil
-		case err != nil:
-			return nil, fmt.Errorf("read node %s: %w", name, err)
-		default:
-			nodes[name] = &node
-		}
-	}
-	return UnfitNodes(nodes), nil
 }
 
 // UnfitNodes says which of the nodes that host daemons (nil: the node is
