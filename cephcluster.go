@@ -19,20 +19,9 @@ func (a DeviceID) less(b DeviceID) bool {
 	return a.Device < b.Device
 }
 
-// StorageDeviceName is the name a disk gets in the CephCluster's device
-// list: its /dev/disk/by-id/ path, which Rook documents as the form that
-// does not change after reboots, else its kernel path (loop devices and
-// some virtual disks have nothing better).
-func StorageDeviceName(s cephv1alpha1.DiskStatus) string {
-	if s.StablePath != "" {
-		return s.StablePath
-	}
-	return s.Path
-}
-
 // DeviceIDOf is the CephCluster identity of a Disk.
 func DeviceIDOf(d *cephv1alpha1.Disk) DeviceID {
-	return DeviceID{Node: d.Status.NodeName, Device: StorageDeviceName(d.Status)}
+	return DeviceID{Node: d.Status.NodeName, Device: d.Status.StorageDevice()}
 }
 
 // ClusterDevices is the set of devices a CephCluster already lists. A nil

@@ -2,7 +2,6 @@ package main
 
 import (
 	"slices"
-	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -80,28 +79,13 @@ func byAge(pools []cephv1alpha1.DiskPool) []*cephv1alpha1.DiskPool {
 			live = append(live, &pools[i])
 		}
 	}
-	slices.SortFunc(live, olderFirst)
+	slices.SortFunc(live, cephv1alpha1.OlderFirst)
 	return live
-}
-
-// olderFirst is the one order of precedence between objects competing for
-// something: the older (creationTimestamp) first, ties broken by name. It
-// decides which pool owns a contested disk and which consumer holds the
-// default StorageClass.
-func olderFirst[O metav1.Object](a, b O) int {
-	ta, tb := a.GetCreationTimestamp(), b.GetCreationTimestamp()
-	if !ta.Equal(&tb) {
-		if ta.Before(&tb) {
-			return -1
-		}
-		return 1
-	}
-	return strings.Compare(a.GetName(), b.GetName())
 }
 
 // DefaultClassHolder decides, among the live consumers asking for the
 // cluster's default StorageClass, which one holds it: the oldest, ties on
-// name (olderFirst, the rule that also decides contested disks). ok is
+// name (cephv1alpha1.OlderFirst, the rule that also decides contested disks). ok is
 // false when nobody asks.
 func DefaultClassHolder[O metav1.Object](askers []O) (holder O, ok bool) {
 	var live []O
@@ -113,7 +97,7 @@ func DefaultClassHolder[O metav1.Object](askers []O) (holder O, ok bool) {
 	if len(live) == 0 {
 		return holder, false
 	}
-	return slices.MinFunc(live, olderFirst), true
+	return slices.MinFunc(live, cephv1alpha1.OlderFirst), true
 }
 
 // controllerReference makes a consumer the controller owner of a derived

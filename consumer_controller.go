@@ -460,16 +460,16 @@ func (r *ConsumerReconciler[T, R]) defaultRequestChanged() predicate.Predicate {
 func olderLive(consumers []consumerObject, obj client.Object) []consumerObject {
 	var older []consumerObject
 	for _, c := range consumers {
-		if c.GetDeletionTimestamp().IsZero() && olderFirst[client.Object](c, obj) < 0 {
+		if c.GetDeletionTimestamp().IsZero() && cephv1alpha1.OlderFirst[client.Object](c, obj) < 0 {
 			older = append(older, c)
 		}
 	}
-	slices.SortFunc(older, olderFirst)
+	slices.SortFunc(older, cephv1alpha1.OlderFirst)
 	return older
 }
 
 // budget checks obj against Ceph's budgets beside every older live
-// consumer (olderFirst, the contested disks' rule), over osds, the devices
+// consumer (cephv1alpha1.OlderFirst, the contested disks' rule), over osds, the devices
 // the CephCluster lists (one OSD each), the union's tiers saying how many
 // are of each class.
 func (r *ConsumerReconciler[T, R]) budget(ctx context.Context, obj T, tiers Tiers, osds int) (BudgetVerdict, error) {

@@ -664,7 +664,7 @@ func FuzzParseDiscovery(f *testing.F) {
 				require.False(t, strings.ContainsFunc(field, unsafeRune), "control or format character in %q", field)
 			}
 			if d.Status.Available {
-				require.NoError(t, SafeDevicePath(StorageDeviceName(d.Status)), "an available disk's device name reaches the CephCluster")
+				require.NoError(t, SafeDevicePath(d.Status.StorageDevice()), "an available disk's device name reaches the CephCluster")
 			}
 			if d.Status.StablePath != "" {
 				require.NoError(t, SafeDevicePath(d.Status.StablePath))

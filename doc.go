@@ -21,7 +21,7 @@
 //     one Disk per device, never deleted (MarkMissing), published again when
 //     deleted from outside.
 //   - Contested disks. ClaimOwners (claims.go): the older pool owns a disk
-//     two pools list; olderFirst is that order, and the default class's too.
+//     two pools list; cephv1alpha1.OlderFirst is that order, and the default class's too.
 //   - The union. Union and ResolvePool (union.go): what every live pool
 //     selects, the node count, each pool's resolution and status
 //     (DiskPoolStatus).

@@ -100,7 +100,7 @@ func newScenario(t testing.TB, prefix string, nodes, perNode int) relScenario {
 	}
 	claim := func(ds ...DiscoveredDisk) {
 		for _, d := range ds {
-			sc.claimed = append(sc.claimed, DeviceID{Node: d.Status.NodeName, Device: StorageDeviceName(d.Status)})
+			sc.claimed = append(sc.claimed, DeviceID{Node: d.Status.NodeName, Device: d.Status.StorageDevice()})
 		}
 	}
 	half := max(nodes/2, 1)

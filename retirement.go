@@ -173,7 +173,7 @@ type RetirementQueue struct {
 
 // QueueRetirement places self among all retirements: one that has touched
 // the cluster (stopped an OSD, added a replacement, runs a Job) goes first,
-// then the oldest unfinished one (olderFirst) that is not held by
+// then the oldest unfinished one (cephv1alpha1.OlderFirst) that is not held by
 // spec.suspend; a suspended one waits for its confirmation, not its turn.
 // One that runs keeps its turn whoever comes after.
 func QueueRetirement(self *cephv1alpha1.DiskRetirement, all []cephv1alpha1.DiskRetirement) RetirementQueue {
@@ -185,16 +185,16 @@ func QueueRetirement(self *cephv1alpha1.DiskRetirement, all []cephv1alpha1.DiskR
 		if o.Name == self.Name || o.Status.Phase.Finished() {
 			continue
 		}
-		older := olderFirst(o, self) < 0
+		older := cephv1alpha1.OlderFirst(o, self) < 0
 		switch {
 		case o.Spec.Disk == self.Spec.Disk:
-			if older && (sameDisk == nil || olderFirst(o, sameDisk) < 0) {
+			if older && (sameDisk == nil || cephv1alpha1.OlderFirst(o, sameDisk) < 0) {
 				sameDisk = o
 			}
 		case selfRuns:
 		case runs(o.Status):
 			running = o
-		case older && !o.Spec.Suspend && (first == nil || olderFirst(o, first) < 0):
+		case older && !o.Spec.Suspend && (first == nil || cephv1alpha1.OlderFirst(o, first) < 0):
 			first = o
 		}
 	}

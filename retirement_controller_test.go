@@ -317,7 +317,7 @@ func TestRetiringADiskFollowsCephsOrder(t *testing.T) {
 	// Two copies on different hosts: the three hosts left still hold them.
 	h.createBlockStorage("db", new(int32(2)))
 	disk := disks["ret-1"]["/dev/sdb"]
-	device := StorageDeviceName(disk.Status)
+	device := disk.Status.StorageDevice()
 
 	h.retire("retire-sdb", disk.Name, "")
 	r := h.waitRetirement("retire-sdb", cephv1alpha1.RetirementRetired)
@@ -353,7 +353,7 @@ func TestRetiringADiskFollowsCephsOrder(t *testing.T) {
 	_, err := h.osdDeployment(id)
 	assert.True(t, apierrors.IsNotFound(err), "the OSD's Deployment is deleted")
 	assert.False(t, h.listed("ret-1", device), "the device is out of the CephCluster")
-	assert.True(t, h.listed("ret-1", StorageDeviceName(disks["ret-1"]["/dev/sdc"].Status)), "the others stay")
+	assert.True(t, h.listed("ret-1", disks["ret-1"]["/dev/sdc"].Status.StorageDevice()), "the others stay")
 	var marked cephv1alpha1.Disk
 	require.NoError(t, h.c.Get(h.ctx, client.ObjectKeyFromObject(&disk), &marked))
 	assert.Equal(t, fmt.Sprintf("osd.%d", id), marked.Annotations[cephv1alpha1.RetiredAnnotation])
@@ -565,7 +565,7 @@ func TestAStalledDrainIsAbortedAndGivesTheOSDBack(t *testing.T) {
 	assert.Contains(t, r.Status.Message, "is up and in again")
 	exists, up, in, _ := rookSim.ceph.OSD(int(*r.Status.OSDID))
 	assert.True(t, exists && up && in, "the OSD is up and in")
-	assert.True(t, h.listed("ret-2", StorageDeviceName(disk.Status)))
+	assert.True(t, h.listed("ret-2", disk.Status.StorageDevice()))
 	assert.False(t, r.Status.MarkedOut || r.Status.OSDStopped)
 	rookSim.check()
 }
@@ -681,7 +681,7 @@ func TestCancellingARetirement(t *testing.T) {
 		require.NoError(t, h.c.Get(h.ctx, client.ObjectKeyFromObject(r), r), "held until it is done")
 		rookSim.ceph.Paused.Store(false)
 		h.waitGone(r)
-		assert.False(t, h.listed("ret-3", StorageDeviceName(disk.Status)), "it finished: the device is out")
+		assert.False(t, h.listed("ret-3", disk.Status.StorageDevice()), "it finished: the device is out")
 	})
 }
 
@@ -747,8 +747,8 @@ func TestReplacingADiskAddsTheReplacementFirst(t *testing.T) {
 	var pool cephv1alpha1.DiskPool
 	require.NoError(t, h.c.Get(h.ctx, client.ObjectKey{Name: "main"}, &pool))
 	assert.Contains(t, pool.Spec.Disks, repl.Name, "the replacement joined the pool")
-	assert.True(t, h.listed("ret-1", StorageDeviceName(repl.Status)))
-	assert.False(t, h.listed("ret-1", StorageDeviceName(old.Status)))
+	assert.True(t, h.listed("ret-1", repl.Status.StorageDevice()))
+	assert.False(t, h.listed("ret-1", old.Status.StorageDevice()))
 	inv.mu.Lock()
 	assert.Equal(t, 6, inv.fewestListed, "no CephCluster revision listed fewer than six devices: the replacement joined before the old disk left")
 	inv.mu.Unlock()
@@ -822,7 +822,7 @@ func TestARetirementResumesAfterACrashAtEveryStep(t *testing.T) {
 	h.start() // what follows the last status write, uninterrupted
 	r := h.waitRetirement("crashy", cephv1alpha1.RetirementRetired)
 	rookSim.check()
-	assert.False(t, h.listed("ret-2", StorageDeviceName(disk.Status)))
+	assert.False(t, h.listed("ret-2", disk.Status.StorageDevice()))
 	_, err := h.osdDeployment(*r.Status.OSDID)
 	assert.True(t, apierrors.IsNotFound(err))
 	exists, _, _, _ := rookSim.ceph.OSD(int(*r.Status.OSDID))
@@ -990,7 +990,7 @@ func TestASuspendedRetirementShowsItsChecksAndWaitsForConfirmation(t *testing.T)
 	r.Spec.Suspend = false
 	require.NoError(t, h.c.Patch(h.ctx, r, patch))
 	h.waitRetirement("preview", cephv1alpha1.RetirementRetired)
-	assert.False(t, h.listed("ret-1", StorageDeviceName(old.Status)))
+	assert.False(t, h.listed("ret-1", old.Status.StorageDevice()))
 }
 
 func TestASuspendedReplacementWaitsForCephsChecksUntilConfirmed(t *testing.T) {
@@ -1011,8 +1011,8 @@ func TestASuspendedReplacementWaitsForCephsChecksUntilConfirmed(t *testing.T) {
 	r.Spec.Suspend = false
 	require.NoError(t, h.c.Patch(h.ctx, r, patch))
 	h.waitRetirement("preview", cephv1alpha1.RetirementRetired)
-	assert.True(t, h.listed("ret-1", StorageDeviceName(repl.Status)))
-	assert.False(t, h.listed("ret-1", StorageDeviceName(old.Status)))
+	assert.True(t, h.listed("ret-1", repl.Status.StorageDevice()))
+	assert.False(t, h.listed("ret-1", old.Status.StorageDevice()))
 }
 
 func TestRetiringADiskWithoutAnOSDTouchesNoCeph(t *testing.T) {
@@ -1022,7 +1022,7 @@ func TestRetiringADiskWithoutAnOSDTouchesNoCeph(t *testing.T) {
 	disk := h.waitDisks("bare-1", 1)["/dev/sdb"]
 	h.createPool("bare", disk.Name)
 	h.createRookOperator()
-	device := StorageDeviceName(disk.Status)
+	device := disk.Status.StorageDevice()
 	h.eventually("the device is listed", func() error {
 		if !h.listed("bare-1", device) {
 			return errNotYet
@@ -1053,7 +1053,7 @@ func TestNothingLostStillFlagsADeviceTakenOutWithoutAPurge(t *testing.T) {
 		inv.mu.Lock()
 		defer inv.mu.Unlock()
 		for _, v := range inv.violations {
-			if strings.Contains(v, "dropped ret-3|"+StorageDeviceName(disk.Status)) {
+			if strings.Contains(v, "dropped ret-3|"+disk.Status.StorageDevice()) {
 				return nil
 			}
 		}
@@ -1091,7 +1091,7 @@ func TestAnUnreadableOSDDeploymentIsNotTakenForGone(t *testing.T) {
 	time.Sleep(time.Second) // several polls
 	require.NoError(t, h.c.Get(h.ctx, client.ObjectKeyFromObject(r), r))
 	assert.Equal(t, cephv1alpha1.RetirementStoppingOSD, r.Status.Phase)
-	assert.True(t, h.listed("ret-2", StorageDeviceName(disk.Status)), "the device stays in the CephCluster")
+	assert.True(t, h.listed("ret-2", disk.Status.StorageDevice()), "the device stays in the CephCluster")
 	for _, v := range rookSim.ran() {
 		assert.False(t, strings.HasPrefix(v, "purge "), "not purged: %s", v)
 	}
@@ -1217,7 +1217,7 @@ func TestSimulatedRookStartsALabelledOSDDeletedDuringItsPass(t *testing.T) {
 	require.NoError(t, h.c.Delete(h.ctx, osd0))
 	h.createPool("second", disks["/dev/sdc"].Name)
 	h.eventually("the CephCluster lists sdc", func() error {
-		if !h.listed("sim-1", StorageDeviceName(disks["/dev/sdc"].Status)) {
+		if !h.listed("sim-1", disks["/dev/sdc"].Status.StorageDevice()) {
 			return errNotYet
 		}
 		return nil

@@ -278,7 +278,7 @@ func untouched(f RetirementFacts) RetirementStep {
 		return refuse("Disk %s is not in the CephCluster (no DiskPool gives it to Ceph): there is nothing to retire", f.Disk.Name)
 	}
 	base := f
-	base.Status.Pool, base.Status.Node, base.Status.Device = f.Disk.Status.ClaimedBy, f.Disk.Status.NodeName, StorageDeviceName(f.Disk.Status)
+	base.Status.Pool, base.Status.Node, base.Status.Device = f.Disk.Status.ClaimedBy, f.Disk.Status.NodeName, f.Disk.Status.StorageDevice()
 	if f.Queue.Ahead != "" && !f.Suspend {
 		return step(base, cephv1alpha1.RetirementPending, ActNone, "waiting for %s to finish: Ceph retires one OSD at a time", f.Queue.Ahead)
 	}
