@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/fundament-oss/ceph-rook/internal/retirement"
 	"github.com/fundament-oss/ceph-rook/pluginruntime/helpers/helm/helmexec"
 )
 
@@ -151,7 +152,7 @@ type Config struct {
 	// RetirementTiming is how a DiskRetirement waits on Ceph; not read
 	// from the environment (zero: DefaultRetirementTiming). Tests shorten
 	// it.
-	RetirementTiming RetirementTiming
+	RetirementTiming retirement.RetirementTiming
 }
 
 // LoadConfig reads the FUNP_ environment through getenv (os.Getenv in

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
+	"github.com/fundament-oss/ceph-rook/internal/retirement"
 	"github.com/fundament-oss/ceph-rook/internal/testenv"
 )
 
@@ -26,10 +27,10 @@ import (
 func TestOnlyThePluginRemovesARetirementsFinalizer(t *testing.T) {
 	env := controlPlane.Env(t)
 	ctx := context.Background()
-	require.NoError(t, applyFinalizerGuard(ctx, env.Client))
-	policy, binding := FinalizerGuardPolicy("")
+	require.NoError(t, retirement.ApplyFinalizerGuard(ctx, env.Client, fieldOwner))
+	policy, binding := retirement.FinalizerGuardPolicy("")
 	t.Cleanup(func() { _ = env.Client.Delete(ctx, binding); _ = env.Client.Delete(ctx, policy) })
-	require.NoError(t, applyFinalizerGuard(ctx, env.Client), "applying it again changes nothing")
+	require.NoError(t, retirement.ApplyFinalizerGuard(ctx, env.Client, fieldOwner), "applying it again changes nothing")
 
 	const user = "console-user"
 	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "guard-test-console"}, Rules: []rbacv1.PolicyRule{{

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
+	"github.com/fundament-oss/ceph-rook/internal/retirement"
 	"github.com/fundament-oss/ceph-rook/internal/rook"
 	"github.com/fundament-oss/ceph-rook/internal/upgrade"
 	"github.com/fundament-oss/ceph-rook/pluginruntime/helpers/helm/helmexec"
@@ -120,7 +121,7 @@ func install(ctx context.Context, c client.Client, charts chartInstaller, cfg Co
 	if err := waitEstablished(ctx, c, append(ours, rookCRDs...)); err != nil {
 		return plan, err
 	}
-	if err := applyFinalizerGuard(ctx, c); err != nil {
+	if err := retirement.ApplyFinalizerGuard(ctx, c, fieldOwner); err != nil {
 		return plan, err
 	}
 	clusterCfg := cfg

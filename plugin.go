@@ -31,6 +31,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
+	"github.com/fundament-oss/ceph-rook/internal/retirement"
 	"github.com/fundament-oss/ceph-rook/internal/upgrade"
 	"github.com/fundament-oss/ceph-rook/pluginruntime"
 	"github.com/fundament-oss/ceph-rook/pluginruntime/definition"
@@ -338,11 +339,15 @@ func setupReconcilers(mgr manager.Manager, cfg Config, host pluginruntime.Host) 
 			return fmt.Errorf("%s controller: %w", kind.Kind(), err)
 		}
 	}
-	retirements := &DiskRetirementReconciler{Client: c, Live: mgr.GetAPIReader(), View: view, Config: cfg, Recorder: recorder, Timing: cfg.RetirementTiming}
+	retirements := &retirement.DiskRetirementReconciler{
+		Client: c, Live: mgr.GetAPIReader(), Cluster: retirementView{view: view, client: c},
+		ClusterNamespace: cfg.ClusterNamespace, OperatorNamespace: cfg.OperatorNamespace,
+		Recorder: recorder, Timing: cfg.RetirementTiming,
+	}
 	if err := retirements.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("disk retirement controller: %w", err)
 	}
-	if err := mgr.Add(&retirementSweeper{r: retirements, log: host.Logger()}); err != nil {
+	if err := mgr.Add(&retirement.Sweeper{Reconciler: retirements, Log: host.Logger()}); err != nil {
 		return err
 	}
 	if cfg.DevLoopDevices {

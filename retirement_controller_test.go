@@ -30,6 +30,7 @@ import (
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
 	"github.com/fundament-oss/ceph-rook/internal/cephjob"
+	"github.com/fundament-oss/ceph-rook/internal/retirement"
 	"github.com/fundament-oss/ceph-rook/internal/rook"
 	"github.com/fundament-oss/ceph-rook/internal/simulate"
 )
@@ -332,7 +333,7 @@ func TestRetiringADiskFollowsCephsOrder(t *testing.T) {
 		names[c.Name] = true
 		assert.True(t, c.Passed, "%s: %s", c.Name, c.Message)
 	}
-	assert.Equal(t, map[string]bool{CheckHosts: true, CheckCopies: true, CheckPools: true, CheckCapacity: true, CheckPGsPerOSD: true, cephv1alpha1.CheckHealth: true}, names)
+	assert.Equal(t, map[string]bool{retirement.CheckHosts: true, retirement.CheckCopies: true, retirement.CheckPools: true, retirement.CheckCapacity: true, retirement.CheckPGsPerOSD: true, cephv1alpha1.CheckHealth: true}, names)
 	assert.Contains(t, r.Status.Message, fmt.Sprintf("osd.%d is purged from Ceph, %s of node ret-1 is wiped", id, device))
 	assert.NotContains(t, r.Status.ManualSteps, "sgdisk", "the plugin wiped the device")
 	assert.False(t, r.Status.OSDStopped)

@@ -4,36 +4,11 @@ import (
 	"context"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
-	"github.com/fundament-oss/ceph-rook/internal/cephjob"
 )
-
-func TestSweepOSD(t *testing.T) {
-	done := &cephjob.Answer{Done: true, Succeeded: true}
-	failed := &cephjob.Answer{Done: true, Message: "Error ETIMEDOUT"}
-	running := &cephjob.Answer{}
-	tests := []struct {
-		name string
-		f    OrphanFacts
-		want OrphanAction
-	}{
-		{"an OSD no retirement touched", OrphanFacts{}, OrphanNone},
-		{"one a live retirement holds", OrphanFacts{Annotated: true, Stopped: true, Owned: true}, OrphanNone},
-		{"stopped and left: start it first", OrphanFacts{Annotated: true, Stopped: true}, OrphanScaleUp},
-		{"stopped without the annotation (an older plugin's): start it", OrphanFacts{Stopped: true}, OrphanScaleUp},
-		{"running and marked out: mark it in", OrphanFacts{Annotated: true}, OrphanMarkIn},
-		{"its in Job runs", OrphanFacts{Annotated: true, In: running}, OrphanNone},
-		{"its in Job failed: again", OrphanFacts{Annotated: true, In: failed}, OrphanRetryIn},
-		{"in again: done", OrphanFacts{Annotated: true, In: done}, OrphanDone},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) { assert.Equal(t, tc.want, SweepOSD(tc.f)) })
-	}
-}
 
 // A retirement deleted with its finalizer stripped (by an identity the
 // guard lets through) leaves its OSD out or stopped: the sweep gives it

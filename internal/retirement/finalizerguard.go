@@ -1,4 +1,4 @@
-package main
+package retirement
 
 import (
 	"context"
@@ -80,9 +80,9 @@ func whoAmI(ctx context.Context, c client.Client) (string, error) {
 	return review.Status.UserInfo.Username, nil
 }
 
-// applyFinalizerGuard server-side applies the policy and its binding for
-// the plugin's own identity.
-func applyFinalizerGuard(ctx context.Context, c client.Client) error {
+// ApplyFinalizerGuard server-side applies the policy and its binding for
+// the plugin's own identity, as fieldOwner.
+func ApplyFinalizerGuard(ctx context.Context, c client.Client, fieldOwner string) error {
 	username, err := whoAmI(ctx, c)
 	if err != nil {
 		return err

@@ -1,4 +1,4 @@
-package main
+package retirement
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -43,18 +44,44 @@ type DiskRetirementReconciler struct {
 	Client client.Client
 	// Live reads what the cache does not hold (Rook's OSD Deployments and
 	// pods, the Ceph Jobs), straight from the API server.
-	Live     client.Reader
-	View     *ClusterView
-	Config   Config
+	Live client.Reader
+	// Cluster is the rest of the plugin as a retirement reads it.
+	Cluster Cluster
+	// ClusterNamespace is where Rook runs Ceph (and the Ceph Jobs run);
+	// OperatorNamespace where the Rook operator runs.
+	ClusterNamespace, OperatorNamespace string
+	// Recorder announces each phase in an Event on the DiskRetirement.
 	Recorder events.EventRecorder
 	// Timing is how the retirement waits on Ceph; zero is
 	// DefaultRetirementTiming.
 	Timing RetirementTiming
-	// Now is the clock (time.Now when nil).
-	Now func() time.Time
+	// Clock is the time a retirement is judged at; SetupWithManager sets
+	// the real one when none is given.
+	Clock clock.PassiveClock
+}
+
+// Cluster is what a retirement reads of the rest of the plugin, once per
+// look: whether the CephCluster lists a disk, and what the consumers need
+// of the cluster. The plugin implements it over its ClusterView and its
+// consumer kinds.
+type Cluster interface {
+	Read(ctx context.Context) (ClusterState, error)
+}
+
+// ClusterState is one read of the Cluster.
+type ClusterState interface {
+	// Listed says whether the CephCluster lists d's device.
+	Listed(d *cephv1alpha1.Disk) bool
+	// PreflightInput is the consumers' checks' input for taking gone out
+	// of the cluster, with joining (a replacement that is not an OSD yet;
+	// nil: none) counted in.
+	PreflightInput(ctx context.Context, gone, joining *cephv1alpha1.Disk) (PreflightInput, error)
 }
 
 func (r *DiskRetirementReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.Clock == nil {
+		r.Clock = clock.RealClock{}
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("diskretirement").
 		For(&cephv1alpha1.DiskRetirement{}).
@@ -138,13 +165,6 @@ func (r *DiskRetirementReconciler) timing() RetirementTiming {
 	return t
 }
 
-func (r *DiskRetirementReconciler) now() time.Time {
-	if r.Now == nil {
-		return time.Now()
-	}
-	return r.Now()
-}
-
 // retirementWaitsOnNothingOutside: a terminal phase with nothing left to
 // give back, or a suspended one, which waits for its own spec (the watch
 // brings that) and computes its checks afresh when confirmed; polling it
@@ -162,7 +182,7 @@ func (r *DiskRetirementReconciler) gather(ctx context.Context, ret *cephv1alpha1
 	f := RetirementFacts{
 		Name: ret.Name, UID: ret.UID, DiskName: ret.Spec.Disk, ReplacementName: ret.Spec.Replacement,
 		Status: ret.Status, Deleting: !ret.DeletionTimestamp.IsZero(), Suspend: ret.Spec.Suspend,
-		Now: r.now(), Timing: r.timing(),
+		Now: r.Clock.Now(), Timing: r.timing(),
 	}
 	if err := r.gatherAnswer(ctx, &f); err != nil {
 		return f, err
@@ -175,11 +195,11 @@ func (r *DiskRetirementReconciler) gather(ctx context.Context, ret *cephv1alpha1
 	if disk == nil {
 		return f, nil
 	}
-	cluster, err := r.View.ReadCephCluster(ctx)
+	cluster, err := r.Cluster.Read(ctx)
 	if err != nil {
 		return f, err
 	}
-	f.Listed = cluster.devices[DeviceIDOf(disk)]
+	f.Listed = cluster.Listed(disk)
 	var all cephv1alpha1.DiskRetirementList
 	// Read from the API server, not the cache: the retirement ahead wrote
 	// its phase before it touched anything, and a cache that has not seen
@@ -213,7 +233,7 @@ func (r *DiskRetirementReconciler) gather(ctx context.Context, ret *cephv1alpha1
 		}
 	}
 	if untouchedPhase(f.Status.Phase) && f.Lookup.OSD != nil {
-		if f.Preflight, err = r.preflight(ctx, disk, f.joining(), cluster); err != nil {
+		if f.Preflight, err = preflight(ctx, cluster, disk, f.joining()); err != nil {
 			return f, err
 		}
 	}
@@ -260,7 +280,7 @@ func (r *DiskRetirementReconciler) gatherAnswer(ctx context.Context, f *Retireme
 // readCephJob reads a Ceph Job of the cluster namespace and its pods: its
 // answer (nil when there is no such Job) and its verb.
 func (r *DiskRetirementReconciler) readCephJob(ctx context.Context, name string) (*cephjob.Answer, cephjob.Verb, error) {
-	job, answer, err := cephjob.Get(ctx, r.Live, r.Config.ClusterNamespace, name)
+	job, answer, err := cephjob.Get(ctx, r.Live, r.ClusterNamespace, name)
 	if job == nil || err != nil {
 		return nil, "", err
 	}
@@ -269,7 +289,7 @@ func (r *DiskRetirementReconciler) readCephJob(ctx context.Context, name string)
 
 // deleteCephJob deletes a Ceph Job whose answer was read, with its pod.
 func (r *DiskRetirementReconciler) deleteCephJob(ctx context.Context, name string) error {
-	return cephjob.Delete(ctx, r.Client, r.Config.ClusterNamespace, name)
+	return cephjob.Delete(ctx, r.Client, r.ClusterNamespace, name)
 }
 
 func (r *DiskRetirementReconciler) disk(ctx context.Context, name string) (*cephv1alpha1.Disk, error) {
@@ -291,7 +311,7 @@ func (r *DiskRetirementReconciler) disk(ctx context.Context, name string) (*ceph
 // those that cannot be read.
 func (r *DiskRetirementReconciler) osds(ctx context.Context) ([]rook.OSD, []string, error) {
 	var list appsv1.DeploymentList
-	if err := r.Live.List(ctx, &list, client.InNamespace(r.Config.ClusterNamespace), client.MatchingLabels{rook.AppLabel: rook.OSDApp}); err != nil {
+	if err := r.Live.List(ctx, &list, client.InNamespace(r.ClusterNamespace), client.MatchingLabels{rook.AppLabel: rook.OSDApp}); err != nil {
 		return nil, nil, fmt.Errorf("list Rook's OSD Deployments: %w", err)
 	}
 	var osds []rook.OSD
@@ -311,7 +331,7 @@ func (r *DiskRetirementReconciler) osds(ctx context.Context) ([]rook.OSD, []stri
 // gone, and why when it exists but cannot be read.
 func (r *DiskRetirementReconciler) osdDeployment(ctx context.Context, id int32) (*rook.OSD, string, error) {
 	var d appsv1.Deployment
-	err := r.Live.Get(ctx, client.ObjectKey{Namespace: r.Config.ClusterNamespace, Name: rook.OSDDeploymentName(id)}, &d)
+	err := r.Live.Get(ctx, client.ObjectKey{Namespace: r.ClusterNamespace, Name: rook.OSDDeploymentName(id)}, &d)
 	if apierrors.IsNotFound(err) {
 		return nil, "", nil
 	}
@@ -328,7 +348,7 @@ func (r *DiskRetirementReconciler) osdDeployment(ctx context.Context, id int32) 
 	// status.replicas leaves out pods that are terminating: an OSD whose
 	// pod still shuts down is still running.
 	var pods corev1.PodList
-	if err := r.Live.List(ctx, &pods, client.InNamespace(r.Config.ClusterNamespace), client.MatchingLabels{rook.AppLabel: rook.OSDApp, rook.OSDIDLabel: strconv.Itoa(int(id))}); err != nil {
+	if err := r.Live.List(ctx, &pods, client.InNamespace(r.ClusterNamespace), client.MatchingLabels{rook.AppLabel: rook.OSDApp, rook.OSDIDLabel: strconv.Itoa(int(id))}); err != nil {
 		return nil, "", fmt.Errorf("list osd.%d's pods: %w", id, err)
 	}
 	osd.Running = max(osd.Running, int32(len(pods.Items)))
@@ -356,7 +376,7 @@ func (r *DiskRetirementReconciler) nodePaths(ctx context.Context, node string) (
 	return paths, nil
 }
 
-func (r *DiskRetirementReconciler) gatherReplacement(ctx context.Context, f *RetirementFacts, cluster cephCluster, osds []rook.OSD, nodePaths map[string]bool, unreadable []string) error {
+func (r *DiskRetirementReconciler) gatherReplacement(ctx context.Context, f *RetirementFacts, cluster ClusterState, osds []rook.OSD, nodePaths map[string]bool, unreadable []string) error {
 	if f.ReplacementName == "" {
 		return nil
 	}
@@ -370,7 +390,7 @@ func (r *DiskRetirementReconciler) gatherReplacement(ctx context.Context, f *Ret
 		return client.IgnoreNotFound(err)
 	}
 	f.ReplacementInPool = slices.Contains(pool.Spec.Disks, repl.Name)
-	if cluster.devices[DeviceIDOf(repl)] {
+	if cluster.Listed(repl) {
 		paths := nodePaths
 		if repl.Status.NodeName != f.Disk.Status.NodeName {
 			if paths, err = r.nodePaths(ctx, repl.Status.NodeName); err != nil {
@@ -383,44 +403,12 @@ func (r *DiskRetirementReconciler) gatherReplacement(ctx context.Context, f *Ret
 	return nil
 }
 
-// preflight gathers the consumers' checks' input: the shared OSD set
-// without the disk (with joining, a replacement that is not an OSD yet,
-// counted as one) and every consumer's replication now.
-func (r *DiskRetirementReconciler) preflight(ctx context.Context, disk, joining *cephv1alpha1.Disk, cluster cephCluster) ([]cephv1alpha1.PreflightCheck, error) {
-	union, err := r.View.ComputeUnion(ctx, cluster.devices)
+// preflight runs the consumers' checks for taking disk out of the
+// cluster, joining counted in.
+func preflight(ctx context.Context, cluster ClusterState, disk, joining *cephv1alpha1.Disk) ([]cephv1alpha1.PreflightCheck, error) {
+	in, err := cluster.PreflightInput(ctx, disk, joining)
 	if err != nil {
 		return nil, err
-	}
-	gone := DeviceIDOf(disk)
-	var after []*cephv1alpha1.Disk
-	for _, d := range union.Disks {
-		if DeviceIDOf(d) != gone {
-			after = append(after, d)
-		}
-	}
-	if joining != nil {
-		after = append(after, joining)
-	}
-	in := PreflightInput{After: TiersOf(after)}
-	for _, kind := range consumerKinds {
-		consumers, err := kind.List(ctx, r.Client)
-		if err != nil {
-			return nil, err
-		}
-		for _, c := range consumers {
-			if !c.GetDeletionTimestamp().IsZero() {
-				continue
-			}
-			place, err := kind.Place(c, union.Tiers)
-			if err != nil {
-				continue // no disks (of its class): the consumer holds no data
-			}
-			name := kind.Kind() + " " + c.GetName()
-			in.Consumers = append(in.Consumers, ConsumerNeed{Consumer: name, Size: place.Data.Size, Domain: place.Data.FailureDomain, Class: place.Data.DeviceClass})
-			if place.Metadata.DeviceClass != place.Data.DeviceClass {
-				in.Consumers = append(in.Consumers, ConsumerNeed{Consumer: name + "'s metadata", Size: place.Metadata.Size, Domain: place.Metadata.FailureDomain, Class: place.Metadata.DeviceClass})
-			}
-		}
 	}
 	return Preflight(in), nil
 }
@@ -436,7 +424,7 @@ func (r *DiskRetirementReconciler) writeStatus(ctx context.Context, ret *cephv1a
 	if err := r.Client.Status().Patch(ctx, ret, patch.Status(status)); err != nil {
 		return fmt.Errorf("write DiskRetirement %s status: %w", ret.Name, err)
 	}
-	if status.Phase != before && r.Recorder != nil {
+	if status.Phase != before {
 		eventType := corev1.EventTypeNormal
 		if status.Phase == cephv1alpha1.RetirementRefused || status.Phase == cephv1alpha1.RetirementFailed {
 			eventType = corev1.EventTypeWarning
@@ -458,7 +446,7 @@ func (r *DiskRetirementReconciler) act(ctx context.Context, ret *cephv1alpha1.Di
 	case ActCephJob:
 		return r.createCephJob(ctx, ret, s.Request)
 	case ActDeleteDeployment:
-		d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: r.Config.ClusterNamespace, Name: f.Deployment.Deployment}}
+		d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: r.ClusterNamespace, Name: f.Deployment.Deployment}}
 		return client.IgnoreNotFound(r.Client.Delete(ctx, d))
 	case ActMarkRetired:
 		mark := "no-osd"
@@ -509,7 +497,7 @@ func (r *DiskRetirementReconciler) addReplacement(ctx context.Context, poolName,
 // update.go, controller.GetDaemonsToSkipReconcile).
 func (r *DiskRetirementReconciler) scaleOSD(ctx context.Context, id int32, replicas int32) error {
 	d := &appsv1.Deployment{}
-	d.Namespace, d.Name = r.Config.ClusterNamespace, rook.OSDDeploymentName(id)
+	d.Namespace, d.Name = r.ClusterNamespace, rook.OSDDeploymentName(id)
 	var label any // nil: the label goes
 	if replicas == 0 {
 		label = retiringLabelValue
@@ -534,20 +522,20 @@ func (r *DiskRetirementReconciler) createCephJob(ctx context.Context, ret *cephv
 			return err
 		}
 	}
-	job := cephjob.Render(r.Config.ClusterNamespace, retirementOwner(ret), req, image)
+	job := cephjob.Render(r.ClusterNamespace, retirementOwner(ret), req, image)
 	return client.IgnoreAlreadyExists(r.Client.Create(ctx, job))
 }
 
 // rookImage is the running Rook operator's image.
 func (r *DiskRetirementReconciler) rookImage(ctx context.Context) (string, error) {
-	return cephjob.OperatorImage(ctx, r.Live, r.Config.OperatorNamespace)
+	return cephjob.OperatorImage(ctx, r.Live, r.OperatorNamespace)
 }
 
 // annotateOSD puts RetirementAnnotation (uid) on an OSD's Deployment, or
 // takes it off ("").
 func (r *DiskRetirementReconciler) annotateOSD(ctx context.Context, id int32, uid string) error {
 	d := &appsv1.Deployment{}
-	d.Namespace, d.Name = r.Config.ClusterNamespace, rook.OSDDeploymentName(id)
+	d.Namespace, d.Name = r.ClusterNamespace, rook.OSDDeploymentName(id)
 	var value any // nil: the annotation goes
 	if uid != "" {
 		value = uid

@@ -1,4 +1,4 @@
-package main
+package retirement
 
 import (
 	"fmt"
@@ -102,11 +102,18 @@ type ConsumerNeed struct {
 	Class cephv1alpha1.DiskType
 }
 
+// Room is how many hosts and OSDs a device class has: where the copies of
+// a consumer on that class can go.
+type Room struct {
+	Hosts, OSDs int
+}
+
 // PreflightInput is what the consumers' checks are made against.
 type PreflightInput struct {
 	// After is the shared OSD set by device class once the disk is gone
-	// (its replacement, when it joined or is joining, included).
-	After     Tiers
+	// (its replacement, when it joined or is joining, included); "" is
+	// every OSD, whatever its class, and a class not there has no room.
+	After     map[cephv1alpha1.DiskType]Room
 	Consumers []ConsumerNeed
 }
 
@@ -139,10 +146,10 @@ func copiesCheck(in PreflightInput) cephv1alpha1.PreflightCheck {
 func hostsCheck(in PreflightInput) cephv1alpha1.PreflightCheck {
 	var short []string
 	for _, c := range in.Consumers {
-		tier := in.After.Of(c.Class)
-		have, unit := tier.Nodes, "hosts"
+		room := in.After[c.Class]
+		have, unit := room.Hosts, "hosts"
 		if c.Domain == rook.FailureDomainOSD {
-			have, unit = tier.OSDs, "OSDs"
+			have, unit = room.OSDs, "OSDs"
 		}
 		if c.Class != "" {
 			unit = string(c.Class) + " " + unit
@@ -151,7 +158,7 @@ func hostsCheck(in PreflightInput) cephv1alpha1.PreflightCheck {
 			short = append(short, fmt.Sprintf("%s keeps %d copies on different %s", c.Consumer, c.Size, unit))
 		}
 	}
-	after := fmt.Sprintf("%s and %s would remain", message.Plural(in.After.All.Nodes, "host"), message.Plural(in.After.All.OSDs, "OSD"))
+	after := fmt.Sprintf("%s and %s would remain", message.Plural(in.After[""].Hosts, "host"), message.Plural(in.After[""].OSDs, "OSD"))
 	if len(short) > 0 {
 		return cephv1alpha1.PreflightCheck{Name: CheckHosts, Message: fmt.Sprintf("%s: too few for %s; add a disk on another node first (a replacement does)", after, message.Clauses(short))}
 	}

@@ -1,4 +1,4 @@
-package main
+package retirement
 
 import (
 	"os/exec"
@@ -96,9 +96,11 @@ func TestFindOSDByLabel(t *testing.T) {
 }
 
 func TestPreflight(t *testing.T) {
-	healthy := PreflightInput{
-		After:     tiersWith(Tier{Nodes: 3, OSDs: 5}, Tier{Class: "ssd", Nodes: 2, OSDs: 2}),
-		Consumers: []ConsumerNeed{{Consumer: "BlockStorage db", Size: 3, Domain: rook.FailureDomainHost}},
+	healthy := func() PreflightInput {
+		return PreflightInput{
+			After:     map[cephv1alpha1.DiskType]Room{"": {Hosts: 3, OSDs: 5}, "ssd": {Hosts: 2, OSDs: 2}},
+			Consumers: []ConsumerNeed{{Consumer: "BlockStorage db", Size: 3, Domain: rook.FailureDomainHost}},
+		}
 	}
 	tests := []struct {
 		name   string
@@ -106,14 +108,14 @@ func TestPreflight(t *testing.T) {
 		failed map[string]string // check name -> part of its message
 	}{
 		{name: "enough hosts for every consumer", change: func(*PreflightInput) {}},
-		{name: "too few hosts for a consumer's copies", change: func(in *PreflightInput) { in.After.All.Nodes = 2 },
+		{name: "too few hosts for a consumer's copies", change: func(in *PreflightInput) { in.After[""] = Room{Hosts: 2, OSDs: 5} },
 			failed: map[string]string{CheckHosts: "2 hosts and 5 OSDs would remain: too few for BlockStorage db keeps 3 copies on different hosts"}},
 		{name: "copies on OSDs count OSDs", change: func(in *PreflightInput) {
-			in.After.All = Tier{Nodes: 1, OSDs: 1}
+			in.After[""] = Room{Hosts: 1, OSDs: 1}
 			in.Consumers = []ConsumerNeed{{Consumer: "FileStorage f", Size: 2, Domain: rook.FailureDomainOSD}}
 		}, failed: map[string]string{CheckHosts: "FileStorage f keeps 2 copies on different OSDs"}},
 		{name: "two copies on the OSDs of one node that remain", change: func(in *PreflightInput) {
-			in.After.All = Tier{Nodes: 1, OSDs: 2}
+			in.After[""] = Room{Hosts: 1, OSDs: 2}
 			in.Consumers = []ConsumerNeed{{Consumer: "FileStorage f", Size: 2, Domain: rook.FailureDomainOSD}}
 		}},
 		{name: "a consumer on a class counts that class's hosts", change: func(in *PreflightInput) {
@@ -128,7 +130,7 @@ func TestPreflight(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			in := healthy
+			in := healthy()
 			tc.change(&in)
 			checks := Preflight(in)
 			require.Len(t, checks, 2, "every check is reported")

@@ -1,4 +1,4 @@
-package main
+package retirement
 
 import (
 	"context"
@@ -66,30 +66,30 @@ func SweepOSD(f OrphanFacts) OrphanAction {
 	return OrphanDone
 }
 
-// retirementSweeper runs the sweep every Timing.Sweep (and at start).
-type retirementSweeper struct {
-	r   *DiskRetirementReconciler
-	log *slog.Logger
+// Sweeper runs the sweep every Timing.Sweep (and at start).
+type Sweeper struct {
+	Reconciler *DiskRetirementReconciler
+	Log        *slog.Logger
 }
 
-func (s *retirementSweeper) Start(ctx context.Context) error {
+func (s *Sweeper) Start(ctx context.Context) error {
 	for {
 		if err := s.sweep(ctx); err != nil && ctx.Err() == nil {
-			s.log.Warn("sweep of half-done retirements", "error", err)
+			s.Log.Warn("sweep of half-done retirements", "error", err)
 		}
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-time.After(s.r.timing().Sweep):
+		case <-time.After(s.Reconciler.timing().Sweep):
 		}
 	}
 }
 
 // sweep gives back every OSD a retirement that is gone left touched.
-func (s *retirementSweeper) sweep(ctx context.Context) error {
-	r := s.r
+func (s *Sweeper) sweep(ctx context.Context) error {
+	r := s.Reconciler
 	var list appsv1.DeploymentList
-	if err := r.Live.List(ctx, &list, client.InNamespace(r.Config.ClusterNamespace), client.MatchingLabels{rook.AppLabel: rook.OSDApp}); err != nil {
+	if err := r.Live.List(ctx, &list, client.InNamespace(r.ClusterNamespace), client.MatchingLabels{rook.AppLabel: rook.OSDApp}); err != nil {
 		return fmt.Errorf("list Rook's OSD Deployments: %w", err)
 	}
 	var rets cephv1alpha1.DiskRetirementList
@@ -109,7 +109,7 @@ func (s *retirementSweeper) sweep(ctx context.Context) error {
 	return nil
 }
 
-func (s *retirementSweeper) facts(ctx context.Context, d *appsv1.Deployment, rets []cephv1alpha1.DiskRetirement) (OrphanFacts, error) {
+func (s *Sweeper) facts(ctx context.Context, d *appsv1.Deployment, rets []cephv1alpha1.DiskRetirement) (OrphanFacts, error) {
 	uid, annotated := d.Annotations[cephv1alpha1.RetirementAnnotation]
 	f := OrphanFacts{Annotated: annotated, Stopped: d.Labels[cephv1.SkipReconcileLabelKey] == retiringLabelValue}
 	if !f.Annotated && !f.Stopped {
@@ -124,7 +124,7 @@ func (s *retirementSweeper) facts(ctx context.Context, d *appsv1.Deployment, ret
 			f.Owned = true
 		}
 	}
-	in, _, err := s.r.readCephJob(ctx, sweepInJobName(d))
+	in, _, err := s.Reconciler.readCephJob(ctx, sweepInJobName(d))
 	if err != nil {
 		return f, err
 	}
@@ -137,15 +137,15 @@ func sweepInJobName(d *appsv1.Deployment) string {
 	return cephjob.Name(d.UID, cephjob.Request{Verb: cephjob.VerbIn})
 }
 
-func (s *retirementSweeper) act(ctx context.Context, d *appsv1.Deployment, action OrphanAction) error {
-	r := s.r
+func (s *Sweeper) act(ctx context.Context, d *appsv1.Deployment, action OrphanAction) error {
+	r := s.Reconciler
 	id, _ := strconv.ParseInt(d.Labels[rook.OSDIDLabel], 10, 32)
 	switch action {
 	case OrphanScaleUp:
-		s.log.Warn("an OSD a retirement stopped has no retirement any more: starting it again", "deployment", d.Name)
+		s.Log.Warn("an OSD a retirement stopped has no retirement any more: starting it again", "deployment", d.Name)
 		return r.scaleOSD(ctx, int32(id), 1)
 	case OrphanMarkIn:
-		s.log.Warn("an OSD a retirement marked out has no retirement any more: marking it in", "deployment", d.Name)
+		s.Log.Warn("an OSD a retirement marked out has no retirement any more: marking it in", "deployment", d.Name)
 		image, err := r.rookImage(ctx)
 		if err != nil {
 			return err

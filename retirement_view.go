@@ -1,0 +1,89 @@
+package main
+
+import (
+	"context"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
+	"github.com/fundament-oss/ceph-rook/internal/retirement"
+)
+
+// retirementView is the plugin's view of the storage cluster as a
+// retirement reads it (retirement.Cluster): the CephCluster's device list
+// from the ClusterView, and what every consumer kind needs of the disks
+// that remain.
+type retirementView struct {
+	view   *ClusterView
+	client client.Client
+}
+
+func (c retirementView) Read(ctx context.Context) (retirement.ClusterState, error) {
+	cluster, err := c.view.ReadCephCluster(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return retirementViewRead{retirementView: c, cluster: cluster}, nil
+}
+
+// retirementViewRead is one read of the CephCluster.
+type retirementViewRead struct {
+	retirementView
+	cluster cephCluster
+}
+
+func (s retirementViewRead) Listed(d *cephv1alpha1.Disk) bool {
+	return s.cluster.devices[DeviceIDOf(d)]
+}
+
+// PreflightInput is the shared OSD set without gone (with joining, a
+// replacement that is not an OSD yet, counted as one) and every consumer's
+// replication now.
+func (s retirementViewRead) PreflightInput(ctx context.Context, gone, joining *cephv1alpha1.Disk) (retirement.PreflightInput, error) {
+	union, err := s.view.ComputeUnion(ctx, s.cluster.devices)
+	if err != nil {
+		return retirement.PreflightInput{}, err
+	}
+	goneID := DeviceIDOf(gone)
+	var after []*cephv1alpha1.Disk
+	for _, d := range union.Disks {
+		if DeviceIDOf(d) != goneID {
+			after = append(after, d)
+		}
+	}
+	if joining != nil {
+		after = append(after, joining)
+	}
+	in := retirement.PreflightInput{After: roomByClass(TiersOf(after))}
+	for _, kind := range consumerKinds {
+		consumers, err := kind.List(ctx, s.client)
+		if err != nil {
+			return retirement.PreflightInput{}, err
+		}
+		for _, c := range consumers {
+			if !c.GetDeletionTimestamp().IsZero() {
+				continue
+			}
+			place, err := kind.Place(c, union.Tiers)
+			if err != nil {
+				continue // no disks (of its class): the consumer holds no data
+			}
+			name := kind.Kind() + " " + c.GetName()
+			in.Consumers = append(in.Consumers, retirement.ConsumerNeed{Consumer: name, Size: place.Data.Size, Domain: place.Data.FailureDomain, Class: place.Data.DeviceClass})
+			if place.Metadata.DeviceClass != place.Data.DeviceClass {
+				in.Consumers = append(in.Consumers, retirement.ConsumerNeed{Consumer: name + "'s metadata", Size: place.Metadata.Size, Domain: place.Metadata.FailureDomain, Class: place.Metadata.DeviceClass})
+			}
+		}
+	}
+	return in, nil
+}
+
+// roomByClass is the hosts and OSDs of each tier present, and of every
+// disk ("").
+func roomByClass(t Tiers) map[cephv1alpha1.DiskType]retirement.Room {
+	room := map[cephv1alpha1.DiskType]retirement.Room{"": {Hosts: t.All.Nodes, OSDs: t.All.OSDs}}
+	for _, tier := range t.Present() {
+		room[tier.Class] = retirement.Room{Hosts: tier.Nodes, OSDs: tier.OSDs}
+	}
+	return room
+}
