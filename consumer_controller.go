@@ -28,6 +28,7 @@ import (
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
 	"github.com/fundament-oss/ceph-rook/internal/message"
 	"github.com/fundament-oss/ceph-rook/internal/patch"
+	"github.com/fundament-oss/ceph-rook/internal/rook"
 )
 
 // provisioningBackstop re-checks a Provisioning consumer even though the
@@ -275,13 +276,13 @@ func (r *ConsumerReconciler[T, R]) rookProgress(ctx context.Context, rook R, out
 
 // rookFailure is why Rook's last reconcile of a Rook object failed, from
 // its Events; empty when it did not, or no Event says.
-func (r *ConsumerReconciler[T, R]) rookFailure(ctx context.Context, rook R) (string, error) {
+func (r *ConsumerReconciler[T, R]) rookFailure(ctx context.Context, obj R) (string, error) {
 	var events corev1.EventList
-	if err := r.Live.List(ctx, &events, client.InNamespace(rook.GetNamespace()),
-		client.MatchingFields{"involvedObject.uid": string(rook.GetUID())}); err != nil {
-		return "", fmt.Errorf("read the Events of %s %s/%s: %w", r.Kind.rookKind, rook.GetNamespace(), rook.GetName(), err)
+	if err := r.Live.List(ctx, &events, client.InNamespace(obj.GetNamespace()),
+		client.MatchingFields{"involvedObject.uid": string(obj.GetUID())}); err != nil {
+		return "", fmt.Errorf("read the Events of %s %s/%s: %w", r.Kind.rookKind, obj.GetNamespace(), obj.GetName(), err)
 	}
-	why, _ := RookFailure(events.Items, rook.GetUID(), RookReporter(r.Kind.rookKind))
+	why, _ := rook.Failure(events.Items, obj.GetUID(), rook.Reporter(r.Kind.rookKind))
 	return why, nil
 }
 

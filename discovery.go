@@ -15,8 +15,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -403,31 +401,13 @@ func (t *deviceTree) describe(node, root string) cephv1alpha1.DiskStatus {
 	status.Available = status.Reason == ""
 	// What the node's tools reported is shown in the console and by
 	// kubectl describe: control characters (escape sequences, NULs) go.
-	status.Model, status.Serial, status.WWN = printable(status.Model), printable(status.Serial), printable(status.WWN)
-	status.Filesystem, status.Reason = printable(status.Filesystem), printable(status.Reason)
+	status.Model, status.Serial, status.WWN = message.Printable(status.Model), message.Printable(status.Serial), message.Printable(status.WWN)
+	status.Filesystem, status.Reason = message.Printable(status.Filesystem), message.Printable(status.Reason)
 	status.State = cephv1alpha1.DiskAvailable
 	if !status.Available {
 		status.State = cephv1alpha1.DiskInUse
 	}
 	return status
-}
-
-// printable drops from a string discovery reported what could mislead a
-// reader or a terminal: control characters (escape sequences, NULs),
-// format characters (bidi overrides, zero-width ones) and line and
-// paragraph separators.
-func printable(s string) string {
-	return strings.Map(func(r rune) rune {
-		if unsafeRune(r) {
-			return -1
-		}
-		return r
-	}, s)
-}
-
-// unsafeRune is a character no device name or displayed text may hold.
-func unsafeRune(r rune) bool {
-	return unicode.IsControl(r) || unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp) || r == utf8.RuneError
 }
 
 // MaxDevicePathLen bounds a device path: a file name may not pass 255

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
+	"github.com/fundament-oss/ceph-rook/internal/message"
 	"github.com/fundament-oss/ceph-rook/internal/simulate"
 )
 
@@ -490,8 +491,8 @@ func TestSafeDevicePath(t *testing.T) {
 }
 
 func TestPrintableDropsWhatMisleadsAReader(t *testing.T) {
-	assert.Equal(t, "Samsung SSD 870 evilgnus", printable("Samsung SSD 870 \u202eevil\u202c\u200bgnus\u2028\x1b"))
-	assert.Equal(t, "ST4000NM", printable("ST4000NM"))
+	assert.Equal(t, "Samsung SSD 870 evilgnus", message.Printable("Samsung SSD 870 \u202eevil\u202c\u200bgnus\u2028\x1b"))
+	assert.Equal(t, "ST4000NM", message.Printable("ST4000NM"))
 }
 
 // A kernel name with a bidi override would put a spoofed path into the
@@ -661,7 +662,7 @@ func FuzzParseDiscovery(f *testing.F) {
 			require.NotNil(t, d.Status.Size)
 			require.GreaterOrEqual(t, d.Status.Size.Sign(), 0)
 			for _, field := range []string{d.Status.Model, d.Status.Serial, d.Status.WWN, d.Status.Filesystem, d.Status.Reason, d.Status.Path} {
-				require.False(t, strings.ContainsFunc(field, unsafeRune), "control or format character in %q", field)
+				require.False(t, strings.ContainsFunc(field, message.Unsafe), "control or format character in %q", field)
 			}
 			if d.Status.Available {
 				require.NoError(t, SafeDevicePath(d.Status.StorageDevice()), "an available disk's device name reaches the CephCluster")

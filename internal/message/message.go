@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -102,4 +103,23 @@ func OrNone(s string) string {
 // by name, say.
 func Keys[V any](m map[string]V) string {
 	return strings.Join(slices.Sorted(maps.Keys(m)), ", ")
+}
+
+// Printable drops from a string discovery reported what could mislead a
+// reader or a terminal: control characters (escape sequences, NULs),
+// format characters (bidi overrides, zero-width ones) and line and
+// paragraph separators.
+func Printable(s string) string {
+	return strings.Map(func(r rune) rune {
+		if Unsafe(r) {
+			return -1
+		}
+		return r
+	}, s)
+}
+
+// Unsafe reports whether r is a character no device name or displayed
+// text may hold.
+func Unsafe(r rune) bool {
+	return unicode.IsControl(r) || unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp) || r == utf8.RuneError
 }

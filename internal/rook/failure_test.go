@@ -1,4 +1,4 @@
-package main
+package rook
 
 import (
 	"strings"
@@ -10,10 +10,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-func TestRookFailure(t *testing.T) {
+func TestFailure(t *testing.T) {
 	const store types.UID = "store-uid"
 	base := time.Date(2026, 12, 1, 14, 0, 0, 0, time.UTC)
-	rook := RookReporter("CephObjectStore")
+	rook := Reporter("CephObjectStore")
 	event := func(uid types.UID, typ, reason, msg string, minute int) corev1.Event {
 		return corev1.Event{
 			InvolvedObject: corev1.ObjectReference{UID: uid},
@@ -67,7 +67,7 @@ func TestRookFailure(t *testing.T) {
 		{name: "a success someone else reported hides no failure",
 			events: []corev1.Event{failed("real trouble", 1), by("intruder", succeeded(2))}, want: "real trouble", wantOK: true},
 		{name: "another Rook controller's Event is not this kind's",
-			events: []corev1.Event{by(RookReporter("CephBlockPool"), failed("a pool's trouble", 1))}},
+			events: []corev1.Event{by(Reporter("CephBlockPool"), failed("a pool's trouble", 1))}},
 		{name: "an Event from before reportingComponent: source.component",
 			events: []corev1.Event{func() corev1.Event { e := failed("older recorder", 1); e.ReportingController = ""; return e }()},
 			want:   "older recorder", wantOK: true},
@@ -83,20 +83,20 @@ func TestRookFailure(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, ok := RookFailure(tt.events, store, rook)
+			got, ok := Failure(tt.events, store, rook)
 			if got != tt.want || ok != tt.wantOK {
 				t.Errorf("RookFailure = %q, %v; want %q, %v", got, ok, tt.want, tt.wantOK)
 			}
 		})
 	}
 	t.Run("a long message is bounded", func(t *testing.T) {
-		got, _ := RookFailure([]corev1.Event{failed(strings.Repeat("x", 5000), 1)}, store, rook)
+		got, _ := Failure([]corev1.Event{failed(strings.Repeat("x", 5000), 1)}, store, rook)
 		if len(got) > 1024 || !strings.HasSuffix(got, " …") {
 			t.Errorf("RookFailure kept %d bytes: %q…", len(got), got[:40])
 		}
 	})
 	t.Run("a kind Rook does not report on", func(t *testing.T) {
-		if got, ok := RookFailure([]corev1.Event{by("", failed("x", 1))}, store, RookReporter("Nothing")); ok {
+		if got, ok := Failure([]corev1.Event{by("", failed("x", 1))}, store, Reporter("Nothing")); ok {
 			t.Errorf("RookFailure = %q", got)
 		}
 	})

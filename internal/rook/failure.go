@@ -1,4 +1,4 @@
-package main
+package rook
 
 import (
 	"strings"
@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/fundament-oss/ceph-rook/internal/message"
 	crhelper "github.com/fundament-oss/ceph-rook/pluginruntime/helpers/controllerruntime"
 )
 
@@ -17,25 +18,25 @@ import (
 // CephFilesystem or CephObjectStore shows phase "Failure", and
 // "Progressing" while it retries.
 const (
-	rookReconcileFailed    = "ReconcileFailed"
-	rookReconcileSucceeded = "ReconcileSucceeded"
+	reconcileFailed    = "ReconcileFailed"
+	reconcileSucceeded = "ReconcileSucceeded"
 )
 
-// RookReporter is the component Rook's controller for a kind reports its
+// Reporter is the component Rook's controller for a kind reports its
 // Events as: each controller's recorder is named "rook-" + its
 // controllerName (pkg/operator/ceph/pool, file and object, controller.go,
 // mgr.GetEventRecorderFor), which client-go's recorder writes to both
 // source.component and reportingComponent (seen so on the e2e cluster).
-func RookReporter(rookKind string) string { return rookReporters[rookKind] }
+func Reporter(rookKind string) string { return reporters[rookKind] }
 
-var rookReporters = map[string]string{
+var reporters = map[string]string{
 	"CephBlockPool":   "rook-ceph-block-pool-controller",
 	"CephFilesystem":  "rook-ceph-file-controller",
 	"CephObjectStore": "rook-ceph-object-controller",
 }
 
-// RookFailure is why Rook last failed to reconcile the object uid, read
-// from the Events reporter (RookReporter) wrote about it: the message of
+// Failure is why Rook last failed to reconcile the object uid, read
+// from the Events reporter (Reporter) wrote about it: the message of
 // the newest ReconcileFailed Event, unless a ReconcileSucceeded came after
 // it. ok is false when no Event says (they expire after an hour, and Rook
 // may not have written one yet). Events from anyone else are not Rook's
@@ -43,7 +44,7 @@ var rookReporters = map[string]string{
 // text into a consumer's status, or hide a failure behind a success), and
 // the message is cleaned and bounded as discovery's text is before it
 // reaches a status and the console.
-func RookFailure(events []corev1.Event, uid types.UID, reporter string) (message string, ok bool) {
+func Failure(events []corev1.Event, uid types.UID, reporter string) (why string, ok bool) {
 	if reporter == "" {
 		return "", false // not a kind Rook reports on
 	}
@@ -55,17 +56,17 @@ func RookFailure(events []corev1.Event, uid types.UID, reporter string) (message
 		}
 		at := eventLastSeen(e)
 		switch {
-		case e.Type == corev1.EventTypeWarning && e.Reason == rookReconcileFailed && !at.Before(failed):
-			failed, message = at, e.Message
-		case e.Reason == rookReconcileSucceeded && at.After(succeeded):
+		case e.Type == corev1.EventTypeWarning && e.Reason == reconcileFailed && !at.Before(failed):
+			failed, why = at, e.Message
+		case e.Reason == reconcileSucceeded && at.After(succeeded):
 			succeeded = at
 		}
 	}
-	message = crhelper.BoundNote(strings.TrimSpace(printable(message)))
-	if message == "" || succeeded.After(failed) {
+	why = crhelper.BoundNote(strings.TrimSpace(message.Printable(why)))
+	if why == "" || succeeded.After(failed) {
 		return "", false
 	}
-	return message, true
+	return why, true
 }
 
 // eventReporter is the component that reported e: reportingComponent,
