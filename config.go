@@ -152,7 +152,7 @@ type Config struct {
 	// RetirementTiming is how a DiskRetirement waits on Ceph; not read
 	// from the environment (zero: DefaultRetirementTiming). Tests shorten
 	// it.
-	RetirementTiming retirement.RetirementTiming
+	RetirementTiming retirement.Timing
 }
 
 // LoadConfig reads the FUNP_ environment through getenv (os.Getenv in

@@ -70,7 +70,7 @@ func harnessConfig(t *testing.T) Config {
 	cfg.ClusterNamespace = fmt.Sprintf("rook-cl-%d", n)
 	// Probes of the simulated Ceph answer within a pass of the simulation:
 	// asked often, and a drain that makes no progress for 10 s is stuck.
-	cfg.RetirementTiming = retirement.RetirementTiming{Poll: 100 * time.Millisecond, Stall: 10 * time.Second, Sweep: 200 * time.Millisecond}
+	cfg.RetirementTiming = retirement.Timing{Poll: 100 * time.Millisecond, Stall: 10 * time.Second, Sweep: 200 * time.Millisecond}
 	return cfg
 }
 

@@ -339,7 +339,7 @@ func setupReconcilers(mgr manager.Manager, cfg Config, host pluginruntime.Host) 
 			return fmt.Errorf("%s controller: %w", kind.Kind(), err)
 		}
 	}
-	retirements := &retirement.DiskRetirementReconciler{
+	retirements := &retirement.Reconciler{
 		Client: c, Live: mgr.GetAPIReader(), Cluster: retirementView{view: view, client: c},
 		ClusterNamespace: cfg.ClusterNamespace, OperatorNamespace: cfg.OperatorNamespace,
 		Recorder: recorder, Timing: cfg.RetirementTiming,

@@ -37,10 +37,10 @@ func retirementOwner(ret *cephv1alpha1.DiskRetirement) metav1.OwnerReference {
 	return metav1.OwnerReference{APIVersion: cephv1alpha1.GroupVersion.String(), Kind: "DiskRetirement", Name: ret.Name, UID: ret.UID}
 }
 
-// DiskRetirementReconciler carries out DiskRetirements: it gathers the
-// facts (retirementFacts), lets NextRetirementStep decide, writes the
+// Reconciler carries out DiskRetirements: it gathers the
+// facts (retirementFacts), lets Next decide, writes the
 // status the step names and then takes its one action.
-type DiskRetirementReconciler struct {
+type Reconciler struct {
 	Client client.Client
 	// Live reads what the cache does not hold (Rook's OSD Deployments and
 	// pods, the Ceph Jobs), straight from the API server.
@@ -53,8 +53,8 @@ type DiskRetirementReconciler struct {
 	// Recorder announces each phase in an Event on the DiskRetirement.
 	Recorder events.EventRecorder
 	// Timing is how the retirement waits on Ceph; zero is
-	// DefaultRetirementTiming.
-	Timing RetirementTiming
+	// DefaultTiming.
+	Timing Timing
 	// Clock is the time a retirement is judged at; SetupWithManager sets
 	// the real one when none is given.
 	Clock clock.PassiveClock
@@ -78,7 +78,7 @@ type ClusterState interface {
 	PreflightInput(ctx context.Context, gone, joining *cephv1alpha1.Disk) (PreflightInput, error)
 }
 
-func (r *DiskRetirementReconciler) SetupWithManager(mgr ctrl.Manager) error {
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Clock == nil {
 		r.Clock = clock.RealClock{}
 	}
@@ -88,7 +88,7 @@ func (r *DiskRetirementReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Complete(r)
 }
 
-func (r *DiskRetirementReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var ret cephv1alpha1.DiskRetirement
 	if err := r.Client.Get(ctx, req.NamespacedName, &ret); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -104,7 +104,7 @@ func (r *DiskRetirementReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	next := NextRetirementStep(facts)
+	next := Next(facts)
 	if err := r.writeStatus(ctx, &ret, next.Status); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -136,11 +136,11 @@ func refusedForGood(err error) bool {
 // jobRefused reads a Ceph Job the API server refused as a Job that failed
 // at once: the step that asked decides again with that answer (a refusal
 // before anything was touched, an abort after), instead of asking for ever.
-func (r *DiskRetirementReconciler) jobRefused(ctx context.Context, ret *cephv1alpha1.DiskRetirement, facts RetirementFacts, asked RetirementStep, err error) (ctrl.Result, error) {
+func (r *Reconciler) jobRefused(ctx context.Context, ret *cephv1alpha1.DiskRetirement, facts Facts, asked Step, err error) (ctrl.Result, error) {
 	facts.Status = asked.Status
 	facts.Answer = &cephjob.Answer{Done: true, Message: fmt.Sprintf("Kubernetes refused Ceph Job %s: %v", asked.Status.CephJob, err)}
 	facts.Verb, facts.Ceph, facts.CephJobMissing = asked.Request.Verb, nil, false
-	next := NextRetirementStep(facts)
+	next := Next(facts)
 	if next.Action == ActCephJob {
 		// The step asks again (an abort's "in"): wait before it does.
 		next.Action, next.Status.CephJob = ActNone, ""
@@ -154,9 +154,9 @@ func (r *DiskRetirementReconciler) jobRefused(ctx context.Context, ret *cephv1al
 	return ctrl.Result{RequeueAfter: r.timing().Poll}, nil
 }
 
-// timing is r.Timing, DefaultRetirementTiming for what it leaves zero.
-func (r *DiskRetirementReconciler) timing() RetirementTiming {
-	t, d := r.Timing, DefaultRetirementTiming
+// timing is r.Timing, DefaultTiming for what it leaves zero.
+func (r *Reconciler) timing() Timing {
+	t, d := r.Timing, DefaultTiming
 	for _, f := range []struct{ v, def *time.Duration }{{&t.Poll, &d.Poll}, {&t.Stall, &d.Stall}, {&t.Sweep, &d.Sweep}} {
 		if *f.v <= 0 {
 			*f.v = *f.def
@@ -170,16 +170,16 @@ func (r *DiskRetirementReconciler) timing() RetirementTiming {
 // brings that) and computes its checks afresh when confirmed; polling it
 // would compute the union every few seconds for a preview nobody may
 // still be looking at.
-func retirementWaitsOnNothingOutside(s RetirementStep) bool {
+func retirementWaitsOnNothingOutside(s Step) bool {
 	if s.Status.Phase == cephv1alpha1.RetirementSuspended {
 		return s.Action == ActNone
 	}
 	return s.Status.Phase.Finished() && !s.Status.OSDStopped && (s.Action == ActNone || s.Action == ActRelease)
 }
 
-// gather reads every fact NextRetirementStep decides on.
-func (r *DiskRetirementReconciler) gather(ctx context.Context, ret *cephv1alpha1.DiskRetirement) (RetirementFacts, error) {
-	f := RetirementFacts{
+// gather reads every fact Next decides on.
+func (r *Reconciler) gather(ctx context.Context, ret *cephv1alpha1.DiskRetirement) (Facts, error) {
+	f := Facts{
 		Name: ret.Name, UID: ret.UID, DiskName: ret.Spec.Disk, ReplacementName: ret.Spec.Replacement,
 		Status: ret.Status, Deleting: !ret.DeletionTimestamp.IsZero(), Suspend: ret.Spec.Suspend,
 		Now: r.Clock.Now(), Timing: r.timing(),
@@ -207,7 +207,7 @@ func (r *DiskRetirementReconciler) gather(ctx context.Context, ret *cephv1alpha1
 	if err := r.Live.List(ctx, &all); err != nil {
 		return f, fmt.Errorf("list DiskRetirements: %w", err)
 	}
-	f.Queue = QueueRetirement(ret, all.Items)
+	f.Queue = QueueOf(ret, all.Items)
 	osds, unreadable, err := r.osds(ctx)
 	if err != nil {
 		return f, err
@@ -242,7 +242,7 @@ func (r *DiskRetirementReconciler) gather(ctx context.Context, ret *cephv1alpha1
 
 // joining is a replacement that is not an OSD yet, which the consumers'
 // checks count as one (a suspended retirement's preview).
-func (f RetirementFacts) joining() *cephv1alpha1.Disk {
+func (f Facts) joining() *cephv1alpha1.Disk {
 	if f.ReplacementJoined {
 		return nil // already in the union
 	}
@@ -251,7 +251,7 @@ func (f RetirementFacts) joining() *cephv1alpha1.Disk {
 
 // gatherAnswer reads the Ceph Job the status names: missing, running, or
 // done with its answer (a probe's parsed).
-func (r *DiskRetirementReconciler) gatherAnswer(ctx context.Context, f *RetirementFacts) error {
+func (r *Reconciler) gatherAnswer(ctx context.Context, f *Facts) error {
 	if f.Status.CephJob == "" {
 		return nil
 	}
@@ -279,7 +279,7 @@ func (r *DiskRetirementReconciler) gatherAnswer(ctx context.Context, f *Retireme
 
 // readCephJob reads a Ceph Job of the cluster namespace and its pods: its
 // answer (nil when there is no such Job) and its verb.
-func (r *DiskRetirementReconciler) readCephJob(ctx context.Context, name string) (*cephjob.Answer, cephjob.Verb, error) {
+func (r *Reconciler) readCephJob(ctx context.Context, name string) (*cephjob.Answer, cephjob.Verb, error) {
 	job, answer, err := cephjob.Get(ctx, r.Live, r.ClusterNamespace, name)
 	if job == nil || err != nil {
 		return nil, "", err
@@ -288,11 +288,11 @@ func (r *DiskRetirementReconciler) readCephJob(ctx context.Context, name string)
 }
 
 // deleteCephJob deletes a Ceph Job whose answer was read, with its pod.
-func (r *DiskRetirementReconciler) deleteCephJob(ctx context.Context, name string) error {
+func (r *Reconciler) deleteCephJob(ctx context.Context, name string) error {
 	return cephjob.Delete(ctx, r.Client, r.ClusterNamespace, name)
 }
 
-func (r *DiskRetirementReconciler) disk(ctx context.Context, name string) (*cephv1alpha1.Disk, error) {
+func (r *Reconciler) disk(ctx context.Context, name string) (*cephv1alpha1.Disk, error) {
 	if name == "" {
 		return nil, nil
 	}
@@ -309,7 +309,7 @@ func (r *DiskRetirementReconciler) disk(ctx context.Context, name string) (*ceph
 
 // osds reads Rook's OSD Deployments: the parsed ones, and the names of
 // those that cannot be read.
-func (r *DiskRetirementReconciler) osds(ctx context.Context) ([]rook.OSD, []string, error) {
+func (r *Reconciler) osds(ctx context.Context) ([]rook.OSD, []string, error) {
 	var list appsv1.DeploymentList
 	if err := r.Live.List(ctx, &list, client.InNamespace(r.ClusterNamespace), client.MatchingLabels{rook.AppLabel: rook.OSDApp}); err != nil {
 		return nil, nil, fmt.Errorf("list Rook's OSD Deployments: %w", err)
@@ -329,7 +329,7 @@ func (r *DiskRetirementReconciler) osds(ctx context.Context) ([]rook.OSD, []stri
 
 // osdDeployment reads Rook's Deployment of OSD id by name: nil when it is
 // gone, and why when it exists but cannot be read.
-func (r *DiskRetirementReconciler) osdDeployment(ctx context.Context, id int32) (*rook.OSD, string, error) {
+func (r *Reconciler) osdDeployment(ctx context.Context, id int32) (*rook.OSD, string, error) {
 	var d appsv1.Deployment
 	err := r.Live.Get(ctx, client.ObjectKey{Namespace: r.ClusterNamespace, Name: rook.OSDDeploymentName(id)}, &d)
 	if apierrors.IsNotFound(err) {
@@ -356,7 +356,7 @@ func (r *DiskRetirementReconciler) osdDeployment(ctx context.Context, id int32) 
 }
 
 // nodePaths are the kernel and stable paths of every Disk on node.
-func (r *DiskRetirementReconciler) nodePaths(ctx context.Context, node string) (map[string]bool, error) {
+func (r *Reconciler) nodePaths(ctx context.Context, node string) (map[string]bool, error) {
 	var disks cephv1alpha1.DiskList
 	if err := r.Client.List(ctx, &disks, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("list Disks: %w", err)
@@ -376,7 +376,7 @@ func (r *DiskRetirementReconciler) nodePaths(ctx context.Context, node string) (
 	return paths, nil
 }
 
-func (r *DiskRetirementReconciler) gatherReplacement(ctx context.Context, f *RetirementFacts, cluster ClusterState, osds []rook.OSD, nodePaths map[string]bool, unreadable []string) error {
+func (r *Reconciler) gatherReplacement(ctx context.Context, f *Facts, cluster ClusterState, osds []rook.OSD, nodePaths map[string]bool, unreadable []string) error {
 	if f.ReplacementName == "" {
 		return nil
 	}
@@ -414,7 +414,7 @@ func preflight(ctx context.Context, cluster ClusterState, disk, joining *cephv1a
 }
 
 // writeStatus writes the step's status when it differs from the stored one.
-func (r *DiskRetirementReconciler) writeStatus(ctx context.Context, ret *cephv1alpha1.DiskRetirement, status cephv1alpha1.DiskRetirementStatus) error {
+func (r *Reconciler) writeStatus(ctx context.Context, ret *cephv1alpha1.DiskRetirement, status cephv1alpha1.DiskRetirementStatus) error {
 	status.ObservedGeneration = ret.Generation
 	status.Message = message.Bound(status.Message)
 	if equality.Semantic.DeepEqual(ret.Status, status) {
@@ -435,7 +435,7 @@ func (r *DiskRetirementReconciler) writeStatus(ctx context.Context, ret *cephv1a
 }
 
 // act takes the step's action.
-func (r *DiskRetirementReconciler) act(ctx context.Context, ret *cephv1alpha1.DiskRetirement, f RetirementFacts, s RetirementStep) error {
+func (r *Reconciler) act(ctx context.Context, ret *cephv1alpha1.DiskRetirement, f Facts, s Step) error {
 	switch s.Action {
 	case ActAddReplacement:
 		return r.addReplacement(ctx, s.Status.Pool, ret.Spec.Replacement)
@@ -477,7 +477,7 @@ func (r *DiskRetirementReconciler) act(ctx context.Context, ret *cephv1alpha1.Di
 
 // addReplacement appends the replacement to the pool's spec.disks, with an
 // optimistic lock so an edit made meanwhile is not overwritten.
-func (r *DiskRetirementReconciler) addReplacement(ctx context.Context, poolName, replacement string) error {
+func (r *Reconciler) addReplacement(ctx context.Context, poolName, replacement string) error {
 	var pool cephv1alpha1.DiskPool
 	if err := r.Client.Get(ctx, client.ObjectKey{Name: poolName}, &pool); err != nil {
 		return err
@@ -495,7 +495,7 @@ func (r *DiskRetirementReconciler) addReplacement(ctx context.Context, poolName,
 // re-applies every OSD Deployment with one replica on each CephCluster
 // reconcile, except those labelled so (pkg/operator/ceph/cluster/osd
 // update.go, controller.GetDaemonsToSkipReconcile).
-func (r *DiskRetirementReconciler) scaleOSD(ctx context.Context, id int32, replicas int32) error {
+func (r *Reconciler) scaleOSD(ctx context.Context, id int32, replicas int32) error {
 	d := &appsv1.Deployment{}
 	d.Namespace, d.Name = r.ClusterNamespace, rook.OSDDeploymentName(id)
 	var label any // nil: the label goes
@@ -510,7 +510,7 @@ func (r *DiskRetirementReconciler) scaleOSD(ctx context.Context, id int32, repli
 }
 
 // createCephJob creates a Ceph Job for ret with the Rook operator's image.
-func (r *DiskRetirementReconciler) createCephJob(ctx context.Context, ret *cephv1alpha1.DiskRetirement, req cephjob.Request) error {
+func (r *Reconciler) createCephJob(ctx context.Context, ret *cephv1alpha1.DiskRetirement, req cephjob.Request) error {
 	image, err := r.rookImage(ctx)
 	if err != nil {
 		return err
@@ -527,13 +527,13 @@ func (r *DiskRetirementReconciler) createCephJob(ctx context.Context, ret *cephv
 }
 
 // rookImage is the running Rook operator's image.
-func (r *DiskRetirementReconciler) rookImage(ctx context.Context) (string, error) {
+func (r *Reconciler) rookImage(ctx context.Context) (string, error) {
 	return cephjob.OperatorImage(ctx, r.Live, r.OperatorNamespace)
 }
 
 // annotateOSD puts RetirementAnnotation (uid) on an OSD's Deployment, or
 // takes it off ("").
-func (r *DiskRetirementReconciler) annotateOSD(ctx context.Context, id int32, uid string) error {
+func (r *Reconciler) annotateOSD(ctx context.Context, id int32, uid string) error {
 	d := &appsv1.Deployment{}
 	d.Namespace, d.Name = r.ClusterNamespace, rook.OSDDeploymentName(id)
 	var value any // nil: the annotation goes

@@ -11,8 +11,8 @@ import (
 	"github.com/fundament-oss/ceph-rook/internal/rook"
 )
 
-// Disk retirement: the pure decisions. The controller
-// (retirement_controller.go) gathers the facts and carries out the step.
+// Disk retirement: the pure decisions. The reconciler
+// (controller.go) gathers the facts and carries out the step.
 
 // OSDLookup is what the OSD Deployments say about one disk.
 type OSDLookup struct {
@@ -165,8 +165,8 @@ func hostsCheck(in PreflightInput) cephv1alpha1.PreflightCheck {
 	return cephv1alpha1.PreflightCheck{Name: CheckHosts, Passed: true, Message: after + ": enough for every consumer's copies"}
 }
 
-// RetirementQueue is where a retirement stands among the others.
-type RetirementQueue struct {
+// Queue is where a retirement stands among the others.
+type Queue struct {
 	// SameDisk is an older unfinished retirement of the same disk: the
 	// first asked keeps it.
 	SameDisk string
@@ -178,13 +178,13 @@ type RetirementQueue struct {
 	Ahead string
 }
 
-// QueueRetirement places self among all retirements: one that has touched
+// QueueOf places self among all retirements: one that has touched
 // the cluster (stopped an OSD, added a replacement, runs a Job) goes first,
 // then the oldest unfinished one (cephv1alpha1.OlderFirst) that is not held by
 // spec.suspend; a suspended one waits for its confirmation, not its turn.
 // One that runs keeps its turn whoever comes after.
-func QueueRetirement(self *cephv1alpha1.DiskRetirement, all []cephv1alpha1.DiskRetirement) RetirementQueue {
-	var q RetirementQueue
+func QueueOf(self *cephv1alpha1.DiskRetirement, all []cephv1alpha1.DiskRetirement) Queue {
+	var q Queue
 	selfRuns := runs(self.Status)
 	var sameDisk, running, first *cephv1alpha1.DiskRetirement
 	for i := range all {

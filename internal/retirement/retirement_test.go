@@ -160,7 +160,7 @@ func TestWipeInstructionsGiveTheShellTheDeviceAsWritten(t *testing.T) {
 	}
 }
 
-func TestQueueRetirement(t *testing.T) {
+func TestQueueOf(t *testing.T) {
 	at := func(name, disk string, minute int, phase cephv1alpha1.DiskRetirementPhase, suspend bool) cephv1alpha1.DiskRetirement {
 		r := cephv1alpha1.DiskRetirement{Spec: cephv1alpha1.DiskRetirementSpec{Disk: disk, Suspend: suspend}}
 		r.Name, r.CreationTimestamp = name, metav1.NewTime(time.Date(2026, 12, 3, 12, minute, 0, 0, time.UTC))
@@ -175,35 +175,35 @@ func TestQueueRetirement(t *testing.T) {
 		name   string
 		self   cephv1alpha1.DiskRetirement
 		others []cephv1alpha1.DiskRetirement
-		want   RetirementQueue
+		want   Queue
 	}{
-		{"alone", at("b", "d2", 5, pending, false), nil, RetirementQueue{}},
+		{"alone", at("b", "d2", 5, pending, false), nil, Queue{}},
 		{"an older one asked first goes first", at("b", "d2", 5, pending, false), []cephv1alpha1.DiskRetirement{at("a", "d1", 1, pending, false)},
-			RetirementQueue{Ahead: "DiskRetirement a, asked first"}},
-		{"a newer one waits for this one", at("a", "d1", 1, pending, false), []cephv1alpha1.DiskRetirement{at("b", "d2", 5, pending, false)}, RetirementQueue{}},
+			Queue{Ahead: "DiskRetirement a, asked first"}},
+		{"a newer one waits for this one", at("a", "d1", 1, pending, false), []cephv1alpha1.DiskRetirement{at("b", "d2", 5, pending, false)}, Queue{}},
 		{"one that runs goes first, however new", at("a", "d1", 1, pending, false), []cephv1alpha1.DiskRetirement{at("b", "d2", 5, removing, false)},
-			RetirementQueue{Ahead: "DiskRetirement b (Removing)"}},
+			Queue{Ahead: "DiskRetirement b (Removing)"}},
 		{"one adding its replacement runs", at("a", "d1", 1, pending, false), []cephv1alpha1.DiskRetirement{at("b", "d2", 5, cephv1alpha1.RetirementWaitingForReplacement, false)},
-			RetirementQueue{Ahead: "DiskRetirement b (WaitingForReplacement)"}},
+			Queue{Ahead: "DiskRetirement b (WaitingForReplacement)"}},
 		{"a suspended older one waits for its confirmation, not in the queue", at("b", "d2", 5, pending, false), []cephv1alpha1.DiskRetirement{at("a", "d1", 1, cephv1alpha1.RetirementSuspended, true)},
-			RetirementQueue{}},
+			Queue{}},
 		{"finished ones are no queue", at("b", "d2", 5, pending, false), []cephv1alpha1.DiskRetirement{at("a", "d1", 1, cephv1alpha1.RetirementRetired, false), at("c", "d3", 0, cephv1alpha1.RetirementRefused, false)},
-			RetirementQueue{}},
+			Queue{}},
 		{"one that runs keeps its turn when an older one is confirmed", func() cephv1alpha1.DiskRetirement {
 			r := at("b", "d2", 5, cephv1alpha1.RetirementStoppingOSD, false)
 			r.Status.OSDStopped = true
 			return r
-		}(), []cephv1alpha1.DiskRetirement{at("a", "d1", 1, pending, false)}, RetirementQueue{}},
+		}(), []cephv1alpha1.DiskRetirement{at("a", "d1", 1, pending, false)}, Queue{}},
 		{"the oldest of the same disk keeps it", at("c", "d1", 5, pending, false), []cephv1alpha1.DiskRetirement{at("b", "d1", 3, pending, false), at("a", "d1", 1, pending, false)},
-			RetirementQueue{SameDisk: "a"}},
+			Queue{SameDisk: "a"}},
 		{"the oldest asked first is named", at("c", "d3", 5, pending, false), []cephv1alpha1.DiskRetirement{at("b", "d2", 3, pending, false), at("a", "d1", 1, pending, false)},
-			RetirementQueue{Ahead: "DiskRetirement a, asked first"}},
+			Queue{Ahead: "DiskRetirement a, asked first"}},
 		{"ties on time go by name", at("b", "d2", 1, pending, false), []cephv1alpha1.DiskRetirement{at("a", "d1", 1, pending, false)},
-			RetirementQueue{Ahead: "DiskRetirement a, asked first"}},
+			Queue{Ahead: "DiskRetirement a, asked first"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			assert.Equal(t, tc.want, QueueRetirement(&tc.self, append(tc.others, tc.self)))
+			assert.Equal(t, tc.want, QueueOf(&tc.self, append(tc.others, tc.self)))
 		})
 	}
 }

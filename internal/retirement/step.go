@@ -14,36 +14,36 @@ import (
 	"github.com/fundament-oss/ceph-rook/internal/rook"
 )
 
-// RetirementAction is the one thing a retirement's reconcile does to the
+// Action is the one thing a retirement's reconcile does to the
 // cluster, after its status says it will: a crash between the two finds
 // the status and does the action again (each action is idempotent).
-type RetirementAction string
+type Action string
 
 const (
-	ActNone RetirementAction = ""
+	ActNone Action = ""
 	// ActAddReplacement adds the replacement Disk to the pool's spec.disks.
-	ActAddReplacement RetirementAction = "AddReplacement"
+	ActAddReplacement Action = "AddReplacement"
 	// ActCephJob creates the Ceph Job status.cephJob names (Request says
 	// what it runs).
-	ActCephJob RetirementAction = "CephJob"
+	ActCephJob Action = "CephJob"
 	// ActScaleDown scales the OSD's Deployment to zero, with Rook's
 	// do-not-reconcile label so that Rook does not start it again.
-	ActScaleDown RetirementAction = "ScaleDown"
+	ActScaleDown Action = "ScaleDown"
 	// ActScaleUp scales the OSD's Deployment back to one.
-	ActScaleUp RetirementAction = "ScaleUp"
+	ActScaleUp Action = "ScaleUp"
 	// ActDeleteDeployment deletes the purged OSD's Deployment, as Rook's
 	// own removal does (pkg/daemon/ceph/osd/remove.go).
-	ActDeleteDeployment RetirementAction = "DeleteDeployment"
+	ActDeleteDeployment Action = "DeleteDeployment"
 	// ActMarkRetired puts RetiredAnnotation on the Disk, which takes its
 	// device out of the CephCluster's list.
-	ActMarkRetired RetirementAction = "MarkRetired"
+	ActMarkRetired Action = "MarkRetired"
 	// ActRelease removes the retirement's finalizer: it holds nothing any
 	// more, and deleting it is immediate.
-	ActRelease RetirementAction = "Release"
+	ActRelease Action = "Release"
 )
 
-// RetirementTiming is how a retirement waits on Ceph.
-type RetirementTiming struct {
+// Timing is how a retirement waits on Ceph.
+type Timing struct {
 	// Poll is how long it waits between two probes of Ceph.
 	Poll time.Duration
 	// Stall is how long a wait may go without progress (no PG leaving a
@@ -55,13 +55,13 @@ type RetirementTiming struct {
 	Sweep time.Duration
 }
 
-// DefaultRetirementTiming: a probe every 15 seconds (Rook's own removal
+// DefaultTiming: a probe every 15 seconds (Rook's own removal
 // asks every 15 s, pkg/daemon/ceph/osd/remove.go); 30 minutes without a
 // single PG moving is no backfill that is merely slow.
-var DefaultRetirementTiming = RetirementTiming{Poll: 15 * time.Second, Stall: 30 * time.Minute, Sweep: time.Minute}
+var DefaultTiming = Timing{Poll: 15 * time.Second, Stall: 30 * time.Minute, Sweep: time.Minute}
 
-// RetirementFacts is everything a retirement's next step depends on.
-type RetirementFacts struct {
+// Facts is everything a retirement's next step depends on.
+type Facts struct {
 	// Name and UID are the DiskRetirement's, DiskName its spec.disk.
 	Name, DiskName string
 	UID            types.UID
@@ -74,7 +74,7 @@ type RetirementFacts struct {
 	// Listed says the disk's device is in the CephCluster's list.
 	Listed bool
 	// Queue is where the retirement stands among the others.
-	Queue RetirementQueue
+	Queue Queue
 	// ReplacementName is spec.replacement; Replacement its Disk (nil: none
 	// of that name), ReplacementInPool whether the pool lists it,
 	// ReplacementJoined whether its device is listed and Rook runs an OSD
@@ -107,25 +107,25 @@ type RetirementFacts struct {
 	CephJobMissing bool
 	// Now is the time of this reconcile; Timing its waits.
 	Now    time.Time
-	Timing RetirementTiming
+	Timing Timing
 }
 
-// RetirementStep is the status a reconcile writes and the action it then
+// Step is the status a reconcile writes and the action it then
 // takes; Request is the Ceph Job of ActCephJob.
-type RetirementStep struct {
+type Step struct {
 	Status  cephv1alpha1.DiskRetirementStatus
-	Action  RetirementAction
+	Action  Action
 	Request cephjob.Request
 }
 
-// NextRetirementStep decides a retirement's next step, in Ceph's order:
+// Next decides a retirement's next step, in Ceph's order:
 // checks (the consumers', then Ceph's, then the device's label) before
 // anything is touched; out while the OSD runs; stopped only once Ceph says
 // it is safe to destroy; purged (Ceph checking once more); the device
 // wiped only if its label names the purged OSD; and only then out of the
 // CephCluster. Until the purge, a cancellation, a refusal from Ceph or a
 // wait without progress aborts it: the OSD is started again and marked in.
-func NextRetirementStep(f RetirementFacts) RetirementStep {
+func Next(f Facts) Step {
 	switch {
 	case f.DeploymentUnreadable != "" && touched(f.Status):
 		return step(f, f.Status.Phase, ActNone, "osd.%d's Deployment cannot be read (%s): the plugin cannot tell whether the OSD runs or was removed and waits until it can; Rook writes that Deployment, so look at what changed it", osdID(f), f.DeploymentUnreadable)
@@ -169,7 +169,7 @@ func untouchedPhase(p cephv1alpha1.DiskRetirementPhase) bool {
 }
 
 // step is the status with phase and message replaced.
-func step(f RetirementFacts, phase cephv1alpha1.DiskRetirementPhase, action RetirementAction, format string, args ...any) RetirementStep {
+func step(f Facts, phase cephv1alpha1.DiskRetirementPhase, action Action, format string, args ...any) Step {
 	s := f.Status
 	s.Phase = phase
 	s.Message = fmt.Sprintf(format, args...)
@@ -178,18 +178,18 @@ func step(f RetirementFacts, phase cephv1alpha1.DiskRetirementPhase, action Reti
 		now := metav1.NewTime(f.Now)
 		s.AskedCephAt = &now
 	}
-	return RetirementStep{Status: s, Action: action}
+	return Step{Status: s, Action: action}
 }
 
 // then is f once s is taken: its status, and the answer read.
-func (f RetirementFacts) then(s RetirementStep) RetirementFacts {
+func (f Facts) then(s Step) Facts {
 	f.Status = s.Status
 	f.Answer, f.Verb, f.Ceph = nil, "", nil
 	return f
 }
 
 // ask is a step that runs verb for the retirement's OSD in a new Ceph Job.
-func ask(f RetirementFacts, phase cephv1alpha1.DiskRetirementPhase, verb cephjob.Verb, format string, args ...any) RetirementStep {
+func ask(f Facts, phase cephv1alpha1.DiskRetirementPhase, verb cephjob.Verb, format string, args ...any) Step {
 	s := step(f, phase, ActCephJob, format, args...)
 	s.Request = request(s.Status, verb, s.Status.CephJobs)
 	s.Status.CephJobs++
@@ -198,7 +198,7 @@ func ask(f RetirementFacts, phase cephv1alpha1.DiskRetirementPhase, verb cephjob
 }
 
 // again makes the Ceph Job the status names once more.
-func again(f RetirementFacts) RetirementStep {
+func again(f Facts) Step {
 	verb, seq, ok := cephjob.ParseName(f.Status.CephJob)
 	if !ok {
 		s := step(f, f.Status.Phase, ActNone, "%s", f.Status.Message)
@@ -223,24 +223,24 @@ func request(s cephv1alpha1.DiskRetirementStatus, verb cephjob.Verb, seq int32) 
 }
 
 // answered says the Ceph Job just read ran verb.
-func answered(f RetirementFacts, verb cephjob.Verb) bool {
+func answered(f Facts, verb cephjob.Verb) bool {
 	return f.Answer != nil && f.Verb == verb
 }
 
 // probeDue says a new probe may be asked: the last answer is older than
 // the poll interval.
-func probeDue(f RetirementFacts) bool {
+func probeDue(f Facts) bool {
 	return f.Status.AskedCephAt == nil || !f.Now.Before(f.Status.AskedCephAt.Add(f.Timing.Poll))
 }
 
 // stalled says a wait that began (or last progressed) at Progressed has
 // gone on longer than the stall limit.
-func stalled(f RetirementFacts) bool {
+func stalled(f Facts) bool {
 	return f.Status.Progressed != nil && f.Now.Sub(f.Status.Progressed.Time) > f.Timing.Stall
 }
 
 // progressed marks now as the last progress.
-func progressed(s *RetirementStep, now time.Time) {
+func progressed(s *Step, now time.Time) {
 	t := metav1.NewTime(now)
 	s.Status.Progressed = &t
 }
@@ -248,8 +248,8 @@ func progressed(s *RetirementStep, now time.Time) {
 // finished: a terminal retirement gives back a stopped OSD (one stopped by
 // an earlier version of the plugin, whose terminal phases did that), then
 // holds nothing: its finalizer goes, so deleting it is immediate.
-func finished(f RetirementFacts) RetirementStep {
-	s := RetirementStep{Status: f.Status}
+func finished(f Facts) Step {
+	s := Step{Status: f.Status}
 	switch {
 	case f.Status.OSDStopped && f.Deployment != nil && f.Deployment.Replicas == 0:
 		s.Action = ActScaleUp
@@ -261,8 +261,8 @@ func finished(f RetirementFacts) RetirementStep {
 	return s
 }
 
-func untouched(f RetirementFacts) RetirementStep {
-	refuse := func(format string, args ...any) RetirementStep {
+func untouched(f Facts) Step {
+	refuse := func(format string, args ...any) Step {
 		return step(f, cephv1alpha1.RetirementRefused, ActRelease, format, args...)
 	}
 	switch {
@@ -327,8 +327,8 @@ func untouched(f RetirementFacts) RetirementStep {
 
 // checkedByCeph reads the preflight probe: every Ceph check, and Ceph's
 // OSD being the one Rook's Deployment runs; then the device's label.
-func checkedByCeph(f RetirementFacts) RetirementStep {
-	refuse := func(format string, args ...any) RetirementStep {
+func checkedByCeph(f Facts) Step {
+	refuse := func(format string, args ...any) Step {
 		return step(f, cephv1alpha1.RetirementRefused, ActRelease, "refused, nothing was touched: "+format, args...)
 	}
 	if f.Ceph == nil {
@@ -362,7 +362,7 @@ func checkedByCeph(f RetirementFacts) RetirementStep {
 // it has booted (and been marked in), so until then the cluster's capacity
 // is what it was. One that does not come up within the stall limit is
 // refused, nothing touched.
-func replacementBooting(f RetirementFacts, r rook.OSD) RetirementStep {
+func replacementBooting(f Facts, r rook.OSD) Step {
 	if stalled(f) {
 		return step(f, cephv1alpha1.RetirementRefused, ActRelease, "refused, nothing was touched: replacement Disk %s's osd.%d did not come up and in within %s", f.ReplacementName, r.ID, f.Timing.Stall)
 	}
@@ -377,7 +377,7 @@ func replacementBooting(f RetirementFacts, r rook.OSD) RetirementStep {
 // a moment (peering after any map change, a scrub's repair, recovery that
 // is under way) rather than refusing at once; a Ceph that does not settle
 // within the stall limit is refused with the checks that failed.
-func settle(f RetirementFacts, settling, why string) RetirementStep {
+func settle(f Facts, settling, why string) Step {
 	if stalled(f) {
 		return step(f, cephv1alpha1.RetirementRefused, ActRelease, "refused, nothing was touched: Ceph did not settle in %s: %s", f.Timing.Stall, why)
 	}
@@ -401,7 +401,7 @@ func onlyHealthFailed(checks []cephv1alpha1.PreflightCheck) bool {
 // identified reads the device's BlueStore label: it must name the OSD,
 // or the device's name now points at another disk (kernel names change
 // across reboots, and Rook never refreshes the OSD's recorded path).
-func identified(f RetirementFacts) RetirementStep {
+func identified(f Facts) Step {
 	id := osdID(f)
 	if !f.Answer.Succeeded {
 		return step(f, cephv1alpha1.RetirementRefused, ActRelease, "refused, nothing was touched: the label of %s on node %s could not be read (%s)", f.Status.Device, f.Status.Node, f.Answer.Message)
@@ -437,9 +437,9 @@ func identified(f RetirementFacts) RetirementStep {
 // replacementStep adds the replacement to the pool and waits until it is
 // an OSD; waiting is false once it is (or when there is none). A suspended
 // retirement only checks it: the preflight counts it as joined.
-func replacementStep(f RetirementFacts) (RetirementStep, bool) {
+func replacementStep(f Facts) (Step, bool) {
 	if f.ReplacementName == "" {
-		return RetirementStep{}, false
+		return Step{}, false
 	}
 	r := f.Replacement
 	switch {
@@ -452,17 +452,17 @@ func replacementStep(f RetirementFacts) (RetirementStep, bool) {
 		}
 		return step(f, cephv1alpha1.RetirementRefused, ActRelease, "replacement Disk %s is not available (%s)", r.Name, why), true
 	case f.Suspend:
-		return RetirementStep{}, false
+		return Step{}, false
 	case !f.ReplacementInPool:
 		return step(f, cephv1alpha1.RetirementWaitingForReplacement, ActAddReplacement, "adding Disk %s to DiskPool %s", r.Name, f.Status.Pool), true
 	case !f.ReplacementJoined:
 		return step(f, cephv1alpha1.RetirementWaitingForReplacement, ActNone, "waiting for Rook to make replacement Disk %s an OSD; the old disk stays until it is", r.Name), true
 	}
-	return RetirementStep{}, false
+	return Step{}, false
 }
 
 // abort starts giving back what the retirement changed, for why.
-func abort(f RetirementFacts, why string) RetirementStep {
+func abort(f Facts, why string) Step {
 	s := step(f, cephv1alpha1.RetirementAborting, ActNone, "aborting: %s; giving osd.%d back", why, osdID(f))
 	s.Status.AbortReason = why
 	s.Status.PGsLeft = nil
@@ -471,7 +471,7 @@ func abort(f RetirementFacts, why string) RetirementStep {
 
 // draining waits, probe after probe, until Ceph says the OSD (out, still
 // running) is safe to destroy: no PG maps to it any more.
-func draining(f RetirementFacts) RetirementStep {
+func draining(f Facts) Step {
 	id := osdID(f)
 	switch {
 	case f.Deleting:
@@ -545,7 +545,7 @@ func othersDownButIn(c cephjob.Facts, osd int) string {
 }
 
 // waitOrAbort waits for the next probe unless the wait has stalled.
-func waitOrAbort(f RetirementFacts, why string) RetirementStep {
+func waitOrAbort(f Facts, why string) Step {
 	if stalled(f) {
 		return abort(f, fmt.Sprintf("%s for %s", why, f.Timing.Stall))
 	}
@@ -554,7 +554,7 @@ func waitOrAbort(f RetirementFacts, why string) RetirementStep {
 
 // stopping stops the drained OSD and waits until its pod is gone and Ceph
 // sees it down and still safe to destroy; then it is purged.
-func stopping(f RetirementFacts) RetirementStep {
+func stopping(f Facts) Step {
 	id := osdID(f)
 	switch {
 	case f.Deleting:
@@ -588,7 +588,7 @@ func stopping(f RetirementFacts) RetirementStep {
 }
 
 // removing purges the OSD from Ceph, then deletes its Deployment.
-func removing(f RetirementFacts) RetirementStep {
+func removing(f Facts) Step {
 	id := osdID(f)
 	switch {
 	case answered(f, cephjob.VerbPurge) && !f.Answer.Succeeded:
@@ -615,7 +615,7 @@ func removing(f RetirementFacts) RetirementStep {
 
 // wiping wipes the device, takes it out of the CephCluster, then deletes
 // the OSD's Deployment, as Rook's own removal does.
-func wiping(f RetirementFacts) RetirementStep {
+func wiping(f Facts) Step {
 	retired := f.Disk != nil && f.Disk.Annotations[cephv1alpha1.RetiredAnnotation] != ""
 	switch {
 	case answered(f, cephjob.VerbZap) && !f.Answer.Succeeded:
@@ -647,7 +647,7 @@ func wiping(f RetirementFacts) RetirementStep {
 // aborting gives back what the retirement changed, the OSD started before
 // it is marked in (an OSD marked in while down takes PGs it cannot serve),
 // then ends Cancelled or Failed with the reason.
-func aborting(f RetirementFacts) RetirementStep {
+func aborting(f Facts) Step {
 	id := osdID(f)
 	switch {
 	case f.Status.OSDStopped && f.Deployment != nil && f.Deployment.Replicas == 0:
@@ -676,14 +676,14 @@ func aborting(f RetirementFacts) RetirementStep {
 	return s
 }
 
-func retiredWhat(f RetirementFacts) string {
+func retiredWhat(f Facts) string {
 	if f.Status.OSDID == nil {
 		return fmt.Sprintf("%s of node %s is out of the CephCluster (it carried no OSD)", f.Status.Device, f.Status.Node)
 	}
 	return fmt.Sprintf("osd.%d is purged from Ceph, %s of node %s is wiped and out of the CephCluster", *f.Status.OSDID, f.Status.Device, f.Status.Node)
 }
 
-func osdID(f RetirementFacts) int32 {
+func osdID(f Facts) int32 {
 	if f.Status.OSDID == nil {
 		return -1
 	}

@@ -30,18 +30,18 @@ func newStepFixture() stepFixture {
 var consumersPass = []cephv1alpha1.PreflightCheck{{Name: CheckHosts, Passed: true}, {Name: CheckCopies, Passed: true}}
 
 // fresh is an untouched retirement of a listed, in-use disk with one OSD.
-func (x stepFixture) fresh() RetirementFacts {
+func (x stepFixture) fresh() Facts {
 	osd := x.osd
-	return RetirementFacts{
+	return Facts{
 		Name: "r", UID: "uid-r", DiskName: "a-sdb", Disk: retirementDisk("a-sdb", "node-a", "/dev/sdb", "/dev/disk/by-id/wwn-0xb"),
 		Listed: true, Lookup: OSDLookup{OSD: &osd}, Deployment: &osd, Preflight: consumersPass,
-		Now: x.now, Timing: RetirementTiming{Poll: 10 * time.Second, Stall: 30 * time.Minute},
+		Now: x.now, Timing: Timing{Poll: 10 * time.Second, Stall: 30 * time.Minute},
 	}
 }
 
 // replacing is fresh with a replacement in the pool whose Deployment Rook
 // made (osd.9, on node-a).
-func (x stepFixture) replacing() RetirementFacts {
+func (x stepFixture) replacing() Facts {
 	f := x.fresh()
 	f.ReplacementName = "a-sdd"
 	f.Replacement = retirementDisk("a-sdd", "node-a", "/dev/sdd", "/dev/disk/by-id/wwn-0xd")
@@ -52,7 +52,7 @@ func (x stepFixture) replacing() RetirementFacts {
 
 // at is a retirement in phase p that recorded osd.3, with the status
 // change applied.
-func (x stepFixture) at(p cephv1alpha1.DiskRetirementPhase, change func(*RetirementFacts)) RetirementFacts {
+func (x stepFixture) at(p cephv1alpha1.DiskRetirementPhase, change func(*Facts)) Facts {
 	f := x.fresh()
 	id := int32(3)
 	began := metav1.NewTime(x.now.Add(-time.Minute))
@@ -65,13 +65,13 @@ func (x stepFixture) at(p cephv1alpha1.DiskRetirementPhase, change func(*Retirem
 }
 
 // answer makes f read a finished Ceph Job of verb.
-func answer(f *RetirementFacts, verb cephjob.Verb, ok bool, message string) {
+func answer(f *Facts, verb cephjob.Verb, ok bool, message string) {
 	f.Status.CephJob = cephjob.Name(f.UID, cephjob.Request{Verb: verb, Seq: f.Status.CephJobs - 1})
 	f.Answer, f.Verb = &cephjob.Answer{Done: true, Succeeded: ok, Message: message}, verb
 }
 
 // probed makes f read a probe answer of facts.
-func probed(f *RetirementFacts, facts cephjob.Facts) {
+func probed(f *Facts, facts cephjob.Facts) {
 	answer(f, cephjob.VerbProbe, true, "{...}")
 	f.Ceph = &facts
 }
@@ -94,7 +94,7 @@ func safe(f *cephjob.Facts) {
 	f.OSD.In, f.OSD.SafeToDestroy.RC, f.OSD.SafeToDestroy.Message = false, 0, "OSD(s) 3 are safe to destroy without reducing data durability."
 }
 
-func TestNextRetirementStep(t *testing.T) {
+func TestNext(t *testing.T) {
 	x := newStepFixture()
 	stopped := x.osd
 	stopped.Replicas, stopped.Running = 0, 0
@@ -102,27 +102,27 @@ func TestNextRetirementStep(t *testing.T) {
 	stopping.Replicas = 0
 	tests := []struct {
 		name    string
-		facts   RetirementFacts
+		facts   Facts
 		phase   cephv1alpha1.DiskRetirementPhase
-		action  RetirementAction
+		action  Action
 		verb    cephjob.Verb // the Ceph Job asked, with ActCephJob
 		message string
 	}{
 		// Before anything is touched: the consumers, then Ceph, then the label.
 		{"first, ask Ceph", x.fresh(), cephv1alpha1.RetirementPending, ActCephJob, cephjob.VerbProbe, "asking Ceph whether it can lose osd.3"},
-		{"a consumers' check refuses before Ceph is asked", func() RetirementFacts {
+		{"a consumers' check refuses before Ceph is asked", func() Facts {
 			f := x.fresh()
 			f.Preflight = []cephv1alpha1.PreflightCheck{{Name: CheckHosts, Message: "1 host would remain"}, {Name: CheckCopies, Passed: true}}
 			return f
 		}(), cephv1alpha1.RetirementRefused, ActRelease, "", "refused, nothing was touched: Hosts: 1 host would remain"},
-		{"Ceph's checks pass: read the device's label", func() RetirementFacts { f := x.fresh(); probed(&f, cephWith(nil)); return f }(),
+		{"Ceph's checks pass: read the device's label", func() Facts { f := x.fresh(); probed(&f, cephWith(nil)); return f }(),
 			cephv1alpha1.RetirementPending, ActCephJob, cephjob.VerbIdentify, "Ceph can lose osd.3; reading the label of /dev/disk/by-id/wwn-0xb on node node-a"},
-		{"Ceph's checks refuse", func() RetirementFacts {
+		{"Ceph's checks refuse", func() Facts {
 			f := x.fresh()
 			probed(&f, cephWith(func(c *cephjob.Facts) { osdOf(c, 4).Up, osdOf(c, 4).In = false, false }))
 			return f
 		}(), cephv1alpha1.RetirementRefused, ActRelease, "", "Health: osd.4 (down and out): Ceph already lacks copies there"},
-		{"another OSD down but in (Rook restarting it): wait for it", func() RetirementFacts {
+		{"another OSD down but in (Rook restarting it): wait for it", func() Facts {
 			f := x.fresh()
 			probed(&f, cephWith(func(c *cephjob.Facts) {
 				osdOf(c, 4).Up = false
@@ -130,251 +130,251 @@ func TestNextRetirementStep(t *testing.T) {
 			}))
 			return f
 		}(), cephv1alpha1.RetirementPending, ActNone, "", "waiting for Ceph to settle (osd.4 down, 20 active+undersized+degraded) before anything is touched"},
-		{"PGs peering for a moment: wait for Ceph to settle", func() RetirementFacts {
+		{"PGs peering for a moment: wait for Ceph to settle", func() Facts {
 			f := x.fresh()
 			probed(&f, cephWith(func(c *cephjob.Facts) { c.PGStates = map[string]int{"active+clean": 119, "peering": 1} }))
 			return f
 		}(), cephv1alpha1.RetirementPending, ActNone, "", "waiting for Ceph to settle (1 peering) before anything is touched"},
-		{"Ceph does not settle within the stall limit: refused", func() RetirementFacts {
+		{"Ceph does not settle within the stall limit: refused", func() Facts {
 			f := x.fresh()
 			long := metav1.NewTime(x.now.Add(-time.Hour))
 			f.Status.Progressed = &long
 			probed(&f, cephWith(func(c *cephjob.Facts) { c.PGStates = map[string]int{"active+clean": 119, "peering": 1} }))
 			return f
 		}(), cephv1alpha1.RetirementRefused, ActRelease, "", "Ceph did not settle in 30m0s: Health: 1 PGs are peering"},
-		{"settling: the next probe waits for the poll interval", func() RetirementFacts {
+		{"settling: the next probe waits for the poll interval", func() Facts {
 			f := x.fresh()
 			began, asked := metav1.NewTime(x.now.Add(-time.Minute)), metav1.NewTime(x.now.Add(-time.Second))
 			f.Status.Progressed, f.Status.AskedCephAt, f.Status.Message = &began, &asked, "waiting for Ceph to settle"
 			return f
 		}(), cephv1alpha1.RetirementPending, ActNone, "", "waiting for Ceph to settle"},
-		{"Ceph did not answer", func() RetirementFacts {
+		{"Ceph did not answer", func() Facts {
 			f := x.fresh()
 			answer(&f, cephjob.VerbProbe, false, "DeadlineExceeded: Job was active longer than specified deadline")
 			return f
 		}(),
 			cephv1alpha1.RetirementRefused, ActRelease, "", "Ceph did not answer (DeadlineExceeded"},
-		{"Ceph's osd.3 is another OSD than Rook's", func() RetirementFacts {
+		{"Ceph's osd.3 is another OSD than Rook's", func() Facts {
 			f := x.fresh()
 			probed(&f, cephWith(func(c *cephjob.Facts) { c.OSD.UUID = "uuid-other" }))
 			return f
 		}(), cephv1alpha1.RetirementRefused, ActRelease, "", "Ceph's osd.3 has UUID uuid-other, Rook's Deployment says uuid-3"},
-		{"the replacement has a Deployment but its OSD has not booted: wait, nothing touched", func() RetirementFacts {
+		{"the replacement has a Deployment but its OSD has not booted: wait, nothing touched", func() Facts {
 			f := x.replacing()
 			probed(&f, cephWith(nil))
 			return f
 		}(), cephv1alpha1.RetirementWaitingForReplacement, ActNone, "", "waiting for Ceph to have replacement Disk a-sdd's osd.9 up and in"},
-		{"the replacement's OSD booted but is not in yet: wait", func() RetirementFacts {
+		{"the replacement's OSD booted but is not in yet: wait", func() Facts {
 			f := x.replacing()
 			probed(&f, cephWith(func(c *cephjob.Facts) {
 				c.Hosts[0].OSDs = append(c.Hosts[0].OSDs, cephjob.HostOSD{ID: 9, Up: true})
 			}))
 			return f
 		}(), cephv1alpha1.RetirementWaitingForReplacement, ActNone, "", "osd.9 up and in"},
-		{"the replacement's OSD is up and in: on to the label", func() RetirementFacts {
+		{"the replacement's OSD is up and in: on to the label", func() Facts {
 			f := x.replacing()
 			probed(&f, cephWith(func(c *cephjob.Facts) {
 				c.Hosts[0].OSDs = append(c.Hosts[0].OSDs, cephjob.HostOSD{ID: 9, Up: true, In: true, KB: 10 << 20})
 			}))
 			return f
 		}(), cephv1alpha1.RetirementPending, ActCephJob, cephjob.VerbIdentify, "Ceph can lose osd.3"},
-		{"the replacement's OSD never comes up: refused after the stall limit", func() RetirementFacts {
+		{"the replacement's OSD never comes up: refused after the stall limit", func() Facts {
 			f := x.replacing()
 			long := metav1.NewTime(x.now.Add(-31 * time.Minute))
 			f.Status.Progressed = &long
 			probed(&f, cephWith(nil))
 			return f
 		}(), cephv1alpha1.RetirementRefused, ActRelease, "", "replacement Disk a-sdd's osd.9 did not come up and in within 30m0s"},
-		{"between probes the wait for the replacement keeps its phase", func() RetirementFacts {
+		{"between probes the wait for the replacement keeps its phase", func() Facts {
 			f := x.replacing()
 			asked := metav1.NewTime(x.now.Add(-time.Second))
 			f.Status.Phase, f.Status.Progressed, f.Status.AskedCephAt = cephv1alpha1.RetirementWaitingForReplacement, &asked, &asked
 			f.Status.Message = "waiting for Ceph to have replacement Disk a-sdd's osd.9 up and in"
 			return f
 		}(), cephv1alpha1.RetirementWaitingForReplacement, ActNone, "", "osd.9 up and in"},
-		{"the label names the OSD: mark it out while it runs", func() RetirementFacts {
+		{"the label names the OSD: mark it out while it runs", func() Facts {
 			f := x.fresh()
 			answer(&f, cephjob.VerbIdentify, true, `{"osdUUID":"uuid-3"}`)
 			return f
 		}(), cephv1alpha1.RetirementDraining, ActCephJob, cephjob.VerbOut, "marking osd.3 out while it runs"},
-		{"the label names another OSD: the kernel names moved, that OSD is checked instead", func() RetirementFacts {
+		{"the label names another OSD: the kernel names moved, that OSD is checked instead", func() Facts {
 			f := x.fresh()
 			answer(&f, cephjob.VerbIdentify, true, `{"osdUUID":"uuid-5"}`)
 			return f
 		}(), cephv1alpha1.RetirementPending, ActNone, "", "holds the OSD with UUID uuid-5, not osd.3 (Rook recorded the kernel name"},
-		{"the label moves again after the OSD was found by it", func() RetirementFacts {
+		{"the label moves again after the OSD was found by it", func() Facts {
 			f := x.fresh()
 			f.Status.DeviceLabel = "uuid-3"
 			answer(&f, cephjob.VerbIdentify, true, `{"osdUUID":"uuid-5"}`)
 			return f
 		}(), cephv1alpha1.RetirementRefused, ActRelease, "", "holds the OSD with UUID uuid-5, not osd.3 (UUID uuid-3)"},
-		{"the device carries no label", func() RetirementFacts {
+		{"the device carries no label", func() Facts {
 			f := x.fresh()
 			answer(&f, cephjob.VerbIdentify, true, `{"osdUUID":""}`)
 			return f
 		}(), cephv1alpha1.RetirementRefused, ActRelease, "", "holds no OSD, not osd.3"},
-		{"suspended: every check shown, nothing touched", func() RetirementFacts {
+		{"suspended: every check shown, nothing touched", func() Facts {
 			f := x.fresh()
 			f.Suspend = true
 			answer(&f, cephjob.VerbIdentify, true, `{"osdUUID":"uuid-3"}`)
 			return f
 		}(), cephv1alpha1.RetirementSuspended, ActNone, "", "nothing is touched until spec.suspend is set to false"},
-		{"another retirement runs", func() RetirementFacts { f := x.fresh(); f.Queue.Ahead = "DiskRetirement q (Draining)"; return f }(),
+		{"another retirement runs", func() Facts { f := x.fresh(); f.Queue.Ahead = "DiskRetirement q (Draining)"; return f }(),
 			cephv1alpha1.RetirementPending, ActNone, "", "waiting for DiskRetirement q (Draining) to finish: Ceph retires one OSD at a time"},
-		{"a Ceph Job runs: wait for it", x.at(cephv1alpha1.RetirementDraining, func(f *RetirementFacts) {
+		{"a Ceph Job runs: wait for it", x.at(cephv1alpha1.RetirementDraining, func(f *Facts) {
 			f.Status.CephJob, f.Status.Message = "ceph-rook-probe-uidr-3", "osd.3 drains"
 		}),
 			cephv1alpha1.RetirementDraining, ActNone, "", "osd.3 drains (Ceph Job ceph-rook-probe-uidr-3 runs)"},
-		{"a Ceph Job the status names is gone: made again", x.at(cephv1alpha1.RetirementDraining, func(f *RetirementFacts) {
+		{"a Ceph Job the status names is gone: made again", x.at(cephv1alpha1.RetirementDraining, func(f *Facts) {
 			f.Status.CephJob, f.CephJobMissing = cephjob.Name(f.UID, cephjob.Request{Verb: cephjob.VerbOut, Seq: 3}), true
 		}), cephv1alpha1.RetirementDraining, ActCephJob, cephjob.VerbOut, ""},
 
 		// Draining.
-		{"marked out: ask how it drains", x.at(cephv1alpha1.RetirementDraining, func(f *RetirementFacts) { answer(f, cephjob.VerbOut, true, "marked out osd.3.") }),
+		{"marked out: ask how it drains", x.at(cephv1alpha1.RetirementDraining, func(f *Facts) { answer(f, cephjob.VerbOut, true, "marked out osd.3.") }),
 			cephv1alpha1.RetirementDraining, ActCephJob, cephjob.VerbProbe, "osd.3 is out"},
-		{"Ceph refused to mark it out: abort", x.at(cephv1alpha1.RetirementDraining, func(f *RetirementFacts) { answer(f, cephjob.VerbOut, false, "Error EPERM") }),
+		{"Ceph refused to mark it out: abort", x.at(cephv1alpha1.RetirementDraining, func(f *Facts) { answer(f, cephjob.VerbOut, false, "Error EPERM") }),
 			cephv1alpha1.RetirementAborting, ActNone, "", "aborting: Ceph did not mark osd.3 out (Error EPERM); giving osd.3 back"},
-		{"PGs left: wait", x.at(cephv1alpha1.RetirementDraining, func(f *RetirementFacts) {
+		{"PGs left: wait", x.at(cephv1alpha1.RetirementDraining, func(f *Facts) {
 			probed(f, cephWith(func(c *cephjob.Facts) {
 				osdOf(c, 3).PGs, osdOf(c, 3).In, c.PGStates = 20, false, map[string]int{"active+clean": 100, "active+remapped+backfilling": 20}
 			}))
 		}), cephv1alpha1.RetirementDraining, ActNone, "", "osd.3 is out and drains: 20 PGs left"},
-		{"no probe before the poll interval", x.at(cephv1alpha1.RetirementDraining, func(f *RetirementFacts) {
+		{"no probe before the poll interval", x.at(cephv1alpha1.RetirementDraining, func(f *Facts) {
 			asked := metav1.NewTime(x.now.Add(-time.Second))
 			f.Status.AskedCephAt = &asked
 		}), cephv1alpha1.RetirementDraining, ActNone, "", ""},
 		{"then one", x.at(cephv1alpha1.RetirementDraining, nil), cephv1alpha1.RetirementDraining, ActCephJob, cephjob.VerbProbe, ""},
-		{"drained: stop it", x.at(cephv1alpha1.RetirementDraining, func(f *RetirementFacts) { probed(f, cephWith(safe)) }),
+		{"drained: stop it", x.at(cephv1alpha1.RetirementDraining, func(f *Facts) { probed(f, cephWith(safe)) }),
 			cephv1alpha1.RetirementStoppingOSD, ActScaleDown, "", "Ceph says osd.3 is safe to destroy (no PG maps to it); stopping it"},
-		{"no PG moved for the stall limit: abort", x.at(cephv1alpha1.RetirementDraining, func(f *RetirementFacts) {
+		{"no PG moved for the stall limit: abort", x.at(cephv1alpha1.RetirementDraining, func(f *Facts) {
 			left, long := int32(20), metav1.NewTime(x.now.Add(-time.Hour))
 			f.Status.PGsLeft, f.Status.Progressed = &left, &long
 			probed(f, cephWith(func(c *cephjob.Facts) { osdOf(c, 3).PGs, osdOf(c, 3).In = 20, false }))
 		}), cephv1alpha1.RetirementAborting, ActNone, "", "no PG left osd.3 for 30m0s (20 left"},
-		{"a PG moved: not stalled", x.at(cephv1alpha1.RetirementDraining, func(f *RetirementFacts) {
+		{"a PG moved: not stalled", x.at(cephv1alpha1.RetirementDraining, func(f *Facts) {
 			left, long := int32(21), metav1.NewTime(x.now.Add(-time.Hour))
 			f.Status.PGsLeft, f.Status.Progressed = &left, &long
 			probed(f, cephWith(func(c *cephjob.Facts) { osdOf(c, 3).PGs, osdOf(c, 3).In = 20, false }))
 		}), cephv1alpha1.RetirementDraining, ActNone, "", "20 PGs left"},
-		{"another host goes down while it drains (Rook restarting its OSDs): hold", x.at(cephv1alpha1.RetirementDraining, func(f *RetirementFacts) {
+		{"another host goes down while it drains (Rook restarting its OSDs): hold", x.at(cephv1alpha1.RetirementDraining, func(f *Facts) {
 			probed(f, cephWith(func(c *cephjob.Facts) {
 				osdOf(c, 3).In = false
 				osdOf(c, 4).Up, osdOf(c, 5).Up = false, false
 			}))
 		}), cephv1alpha1.RetirementDraining, ActNone, "", "waiting for osd.4 on host node-c; osd.5 on host node-c, down but still in; asking again"},
-		{"held for the stall limit: abort", x.at(cephv1alpha1.RetirementDraining, func(f *RetirementFacts) {
+		{"held for the stall limit: abort", x.at(cephv1alpha1.RetirementDraining, func(f *Facts) {
 			long := metav1.NewTime(x.now.Add(-time.Hour))
 			f.Status.Progressed = &long
 			probed(f, cephWith(func(c *cephjob.Facts) { osdOf(c, 3).In, osdOf(c, 4).Up = false, false }))
 		}), cephv1alpha1.RetirementAborting, ActNone, "", "aborting: waiting for osd.4 on host node-c, down but still in for 30m0s; giving osd.3 back"},
-		{"drained, but another OSD is down: not stopped", x.at(cephv1alpha1.RetirementDraining, func(f *RetirementFacts) {
+		{"drained, but another OSD is down: not stopped", x.at(cephv1alpha1.RetirementDraining, func(f *Facts) {
 			probed(f, cephWith(func(c *cephjob.Facts) { safe(c); osdOf(c, 4).Up = false }))
 		}), cephv1alpha1.RetirementDraining, ActNone, "", "waiting for osd.4 on host node-c, down but still in"},
-		{"Ceph marks the down OSDs out: abort", x.at(cephv1alpha1.RetirementDraining, func(f *RetirementFacts) {
+		{"Ceph marks the down OSDs out: abort", x.at(cephv1alpha1.RetirementDraining, func(f *Facts) {
 			probed(f, cephWith(func(c *cephjob.Facts) {
 				osdOf(c, 3).In = false
 				osdOf(c, 4).Up, osdOf(c, 4).In = false, false
 			}))
 		}), cephv1alpha1.RetirementAborting, ActNone, "", "osd.4 on host node-c is down and out: Ceph lacks copies there while osd.3 drains"},
-		{"PGs peering right after the out: wait, not abort", x.at(cephv1alpha1.RetirementDraining, func(f *RetirementFacts) {
+		{"PGs peering right after the out: wait, not abort", x.at(cephv1alpha1.RetirementDraining, func(f *Facts) {
 			probed(f, cephWith(func(c *cephjob.Facts) {
 				osdOf(c, 3).In = false
 				c.Health.Status, c.Health.Checks = "HEALTH_WARN", map[string]string{"PG_AVAILABILITY": "Reduced data availability: 10 pgs peering"}
 				c.PGStates = map[string]int{"active+clean": 110, "peering": 10}
 			}))
 		}), cephv1alpha1.RetirementDraining, ActNone, "", "osd.3 is out and drains: 60 PGs left"},
-		{"an OSD nearly full while it drains: abort", x.at(cephv1alpha1.RetirementDraining, func(f *RetirementFacts) {
+		{"an OSD nearly full while it drains: abort", x.at(cephv1alpha1.RetirementDraining, func(f *Facts) {
 			probed(f, cephWith(func(c *cephjob.Facts) {
 				c.Health.Status, c.Health.Checks = "HEALTH_WARN", map[string]string{"OSD_NEARFULL": "1 nearfull osd(s)"}
 			}))
 		}), cephv1alpha1.RetirementAborting, ActNone, "", "Ceph reports OSD_NEARFULL"},
-		{"cancelled while it drains: give back", x.at(cephv1alpha1.RetirementDraining, func(f *RetirementFacts) { f.Deleting = true }),
+		{"cancelled while it drains: give back", x.at(cephv1alpha1.RetirementDraining, func(f *Facts) { f.Deleting = true }),
 			cephv1alpha1.RetirementAborting, ActCephJob, cephjob.VerbIn, "aborting (cancelled): marking osd.3 in again"},
 
 		// Stopping.
-		{"scale down again after a crash", x.at(cephv1alpha1.RetirementStoppingOSD, func(f *RetirementFacts) { f.Status.OSDStopped = true }),
+		{"scale down again after a crash", x.at(cephv1alpha1.RetirementStoppingOSD, func(f *Facts) { f.Status.OSDStopped = true }),
 			cephv1alpha1.RetirementStoppingOSD, ActScaleDown, "", "stopping osd.3"},
-		{"its pod still stops (terminating ones counted)", x.at(cephv1alpha1.RetirementStoppingOSD, func(f *RetirementFacts) { f.Status.OSDStopped, f.Deployment = true, &stopping }),
+		{"its pod still stops (terminating ones counted)", x.at(cephv1alpha1.RetirementStoppingOSD, func(f *Facts) { f.Status.OSDStopped, f.Deployment = true, &stopping }),
 			cephv1alpha1.RetirementStoppingOSD, ActNone, "", "waiting for osd.3's pod to stop (1 still there"},
-		{"pod gone: does Ceph see it down?", x.at(cephv1alpha1.RetirementStoppingOSD, func(f *RetirementFacts) { f.Status.OSDStopped, f.Deployment = true, &stopped }),
+		{"pod gone: does Ceph see it down?", x.at(cephv1alpha1.RetirementStoppingOSD, func(f *Facts) { f.Status.OSDStopped, f.Deployment = true, &stopped }),
 			cephv1alpha1.RetirementStoppingOSD, ActCephJob, cephjob.VerbProbe, "osd.3's pod is gone"},
-		{"Ceph still sees it up: wait", x.at(cephv1alpha1.RetirementStoppingOSD, func(f *RetirementFacts) {
+		{"Ceph still sees it up: wait", x.at(cephv1alpha1.RetirementStoppingOSD, func(f *Facts) {
 			f.Status.OSDStopped, f.Deployment = true, &stopped
 			probed(f, cephWith(safe))
 		}), cephv1alpha1.RetirementStoppingOSD, ActNone, "", "Ceph still sees it up"},
-		{"down and safe: purge", x.at(cephv1alpha1.RetirementStoppingOSD, func(f *RetirementFacts) {
+		{"down and safe: purge", x.at(cephv1alpha1.RetirementStoppingOSD, func(f *Facts) {
 			f.Status.OSDStopped, f.Deployment = true, &stopped
 			probed(f, cephWith(func(c *cephjob.Facts) { safe(c); c.OSD.Up = false; osdOf(c, 3).Up = false }))
 		}), cephv1alpha1.RetirementRemoving, ActCephJob, cephjob.VerbPurge, "osd.3 is down and safe to destroy; purging it"},
-		{"down but not safe for the stall limit: abort", x.at(cephv1alpha1.RetirementStoppingOSD, func(f *RetirementFacts) {
+		{"down but not safe for the stall limit: abort", x.at(cephv1alpha1.RetirementStoppingOSD, func(f *Facts) {
 			long := metav1.NewTime(x.now.Add(-time.Hour))
 			f.Status.OSDStopped, f.Deployment, f.Status.Progressed = true, &stopped, &long
 			probed(f, cephWith(func(c *cephjob.Facts) {
 				c.OSD.Up, c.OSD.SafeToDestroy.RC, c.OSD.SafeToDestroy.Message = false, 11, "Error EAGAIN: not all PGs are active+clean"
 			}))
 		}), cephv1alpha1.RetirementAborting, ActScaleUp, "", "aborting (osd.3 is down, and Ceph does not call it safe to destroy (Error EAGAIN"},
-		{"cancelled while stopping: start it again first", x.at(cephv1alpha1.RetirementStoppingOSD, func(f *RetirementFacts) { f.Status.OSDStopped, f.Deployment, f.Deleting = true, &stopped, true }),
+		{"cancelled while stopping: start it again first", x.at(cephv1alpha1.RetirementStoppingOSD, func(f *Facts) { f.Status.OSDStopped, f.Deployment, f.Deleting = true, &stopped, true }),
 			cephv1alpha1.RetirementAborting, ActScaleUp, "", "starting osd.3 again"},
 
 		// Removing, wiping.
-		{"Ceph refused the purge: probe again", x.at(cephv1alpha1.RetirementRemoving, func(f *RetirementFacts) {
+		{"Ceph refused the purge: probe again", x.at(cephv1alpha1.RetirementRemoving, func(f *Facts) {
 			f.Status.OSDStopped, f.Deployment = true, &stopped
 			answer(f, cephjob.VerbPurge, false, "Error EBUSY: OSD(s) 3 have 2 pgs currently mapped to them.")
 		}), cephv1alpha1.RetirementStoppingOSD, ActNone, "", "Ceph did not purge osd.3 (Error EBUSY"},
-		{"purged: wipe the device while its stopped Deployment keeps Rook away", x.at(cephv1alpha1.RetirementRemoving, func(f *RetirementFacts) {
+		{"purged: wipe the device while its stopped Deployment keeps Rook away", x.at(cephv1alpha1.RetirementRemoving, func(f *Facts) {
 			f.Status.OSDStopped, f.Deployment = true, &stopped
 			answer(f, cephjob.VerbPurge, true, "osd.3 is not in Ceph's OSD map")
 		}), cephv1alpha1.RetirementWiping, ActCephJob, cephjob.VerbZap, "osd.3 is purged; wiping /dev/disk/by-id/wwn-0xb on node node-a once its label is checked"},
-		{"cancelling does not stop a purge", x.at(cephv1alpha1.RetirementRemoving, func(f *RetirementFacts) {
+		{"cancelling does not stop a purge", x.at(cephv1alpha1.RetirementRemoving, func(f *Facts) {
 			f.Status.OSDStopped, f.Status.Purged, f.Deployment, f.Deleting = true, true, &stopped, true
 		}), cephv1alpha1.RetirementWiping, ActCephJob, cephjob.VerbZap, ""},
-		{"wiped and out: delete its Deployment", x.at(cephv1alpha1.RetirementWiping, func(f *RetirementFacts) {
+		{"wiped and out: delete its Deployment", x.at(cephv1alpha1.RetirementWiping, func(f *Facts) {
 			f.Status.OSDStopped, f.Status.Purged, f.Deployment = true, true, &stopped
 			f.Disk.Annotations = map[string]string{cephv1alpha1.RetiredAnnotation: "osd.3"}
 		}), cephv1alpha1.RetirementWiping, ActDeleteDeployment, "", "deleting osd.3's Deployment rook-ceph-osd-3"},
-		{"wiped: out of the CephCluster", x.at(cephv1alpha1.RetirementWiping, func(f *RetirementFacts) {
+		{"wiped: out of the CephCluster", x.at(cephv1alpha1.RetirementWiping, func(f *Facts) {
 			f.Status.Purged, f.Deployment = true, nil
 			answer(f, cephjob.VerbZap, true, "wiped /dev/sdb (it held the OSD with UUID uuid-3)")
 		}), cephv1alpha1.RetirementWiping, ActMarkRetired, "", "wiped /dev/sdb"},
-		{"the label names another OSD: not wiped, the operator told", x.at(cephv1alpha1.RetirementWiping, func(f *RetirementFacts) {
+		{"the label names another OSD: not wiped, the operator told", x.at(cephv1alpha1.RetirementWiping, func(f *Facts) {
 			f.Status.Purged, f.Deployment = true, nil
 			answer(f, cephjob.VerbZap, false, "refused: /dev/sdb holds the OSD with UUID uuid-5, not uuid-3")
 		}), cephv1alpha1.RetirementWiping, ActNone, "", "was not wiped (refused: /dev/sdb holds the OSD with UUID uuid-5"},
-		{"waiting for the device to leave the list", x.at(cephv1alpha1.RetirementWiping, func(f *RetirementFacts) {
+		{"waiting for the device to leave the list", x.at(cephv1alpha1.RetirementWiping, func(f *Facts) {
 			f.Status.Purged, f.Deployment = true, nil
 			f.Disk.Annotations = map[string]string{cephv1alpha1.RetiredAnnotation: "osd.3"}
 		}), cephv1alpha1.RetirementWiping, ActNone, "", "waiting for /dev/disk/by-id/wwn-0xb to leave"},
-		{"retired", x.at(cephv1alpha1.RetirementWiping, func(f *RetirementFacts) {
+		{"retired", x.at(cephv1alpha1.RetirementWiping, func(f *Facts) {
 			f.Status.Purged, f.Deployment, f.Listed = true, nil, false
 			f.Disk.Annotations = map[string]string{cephv1alpha1.RetiredAnnotation: "osd.3"}
 		}), cephv1alpha1.RetirementRetired, ActRelease, "", "retired: osd.3 is purged from Ceph, /dev/disk/by-id/wwn-0xb of node node-a is wiped and out of the CephCluster"},
 
 		// Aborting gives back in order: start, then mark in, then end.
-		{"in again once started", x.at(cephv1alpha1.RetirementAborting, func(f *RetirementFacts) { f.Status.AbortReason, f.Status.AskedCephAt = "no PG moved", nil }),
+		{"in again once started", x.at(cephv1alpha1.RetirementAborting, func(f *Facts) { f.Status.AbortReason, f.Status.AskedCephAt = "no PG moved", nil }),
 			cephv1alpha1.RetirementAborting, ActCephJob, cephjob.VerbIn, "marking osd.3 in again"},
-		{"Ceph refused to mark it in: ask again", x.at(cephv1alpha1.RetirementAborting, func(f *RetirementFacts) {
+		{"Ceph refused to mark it in: ask again", x.at(cephv1alpha1.RetirementAborting, func(f *Facts) {
 			f.Status.AbortReason = "no PG moved"
 			answer(f, cephjob.VerbIn, false, "Error ETIMEDOUT")
 		}), cephv1alpha1.RetirementAborting, ActNone, "", "Ceph did not mark osd.3 in (Error ETIMEDOUT); asking again"},
-		{"given back: Failed, with the reason", x.at(cephv1alpha1.RetirementAborting, func(f *RetirementFacts) {
+		{"given back: Failed, with the reason", x.at(cephv1alpha1.RetirementAborting, func(f *Facts) {
 			f.Status.AbortReason = "no PG moved"
 			answer(f, cephjob.VerbIn, true, "marked in osd.3.")
 		}), cephv1alpha1.RetirementFailed, ActRelease, "", "aborted: no PG moved; osd.3 is up and in again"},
-		{"given back after a cancel: Cancelled", x.at(cephv1alpha1.RetirementAborting, func(f *RetirementFacts) {
+		{"given back after a cancel: Cancelled", x.at(cephv1alpha1.RetirementAborting, func(f *Facts) {
 			f.Status.AbortReason, f.Deleting = "cancelled", true
 			answer(f, cephjob.VerbIn, true, "marked in osd.3.")
 		}), cephv1alpha1.RetirementCancelled, ActRelease, "", "aborted: cancelled"},
 
 		// Anything touched with a Deployment that cannot be read: hold.
-		{"an unreadable Deployment is not a gone one", x.at(cephv1alpha1.RetirementStoppingOSD, func(f *RetirementFacts) {
+		{"an unreadable Deployment is not a gone one", x.at(cephv1alpha1.RetirementStoppingOSD, func(f *Facts) {
 			f.Status.OSDStopped, f.Deployment, f.DeploymentUnreadable = true, nil, "no UUID"
 		}), cephv1alpha1.RetirementStoppingOSD, ActNone, "", "osd.3's Deployment cannot be read (no UUID)"},
-		{"nor while it drains", x.at(cephv1alpha1.RetirementDraining, func(f *RetirementFacts) { f.Deployment, f.DeploymentUnreadable = nil, "no UUID" }),
+		{"nor while it drains", x.at(cephv1alpha1.RetirementDraining, func(f *Facts) { f.Deployment, f.DeploymentUnreadable = nil, "no UUID" }),
 			cephv1alpha1.RetirementDraining, ActNone, "", "cannot tell whether the OSD runs"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := NextRetirementStep(tc.facts)
+			got := Next(tc.facts)
 			assert.Equal(t, tc.phase, got.Status.Phase, got.Status.Message)
 			assert.Equal(t, tc.action, got.Action, got.Status.Message)
 			assert.Contains(t, got.Status.Message, tc.message)
@@ -398,7 +398,7 @@ func TestKernelNamesMovedTheLabelFindsTheOSD(t *testing.T) {
 	x := newStepFixture()
 	f := x.fresh()
 	answer(&f, cephjob.VerbIdentify, true, `{"osdUUID":"uuid-5"}`)
-	moved := NextRetirementStep(f)
+	moved := Next(f)
 	require.Equal(t, "uuid-5", moved.Status.DeviceLabel)
 	assert.Nil(t, moved.Status.OSDID, "the OSD recorded at the kernel name is forgotten")
 	assert.Nil(t, moved.Status.AskedCephAt, "the next probe is due at once")
@@ -407,7 +407,7 @@ func TestKernelNamesMovedTheLabelFindsTheOSD(t *testing.T) {
 	recordedAtSdc := rook.OSD{ID: 5, Deployment: "rook-ceph-osd-5", Node: "node-a", UUID: "uuid-5", BlockPath: "/dev/sdc", Replicas: 1, Running: 1}
 	next.Lookup = FindOSDByLabel(next.Disk, []rook.OSD{x.osd, recordedAtSdc}, moved.Status.DeviceLabel)
 	next.Deployment = &recordedAtSdc
-	probe := NextRetirementStep(next)
+	probe := Next(next)
 	require.Equal(t, ActCephJob, probe.Action, probe.Status.Message)
 	assert.Equal(t, cephjob.VerbProbe, probe.Request.Verb)
 	assert.Equal(t, int32(5), probe.Request.OSDID)
@@ -415,11 +415,11 @@ func TestKernelNamesMovedTheLabelFindsTheOSD(t *testing.T) {
 
 	checked := next.then(probe)
 	probed(&checked, cephWith(func(c *cephjob.Facts) { c.OSD.ID, c.OSD.UUID = 5, "uuid-5"; osdOf(c, 3).ID = 5 }))
-	identify := NextRetirementStep(checked)
+	identify := Next(checked)
 	require.Equal(t, cephjob.VerbIdentify, identify.Request.Verb, identify.Status.Message)
 	labelled := checked.then(identify)
 	answer(&labelled, cephjob.VerbIdentify, true, `{"osdUUID":"uuid-5"}`)
-	out := NextRetirementStep(labelled)
+	out := Next(labelled)
 	assert.Equal(t, cephv1alpha1.RetirementDraining, out.Status.Phase, out.Status.Message)
 	assert.Equal(t, cephjob.VerbOut, out.Request.Verb)
 	assert.Equal(t, int32(5), out.Request.OSDID)
@@ -434,7 +434,7 @@ func TestEveryAbortGivesEverythingBack(t *testing.T) {
 	stopped.Replicas, stopped.Running = 0, 0
 	for _, start := range []cephv1alpha1.DiskRetirementPhase{cephv1alpha1.RetirementDraining, cephv1alpha1.RetirementStoppingOSD} {
 		t.Run(string(start), func(t *testing.T) {
-			f := x.at(start, func(f *RetirementFacts) {
+			f := x.at(start, func(f *Facts) {
 				f.Deleting = true
 				f.Status.OSDStopped = start == cephv1alpha1.RetirementStoppingOSD
 				if f.Status.OSDStopped {
@@ -443,7 +443,7 @@ func TestEveryAbortGivesEverythingBack(t *testing.T) {
 			})
 			started, in := !f.Status.OSDStopped, false
 			for range 10 {
-				s := NextRetirementStep(f)
+				s := Next(f)
 				switch s.Action {
 				case ActScaleUp:
 					up := x.osd
@@ -473,7 +473,7 @@ func TestEveryAbortGivesEverythingBack(t *testing.T) {
 
 func TestRetiredStatusSaysWhatIsLeftToDo(t *testing.T) {
 	x := newStepFixture()
-	got := NextRetirementStep(x.at(cephv1alpha1.RetirementWiping, func(f *RetirementFacts) {
+	got := Next(x.at(cephv1alpha1.RetirementWiping, func(f *Facts) {
 		f.Status.Purged, f.Deployment, f.Listed = true, nil, false
 		f.Disk.Annotations = map[string]string{cephv1alpha1.RetiredAnnotation: "osd.3"}
 	}))

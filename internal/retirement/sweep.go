@@ -68,7 +68,7 @@ func SweepOSD(f OrphanFacts) OrphanAction {
 
 // Sweeper runs the sweep every Timing.Sweep (and at start).
 type Sweeper struct {
-	Reconciler *DiskRetirementReconciler
+	Reconciler *Reconciler
 	Log        *slog.Logger
 }
 
