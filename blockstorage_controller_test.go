@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	cephv1 "github.com/rook/rook/pkg/apis/ceph.rook.io/v1"
 	"github.com/stretchr/testify/assert"
@@ -16,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -357,11 +358,12 @@ func TestACreateTheCacheHasNotSeenIsRetriedNotReported(t *testing.T) {
 	require.NoError(t, env.Client.Create(ctx, pool))
 
 	r := &ConsumerReconciler[*cephv1alpha1.BlockStorage, *cephv1.CephBlockPool]{Kind: blockStorageKind, consumerDeps: consumerDeps{
-		Client: staleReads{Client: env.Client, unseen: client.ObjectKeyFromObject(pool)},
-		Config: cfg,
-		View:   fixedView{nodes: 1},
-		Now:    time.Now,
-		Live:   env.Client,
+		Client:   staleReads{Client: env.Client, unseen: client.ObjectKeyFromObject(pool)},
+		Config:   cfg,
+		View:     fixedView{nodes: 1},
+		Clock:    clock.RealClock{},
+		Live:     env.Client,
+		Recorder: events.NewFakeRecorder(100),
 	}}
 	_, err := r.Reconcile(ctx, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(bs)})
 	require.Error(t, err, "the reconcile is retried")

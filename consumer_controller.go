@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -44,7 +45,7 @@ type consumerDeps struct {
 	// sized for.
 	View     consumerView
 	Recorder events.EventRecorder
-	Now      func() time.Time
+	Clock    clock.PassiveClock
 	// Live reads from the API server (the manager's API reader) what is
 	// wanted rarely and would be large to cache: Rook's Events about a
 	// Rook object that is not Ready, and the snapshot CRD.
@@ -81,8 +82,8 @@ type consumerView interface {
 // (so a foreign object in the way, and its removal, are noticed too) and
 // the ClusterView (the node count, the CephCluster's presence).
 func (r *ConsumerReconciler[T, R]) SetupWithManager(mgr manager.Manager) error {
-	if r.Now == nil {
-		r.Now = time.Now
+	if r.Clock == nil {
+		r.Clock = clock.RealClock{}
 	}
 	b := builder.ControllerManagedBy(mgr).
 		Named(strings.ToLower(r.Kind.kind)).
@@ -363,25 +364,25 @@ func defaultClassMessage(d *defaultClassOutcome) string {
 // announceReplicationChange makes a resize that moves data
 // visible as an Event; the condition is set with the status.
 func (r *ConsumerReconciler[T, R]) announceReplicationChange(obj T, change string) {
-	if change == "" || r.Recorder == nil {
+	if change == "" {
 		return
 	}
-	r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, "ReplicationChanged", "Resize", "%s", change)
+	r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, string(EventReplicationChanged), "Resize", "%s", change)
 }
 
 // announceCephWarning records what Ceph warns of because of the
 // consumer's pools once, as the CephWarning condition appears; the recorder
 // bounds the note.
 func (r *ConsumerReconciler[T, R]) announceCephWarning(obj T, prev cephv1alpha1.StorageStatus, warning string) {
-	if warning == "" || r.Recorder == nil || meta.FindStatusCondition(prev.Conditions, ConditionCephWarning) != nil {
+	if warning == "" || meta.FindStatusCondition(prev.Conditions, ConditionCephWarning) != nil {
 		return
 	}
-	r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, ReasonTooManyPGs, "Create", "%s", warning)
+	r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, string(EventTooManyPGs), "Create", "%s", warning)
 }
 
 func (r *ConsumerReconciler[T, R]) writeStatus(ctx context.Context, obj T, out consumerOutcome) error {
 	prev := obj.StorageStatus()
-	want := consumerStatus(*prev, out, obj.GetGeneration(), r.Now())
+	want := consumerStatus(*prev, out, obj.GetGeneration(), r.Clock.Now())
 	if equality.Semantic.DeepEqual(*prev, want) {
 		return nil
 	}

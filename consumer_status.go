@@ -39,6 +39,28 @@ const (
 	ReasonOverBudget        = "OverBudget"
 )
 
+// EventReason is the reason of an Event the core reconcilers write; the
+// retirement's Events take its phase as their reason, the upgrade's are
+// upgrade.EventReason.
+type EventReason string
+
+// The core's Event reasons.
+const (
+	// EventReplicationChanged: a consumer's pools were resized, which moves
+	// data (DescribeReplicationChange says why).
+	EventReplicationChanged EventReason = "ReplicationChanged"
+	// EventTooManyPGs: the consumer's pools take Ceph over its PGs per
+	// OSD, as the CephWarning condition (ReasonTooManyPGs) says.
+	EventTooManyPGs EventReason = ReasonTooManyPGs
+	// EventSnapshotClassRestored: someone edited the VolumeSnapshotClass
+	// the plugin derives, and it was put back.
+	EventSnapshotClassRestored EventReason = "SnapshotClassRestored"
+	// EventMalformedDiscovery and EventUnknownNode: a discovery ConfigMap
+	// the inventory could not read, or that names no Node of the cluster.
+	EventMalformedDiscovery EventReason = "MalformedDiscovery"
+	EventUnknownNode        EventReason = "UnknownNode"
+)
+
 // ReasonTooManyPGs is the CephWarning condition's reason: the PGs per OSD
 // pass mon_max_pg_per_osd, now or once the autoscaler grows the pools, and
 // Ceph reports TOO_MANY_PGS.

@@ -5,13 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -44,7 +44,7 @@ type DeviceListReconciler struct {
 	View   *ClusterView
 	// PoolStatus receives one event per pool whose status is to be written.
 	PoolStatus chan<- event.GenericEvent
-	Now        func() time.Time
+	Clock      clock.PassiveClock
 	// MaxBytes is the largest CephCluster it writes
 	// (Config.CephClusterMaxBytes).
 	MaxBytes int
@@ -62,8 +62,8 @@ type poolCheck struct {
 
 // SetupWithManager registers the controller and its indexes.
 func (r *DeviceListReconciler) SetupWithManager(mgr manager.Manager) error {
-	if r.Now == nil {
-		r.Now = time.Now
+	if r.Clock == nil {
+		r.Clock = clock.RealClock{}
 	}
 	r.checked = map[string]poolCheck{}
 	indexer := mgr.GetFieldIndexer()
@@ -174,7 +174,7 @@ func (r *DeviceListReconciler) handOnChangedPools(ctx context.Context, union Dis
 			continue // neither its status nor what decides it changed
 		}
 		report := res.Report(waitsOn)
-		if equality.Semantic.DeepEqual(pool.Status, report.DiskPoolStatus(pool.Status, ref, r.Now())) {
+		if equality.Semantic.DeepEqual(pool.Status, report.DiskPoolStatus(pool.Status, ref, r.Clock.Now())) {
 			r.checked[pool.Name] = check
 			continue
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -34,7 +35,7 @@ func TestAPoolNamingADiskNotReadYetRepublishesEveryNode(t *testing.T) {
 	} {
 		require.NoError(t, env.Client.Create(ctx, cm))
 	}
-	r := &DiskInventoryReconciler{Client: env.Client, Namespace: ns}
+	r := &DiskInventoryReconciler{Client: env.Client, Namespace: ns, Recorder: events.NewFakeRecorder(100)}
 	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
 	defer q.ShutDown()
 

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -51,7 +52,7 @@ type DiskInventoryReconciler struct {
 	Namespace string
 	Discovery DiscoveryOptions
 	Recorder  events.EventRecorder
-	Now       func() time.Time
+	Clock     clock.PassiveClock
 
 	// written holds a hash of the status last written per Disk: enough to
 	// recognise "already written" at a few bytes a disk.
@@ -62,8 +63,8 @@ type DiskInventoryReconciler struct {
 // (whose changes move claimedBy), and settles at start-up the nodes whose
 // ConfigMap vanished while the plugin was down.
 func (r *DiskInventoryReconciler) SetupWithManager(mgr ctrl.Manager) error {
-	if r.Now == nil {
-		r.Now = time.Now
+	if r.Clock == nil {
+		r.Clock = clock.RealClock{}
 	}
 	settle := manager.RunnableFunc(func(ctx context.Context) error {
 		if !mgr.GetCache().WaitForCacheSync(ctx) {
@@ -114,7 +115,7 @@ func (r *DiskInventoryReconciler) Reconcile(ctx context.Context, req reconcile.R
 			// ConfigMap and why, keep its Disks as they are, and wait for
 			// Rook to rewrite it (which triggers a new reconcile).
 			log.Error(err, "ignoring malformed discovery ConfigMap", "configMap", req.NamespacedName.String())
-			r.warn(&cm, "MalformedDiscovery", "%v", err)
+			r.warn(&cm, EventMalformedDiscovery, "%v", err)
 			return reconcile.Result{}, nil
 		}
 		node := cm.Labels[DiscoveryNodeLabel]
@@ -128,7 +129,7 @@ func (r *DiskInventoryReconciler) Reconcile(ctx context.Context, req reconcile.R
 			// let anyone who can write a ConfigMap there create thousands of
 			// Disks per name. Its Disks are kept, Missing, as for a node whose
 			// ConfigMap went; the Node's creation publishes them.
-			r.warn(&cm, "UnknownNode", "discovery ConfigMap %s reports node %q, which is not a Node of the cluster: its devices are published when the Node exists", req.NamespacedName, node)
+			r.warn(&cm, EventUnknownNode, "discovery ConfigMap %s reports node %q, which is not a Node of the cluster: its devices are published when the Node exists", req.NamespacedName, node)
 			discovered = nil
 		}
 	}
@@ -143,7 +144,7 @@ func (r *DiskInventoryReconciler) Reconcile(ctx context.Context, req reconcile.R
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	return reconcile.Result{}, r.publishAll(ctx, req.Name, PlanPublications(discovered, existing, owners, r.Now()))
+	return reconcile.Result{}, r.publishAll(ctx, req.Name, PlanPublications(discovered, existing, owners, r.Clock.Now()))
 }
 
 // nodeExists asks the cache of Node metadata (the inventory watches Nodes
@@ -160,10 +161,8 @@ func (r *DiskInventoryReconciler) nodeExists(ctx context.Context, node string) (
 	return true, nil
 }
 
-func (r *DiskInventoryReconciler) warn(cm *corev1.ConfigMap, reason, format string, args ...any) {
-	if r.Recorder != nil {
-		r.Recorder.Eventf(cm, nil, corev1.EventTypeWarning, reason, "Publish", format, args...)
-	}
+func (r *DiskInventoryReconciler) warn(cm *corev1.ConfigMap, reason EventReason, format string, args ...any) {
+	r.Recorder.Eventf(cm, nil, corev1.EventTypeWarning, string(reason), "Publish", format, args...)
 }
 
 // Publication is one Disk of a discovery ConfigMap and the status it

@@ -3,9 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -28,13 +28,13 @@ type DiskPoolStatusReconciler struct {
 	View   *ClusterView
 	// Pools is where the device-list job hands on the pools to write.
 	Pools <-chan event.GenericEvent
-	Now   func() time.Time
+	Clock clock.PassiveClock
 }
 
 // SetupWithManager registers the controller.
 func (r *DiskPoolStatusReconciler) SetupWithManager(mgr manager.Manager) error {
-	if r.Now == nil {
-		r.Now = time.Now
+	if r.Clock == nil {
+		r.Clock = clock.RealClock{}
 	}
 	return builder.ControllerManagedBy(mgr).
 		Named("diskpool-status").
@@ -59,7 +59,7 @@ func (r *DiskPoolStatusReconciler) Reconcile(ctx context.Context, req reconcile.
 		return reconcile.Result{}, nil
 	}
 	ref := &cephv1alpha1.ObjectReference{Namespace: r.View.Cluster.Namespace, Name: r.View.Cluster.Name}
-	want := report.DiskPoolStatus(pool.Status, ref, r.Now())
+	want := report.DiskPoolStatus(pool.Status, ref, r.Clock.Now())
 	if equality.Semantic.DeepEqual(pool.Status, want) {
 		return reconcile.Result{}, nil
 	}

@@ -154,10 +154,8 @@ func (r *ConsumerReconciler[T, R]) restoreSnapshotClass(ctx context.Context, obj
 	if err := patch.IfChanged(ctx, r.Client, base, have, client.MergeFromWithOptimisticLock{}); err != nil {
 		return fmt.Errorf("restore VolumeSnapshotClass %s: %w", have.Name, err)
 	}
-	if r.Recorder != nil {
-		r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, "SnapshotClassRestored", "Update",
-			"VolumeSnapshotClass %s was edited (%s): restored", have.Name, strings.Join(drift, "; "))
-	}
+	r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, string(EventSnapshotClassRestored), "Update",
+		"VolumeSnapshotClass %s was edited (%s): restored", have.Name, strings.Join(drift, "; "))
 	return nil
 }
 

@@ -429,6 +429,8 @@ func (r *Reconciler) writeStatus(ctx context.Context, ret *cephv1alpha1.DiskReti
 		if status.Phase == cephv1alpha1.RetirementRefused || status.Phase == cephv1alpha1.RetirementFailed {
 			eventType = corev1.EventTypeWarning
 		}
+		// The phase is the Event's reason: each phase is announced once,
+		// as it is entered.
 		r.Recorder.Eventf(ret, nil, eventType, string(status.Phase), "Retire", "%s", status.Message)
 	}
 	return nil
