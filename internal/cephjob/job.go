@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fundament-oss/ceph-rook/internal/rook"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -159,7 +160,7 @@ func Name(uid types.UID, req Request) string {
 // Render is the Job that runs req for owner, in namespace, with
 // rookImage.
 func Render(namespace string, owner metav1.OwnerReference, req Request, rookImage string) *batchv1.Job {
-	labels := map[string]string{"app": App, VerbLabel: string(req.Verb), OwnerLabel: string(owner.UID)}
+	labels := map[string]string{rook.AppLabel: App, VerbLabel: string(req.Verb), OwnerLabel: string(owner.UID)}
 	secretKey := func(key string) *corev1.EnvVarSource {
 		return &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "rook-ceph-mon"}, Key: key}}
 	}

@@ -12,7 +12,8 @@ const (
 	// HelmChartLabel is "rook-ceph-v1.18.11" on the operator Deployment:
 	// the chart release that made it.
 	HelmChartLabel = "helm.sh/chart"
-	// AppLabel is the label key of OSDApp and MonApp.
+	// AppLabel is the label key Rook puts an object's app in (OSDApp,
+	// MonApp); the plugin's Ceph Jobs carry theirs under it too.
 	AppLabel = "app"
 	// OSDApp is the app label of an OSD's Deployment and pods.
 	OSDApp = "rook-ceph-osd"

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 
 	"github.com/fundament-oss/ceph-rook/internal/cephjob"
+	"github.com/fundament-oss/ceph-rook/internal/rook"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -218,7 +219,7 @@ type simPool struct {
 // makes for the CephBlockPools, CephFilesystems and CephObjectStores in the
 // namespace, with their spec's size and failure domain.
 func (c *Ceph) pools(ctx context.Context) ([]simPool, error) {
-	pools := []simPool{{".mgr", 3, "host"}}
+	pools := []simPool{{".mgr", 3, rook.FailureDomainHost}}
 	for _, kind := range []string{"CephBlockPool", "CephFilesystem", "CephObjectStore"} {
 		list := &unstructured.UnstructuredList{}
 		list.SetGroupVersionKind(schema.GroupVersionKind{Group: "ceph.rook.io", Version: "v1", Kind: kind + "List"})
@@ -237,7 +238,7 @@ func (c *Ceph) pools(ctx context.Context) ([]simPool, error) {
 				}
 				domain, _, _ := unstructured.NestedString(spec, "failureDomain")
 				if domain == "" {
-					domain = "host"
+					domain = rook.FailureDomainHost
 				}
 				pools = append(pools, simPool{Name: o.GetName() + "/" + strings.Join(path[1:], "."), Size: int(size), Domain: domain})
 			}
@@ -247,7 +248,7 @@ func (c *Ceph) pools(ctx context.Context) ([]simPool, error) {
 				size, _, _ := unstructured.NestedInt64(spec, "replicated", "size")
 				domain, _, _ := unstructured.NestedString(spec, "failureDomain")
 				if domain == "" {
-					domain = "host"
+					domain = rook.FailureDomainHost
 				}
 				pools = append(pools, simPool{Name: fmt.Sprintf("%s/data%d", o.GetName(), i), Size: int(size), Domain: domain})
 			}
@@ -268,7 +269,7 @@ func (c *Ceph) placeable(pools []simPool) bool {
 	}
 	for _, p := range pools {
 		have := len(hosts)
-		if p.Domain == "osd" {
+		if p.Domain == rook.FailureDomainOSD {
 			have = osds
 		}
 		if p.Size > have {
@@ -521,7 +522,7 @@ func (c *Ceph) kernelPath(ctx context.Context, node, device string) (string, err
 // and the kubelet would write them.
 func (c *Ceph) runJobs(ctx context.Context, pools []simPool) error {
 	var jobs batchv1.JobList
-	if err := c.Client.List(ctx, &jobs, client.InNamespace(c.Namespace), client.MatchingLabels{"app": cephjob.App}); err != nil {
+	if err := c.Client.List(ctx, &jobs, client.InNamespace(c.Namespace), client.MatchingLabels{rook.AppLabel: cephjob.App}); err != nil {
 		return err
 	}
 	for i := range jobs.Items {

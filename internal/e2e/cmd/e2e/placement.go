@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/fundament-oss/ceph-rook/internal/rook"
 )
 
 // placement is what Ceph says about where copies live: every pool's size
@@ -166,7 +168,7 @@ func (p *placement) spread(size int, domain string) error {
 			return fmt.Errorf("PG %s of %s is %s", pg.id, pg.pool, pg.state)
 		}
 		hosts := p.hostsOf(pg.acting)
-		if len(pg.acting) != size || domain == "host" && len(hosts) != size {
+		if len(pg.acting) != size || domain == rook.FailureDomainHost && len(hosts) != size {
 			return fmt.Errorf("PG %s of %s acts on OSDs %v on hosts %v, want %d copies on %s", pg.id, pg.pool, pg.acting, hosts, size, domain)
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fundament-oss/ceph-rook/internal/e2e/payload"
+	"github.com/fundament-oss/ceph-rook/internal/rook"
 )
 
 // consumerKinds are the kinds of the e2e's consumers, each named e2e.
@@ -31,9 +32,9 @@ const blockPool = "ceph-e2e"
 // hosts from two nodes on.
 func expectedReplication(nodes int) (int, string) {
 	if nodes >= 2 {
-		return min(3, nodes), "host"
+		return min(3, nodes), rook.FailureDomainHost
 	}
-	return 1, "osd"
+	return 1, rook.FailureDomainOSD
 }
 
 // join writes the payload, then adds the other nodes' disks to the
@@ -134,7 +135,7 @@ func (r *run) contribute(nodes []string, reason, change string) error {
 	}
 	r.step("Ceph: every pool of %v at size %d on %s %s after the edit; every PG of them active+clean after %s; %d of %d PGs changed their acting set",
 		after.consumerPools(), size, domain, resized.Round(time.Second), time.Since(start).Round(time.Second), after.moved(before), len(after.pgs))
-	r.step("Ceph: every PG of the consumers' pools acts on %d OSDs on %s", size, map[bool]string{true: "as many distinct hosts", false: "any hosts"}[domain == "host"])
+	r.step("Ceph: every PG of the consumers' pools acts on %d OSDs on %s", size, map[bool]string{true: "as many distinct hosts", false: "any hosts"}[domain == rook.FailureDomainHost])
 	return r.verifyPayload("after " + change)
 }
 

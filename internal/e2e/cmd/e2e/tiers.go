@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fundament-oss/ceph-rook/internal/rook"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -75,7 +76,7 @@ func (r *run) checkTier(consumer *unstructured.Unstructured, t tier, classOSDs [
 		if cp.take != "default~"+t.class {
 			return fmt.Errorf("pool %s is on rule %s, which takes %q, want default~%s", pool, cp.rule, cp.take, t.class)
 		}
-		if cp.size != t.hosts || cp.domain != "host" {
+		if cp.size != t.hosts || cp.domain != rook.FailureDomainHost {
 			return fmt.Errorf("pool %s: size %d on %s, want %d on host (%s is on %d hosts)", pool, cp.size, cp.domain, t.hosts, t.class, t.hosts)
 		}
 		if left := rulesOf(p.rules, pool); len(left) != 1 || left[0] != pool {
