@@ -42,7 +42,7 @@ const diskConfigMapIndex = "discoveryConfigMap"
 // daemon reports. A request is one discovery ConfigMap (namespace/name).
 //
 // It is the only writer of Disks, and it remembers what it wrote
-// (writeMemory): a reconcile that runs before the cache has seen its own
+// (patch.Memory): a reconcile that runs before the cache has seen its own
 // create or status write neither creates again nor writes the same status
 // twice. That keeps convergence free of AlreadyExists retries and at two
 // writes per new disk. A Disk deleted from outside is published again at

@@ -8,7 +8,7 @@ import (
 	"strings"
 )
 
-// Facts is a probe's answer (cephjob/probe.py): what Ceph itself says
+// Facts is a probe's answer (probe.py): what Ceph itself says
 // about one OSD and the cluster around it.
 type Facts struct {
 	Health struct {

@@ -30,7 +30,7 @@ type Verb string
 
 const (
 	// VerbProbe reads Ceph's facts about one OSD and the cluster around it
-	// (cephjob/probe.py): health, pools and their failure domains, hosts
+	// (probe.py): health, pools and their failure domains, hosts
 	// and OSDs with usage and PGs, the full ratios, safe-to-destroy.
 	VerbProbe Verb = "probe"
 	// VerbOut marks the OSD out while it still runs: Ceph copies its PGs

@@ -116,7 +116,7 @@ func TestParseCephFacts(t *testing.T) {
 	}
 }
 
-// The probe (cephjob/probe.py) run by python3 against a fake librados that
+// The probe (probe.py) run by python3 against a fake librados that
 // answers with Ceph's formats (testdata/ceph): what it prints parses, and
 // says what the answers said.
 func TestProbeScript(t *testing.T) {

@@ -85,7 +85,7 @@ func FindOSDByLabel(disk *cephv1alpha1.Disk, osds []rook.OSD, label string) OSDL
 }
 
 // Preflight check names: the consumers' (the Ceph-side ones are in
-// retirement_ceph.go).
+// ceph.go).
 const (
 	CheckHosts    = "Hosts"
 	CheckCopies   = "Copies"

@@ -51,7 +51,7 @@ type Timing struct {
 	// down) before the retirement is aborted.
 	Stall time.Duration
 	// Sweep is how often the plugin looks for OSDs a retirement that is
-	// gone left touched (retirement_sweep.go).
+	// gone left touched (sweep.go).
 	Sweep time.Duration
 }
 

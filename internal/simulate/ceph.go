@@ -24,7 +24,7 @@ import (
 )
 
 // Ceph plays Ceph's side of the plugin's Ceph Jobs (the root package's
-// cephjob.go; label app=ceph-rook-ceph-job): a model of the OSD map, the
+// internal/cephjob; label app=ceph-rook-ceph-job): a model of the OSD map, the
 // PGs on each OSD and the BlueStore labels on the devices, which answers
 // each verb as Ceph does and moves PGs off OSDs that are out, a few per
 // pass. What it models, from Ceph's source:
@@ -39,7 +39,7 @@ import (
 //     them, PGs backfilling off OSDs that are out and up;
 //   - a prepared device carries the OSD's BlueStore label until zapped.
 //
-// The answers are in the probe's wire format (cephjob/probe.py), so the
+// The answers are in the probe's wire format (internal/cephjob/probe.py), so the
 // plugin parses them as it parses real Ceph's.
 type Ceph struct {
 	Client    client.Client
@@ -392,7 +392,7 @@ func (c *Ceph) health() (string, map[string]string) {
 	return status, checks
 }
 
-// probe answers cephjob/probe.py for osd id, in its wire format.
+// probe answers internal/cephjob/probe.py for osd id, in its wire format.
 func (c *Ceph) probe(id int, pools []simPool) (string, error) {
 	status, checks := c.health()
 	hosts := map[string][][]int64{}

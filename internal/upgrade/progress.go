@@ -16,7 +16,7 @@ import (
 	"github.com/fundament-oss/ceph-rook/pluginruntime"
 )
 
-// Where an upgrade stands: the pure decisions. The plan (planUpgrade) says
+// Where an upgrade stands: the pure decisions. The plan (PlanFrom) says
 // which step is due and whether its preflight passed; the progress says how
 // far Rook has rolled the daemons onto a step already taken. Together they
 // make the State the plugin reports, records on the CephCluster for
