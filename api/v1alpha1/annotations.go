@@ -84,5 +84,7 @@ const ReconcileForLoopDevicesAnnotation = "ceph.fundament.io/reconcile-for-loop-
 // UpgradePGJobAnnotation on the plugin's CephCluster names the Ceph Job
 // that asks Ceph for its PG states before an upgrade step, while it runs:
 // written before the Job is created and taken off once its answer was
-// read, so that a plugin that restarts reads that Job's answer.
+// read, so that a plugin that restarts reads that Job's answer. A value
+// that is not this cluster's own PG-states Job name (a restored or copied
+// annotation) is never read or deleted: a new Job is asked instead.
 const UpgradePGJobAnnotation = "ceph.fundament.io/upgrade-pg-job"

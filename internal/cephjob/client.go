@@ -29,7 +29,9 @@ func Get(ctx context.Context, live client.Reader, namespace, name string) (*batc
 		return nil, Answer{}, fmt.Errorf("read Ceph Job %s: %w", name, err)
 	}
 	var pods corev1.PodList
-	if err := live.List(ctx, &pods, client.InNamespace(namespace), client.MatchingLabels{batchv1.JobNameLabel: name}); err != nil {
+	// By the Job's UID, not its name: the pods of an earlier Job of the
+	// same name (deleted, its pods not yet collected) are not this one's.
+	if err := live.List(ctx, &pods, client.InNamespace(namespace), client.MatchingLabels{batchv1.ControllerUidLabel: string(job.UID)}); err != nil {
 		return nil, Answer{}, fmt.Errorf("list the pods of Ceph Job %s: %w", name, err)
 	}
 	return &job, Read(&job, pods.Items), nil

@@ -553,7 +553,7 @@ func (c *Ceph) finish(ctx context.Context, job *batchv1.Job, code int, message s
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: job.Name + "-sim", Namespace: job.Namespace,
-			Labels:          map[string]string{"batch.kubernetes.io/job-name": job.Name, "job-name": job.Name, SimulatedLabel: "true"},
+			Labels:          map[string]string{batchv1.JobNameLabel: job.Name, "job-name": job.Name, batchv1.ControllerUidLabel: string(job.UID), SimulatedLabel: "true"},
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: job.Name, UID: job.UID}},
 		},
 		Spec: *job.Spec.Template.Spec.DeepCopy(),

@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"time"
 
 	cephv1 "github.com/rook/rook/pkg/apis/ceph.rook.io/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -14,6 +16,7 @@ import (
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -75,7 +78,9 @@ func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 		Named("upgrade").
 		For(cluster, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
 			return o.GetNamespace() == key.Namespace && o.GetName() == key.Name
-		}))).
+		}), predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+			return !onlyUpgradeRecordChanged(e.ObjectOld, e.ObjectNew)
+		}})).
 		Complete(r)
 }
 
@@ -140,6 +145,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 // Job is created again.
 func (r *Reconciler) askPGStates(ctx context.Context, cluster *cephv1.CephCluster) (pgs map[string]int, asking bool, err error) {
 	name := cluster.Annotations[cephv1alpha1.UpgradePGJobAnnotation]
+	if name != "" && !isPGJobOf(cluster, name) {
+		// Not a name this cluster's asks make (a restored or copied
+		// annotation, another verb's Job): never read or delete that Job.
+		log.FromContext(ctx).Info("the CephCluster names a Job that is not its PG-states Job; asking anew", "job", name)
+		name = ""
+	}
 	if name == "" {
 		name = cephjob.Name(cluster.UID, r.pgRequest())
 		if err := r.recordPGJob(ctx, cluster, name); err != nil {
@@ -170,6 +181,13 @@ func (r *Reconciler) askPGStates(ctx context.Context, cluster *cephv1.CephCluste
 	return pgs, false, err
 }
 
+// isPGJobOf says whether name is a PG-states Job name this cluster's asks
+// make: the pgs verb, and the cluster's own UID.
+func isPGJobOf(cluster *cephv1.CephCluster, name string) bool {
+	verb, seq, ok := cephjob.ParseName(name)
+	return ok && verb == cephjob.VerbPGStates && cephjob.Name(cluster.UID, cephjob.Request{Verb: verb, Seq: seq}) == name
+}
+
 // pgRequest is the request of a new PG-states Job: its sequence is the
 // clock's, so that each ask has a Job of its own.
 func (r *Reconciler) pgRequest() cephjob.Request {
@@ -185,7 +203,11 @@ func (r *Reconciler) recordPGJob(ctx context.Context, cluster *cephv1.CephCluste
 		value = name
 	}
 	body := patch.Merge(map[string]any{"metadata": map[string]any{"annotations": map[string]any{cephv1alpha1.UpgradePGJobAnnotation: value}}})
-	if err := r.Client.Patch(ctx, cluster, body); err != nil {
+	// The patch goes through the object's metadata alone, so that cluster
+	// stays the snapshot the step is judged on.
+	meta := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: cluster.Namespace, Name: cluster.Name}}
+	meta.SetGroupVersionKind(cephv1.SchemeGroupVersion.WithKind("CephCluster"))
+	if err := r.Client.Patch(ctx, meta, body); err != nil {
 		return fmt.Errorf("record Ceph Job %s on CephCluster %s: %w", name, r.cluster(), err)
 	}
 	return nil
@@ -199,10 +221,7 @@ func (r *Reconciler) startPGJob(ctx context.Context, cluster *cephv1.CephCluster
 	if err != nil {
 		return err
 	}
-	verb, seq, ok := cephjob.ParseName(name)
-	if !ok || verb != cephjob.VerbPGStates {
-		return fmt.Errorf("CephCluster %s records %q as its PG-states Job, which is not the name of one", r.cluster(), name)
-	}
+	verb, seq, _ := cephjob.ParseName(name) // askPGStates made or checked it (isPGJobOf)
 	owner := metav1.OwnerReference{APIVersion: cephv1.SchemeGroupVersion.String(), Kind: "CephCluster", Name: cluster.Name, UID: cluster.UID}
 	job := cephjob.Render(r.Targets.ClusterNamespace, owner, cephjob.Request{Verb: verb, Seq: seq}, image)
 	if err := client.IgnoreAlreadyExists(r.Client.Create(ctx, job)); err != nil {
@@ -280,4 +299,28 @@ func recordedUpgrade(cluster *cephv1.CephCluster) *State {
 		return nil
 	}
 	return &s
+}
+
+// onlyUpgradeRecordChanged says whether an update of the CephCluster
+// changed nothing but the upgrade's own annotations (its record, its
+// PG-states Job): the reconciler's own writes, which must not wake it (a
+// failed PG answer would be asked again at once, Job after Job, instead of
+// at the next poll). Rook's status refreshes, spec and label changes still
+// do.
+func onlyUpgradeRecordChanged(old, updated client.Object) bool {
+	o, ok1 := old.(*unstructured.Unstructured)
+	n, ok2 := updated.(*unstructured.Unstructured)
+	if !ok1 || !ok2 {
+		return false
+	}
+	withoutRecord := func(u *unstructured.Unstructured) map[string]string {
+		a := maps.Clone(u.GetAnnotations())
+		delete(a, cephv1alpha1.UpgradeAnnotation)
+		delete(a, cephv1alpha1.UpgradePGJobAnnotation)
+		return a
+	}
+	return o.GetGeneration() == n.GetGeneration() &&
+		maps.Equal(o.GetLabels(), n.GetLabels()) &&
+		maps.Equal(withoutRecord(o), withoutRecord(n)) &&
+		equality.Semantic.DeepEqual(o.Object["status"], n.Object["status"])
 }
