@@ -60,7 +60,9 @@ func TestOnlyUpgradeRecordChanged(t *testing.T) {
 			_ = unstructured.SetNestedField(u.Object, "HEALTH_WARN", "status", "ceph", "health")
 		}, false},
 		{"a spec change", func(u *unstructured.Unstructured) { u.SetGeneration(4) }, false},
-		{"a label", func(u *unstructured.Unstructured) { u.SetLabels(map[string]string{"ceph.rook.io/do-not-reconcile": "true"}) }, false},
+		{"a label", func(u *unstructured.Unstructured) {
+			u.SetLabels(map[string]string{"ceph.rook.io/do-not-reconcile": "true"})
+		}, false},
 		{"someone else's annotation", func(u *unstructured.Unstructured) { u.SetAnnotations(map[string]string{"other": "2"}) }, false},
 	}
 	for _, tt := range tests {
