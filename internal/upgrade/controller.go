@@ -144,32 +144,32 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 // the Job it started, and a crash between any two steps leaves a name whose
 // Job is created again.
 func (r *Reconciler) askPGStates(ctx context.Context, cluster *cephv1.CephCluster) (pgs map[string]int, asking bool, err error) {
-	name := cluster.Annotations[cephv1alpha1.UpgradePGJobAnnotation]
-	if name != "" && !isPGJobOf(cluster, name) {
-		// Not a name this cluster's asks make (a restored or copied
-		// annotation, another verb's Job): never read or delete that Job.
-		log.FromContext(ctx).Info("the CephCluster names a Job that is not its PG-states Job; asking anew", "job", name)
-		name = ""
-	}
-	if name == "" {
-		name = cephjob.Name(cluster.UID, r.pgRequest())
-		if err := r.recordPGJob(ctx, cluster, name); err != nil {
+	req, recorded := recordedPGRequest(cluster)
+	if recorded == "" || req == nil {
+		if recorded != "" {
+			// Not a name this cluster's asks make (a restored or copied
+			// annotation, another verb's Job): never read or delete that Job.
+			log.FromContext(ctx).Info("the CephCluster names a Job that is not its PG-states Job; asking anew", "job", recorded)
+		}
+		req = new(r.pgRequest())
+		if err := r.annotateCluster(ctx, cluster, cephv1alpha1.UpgradePGJobAnnotation, cephjob.Name(cluster.UID, *req)); err != nil {
 			return nil, false, err
 		}
 	}
+	name := cephjob.Name(cluster.UID, *req)
 	job, answer, err := cephjob.Get(ctx, r.Live, r.Targets.ClusterNamespace, name)
 	switch {
 	case err != nil:
 		return nil, false, err
 	case job == nil:
-		return nil, true, r.startPGJob(ctx, cluster, name)
+		return nil, true, r.startPGJob(ctx, cluster, *req)
 	case !answer.Done:
 		return nil, true, nil
 	}
 	if err := cephjob.Delete(ctx, r.Client, r.Targets.ClusterNamespace, name); err != nil {
 		return nil, false, fmt.Errorf("delete Ceph Job %s: %w", name, err)
 	}
-	if err := r.recordPGJob(ctx, cluster, ""); err != nil {
+	if err := r.annotateCluster(ctx, cluster, cephv1alpha1.UpgradePGJobAnnotation, nil); err != nil {
 		return nil, false, err
 	}
 	fresh := job.Status.CompletionTime != nil && r.Clock.Since(job.Status.CompletionTime.Time) < maxPGAnswerAge
@@ -181,11 +181,17 @@ func (r *Reconciler) askPGStates(ctx context.Context, cluster *cephv1.CephCluste
 	return pgs, false, err
 }
 
-// isPGJobOf says whether name is a PG-states Job name this cluster's asks
-// make: the pgs verb, and the cluster's own UID.
-func isPGJobOf(cluster *cephv1.CephCluster, name string) bool {
+// recordedPGRequest reads the PG-states Job the CephCluster names: the
+// name as recorded ("" when none), and its request when it is a name this
+// cluster's asks make (the pgs verb and the cluster's own UID), else nil.
+func recordedPGRequest(cluster *cephv1.CephCluster) (*cephjob.Request, string) {
+	name := cluster.Annotations[cephv1alpha1.UpgradePGJobAnnotation]
 	verb, seq, ok := cephjob.ParseName(name)
-	return ok && verb == cephjob.VerbPGStates && cephjob.Name(cluster.UID, cephjob.Request{Verb: verb, Seq: seq}) == name
+	req := cephjob.Request{Verb: verb, Seq: seq}
+	if !ok || verb != cephjob.VerbPGStates || cephjob.Name(cluster.UID, req) != name {
+		return nil, name
+	}
+	return &req, name
 }
 
 // pgRequest is the request of a new PG-states Job: its sequence is the
@@ -194,36 +200,31 @@ func (r *Reconciler) pgRequest() cephjob.Request {
 	return cephjob.Request{Verb: cephjob.VerbPGStates, Seq: int32(r.Clock.Now().Unix() % 1_000_000_000)}
 }
 
-// recordPGJob puts the name of the PG-states Job in flight on the
-// CephCluster, or takes it off (""). Rook does not reconcile a CephCluster
-// on an annotation's change (see UpgradeAnnotation).
-func (r *Reconciler) recordPGJob(ctx context.Context, cluster *cephv1.CephCluster, name string) error {
-	var value any // nil: the annotation goes
-	if name != "" {
-		value = name
-	}
-	body := patch.Merge(map[string]any{"metadata": map[string]any{"annotations": map[string]any{cephv1alpha1.UpgradePGJobAnnotation: value}}})
-	// The patch goes through the object's metadata alone, so that cluster
-	// stays the snapshot the step is judged on.
+// annotateCluster sets one annotation of the CephCluster to value (a
+// string), or takes it off (nil). The patch goes through the object's
+// metadata alone, so that cluster stays the snapshot the step is judged
+// on; Rook does not reconcile a CephCluster on an annotation's change (see
+// UpgradeAnnotation).
+func (r *Reconciler) annotateCluster(ctx context.Context, cluster *cephv1.CephCluster, key string, value any) error {
+	body := patch.Merge(map[string]any{"metadata": map[string]any{"annotations": map[string]any{key: value}}})
 	meta := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: cluster.Namespace, Name: cluster.Name}}
 	meta.SetGroupVersionKind(cephv1.SchemeGroupVersion.WithKind("CephCluster"))
 	if err := r.Client.Patch(ctx, meta, body); err != nil {
-		return fmt.Errorf("record Ceph Job %s on CephCluster %s: %w", name, r.cluster(), err)
+		return fmt.Errorf("set annotation %s of CephCluster %s: %w", key, r.cluster(), err)
 	}
 	return nil
 }
 
-// startPGJob starts the Ceph Job name that reads the PG states, with the
+// startPGJob starts the Ceph Job of req that reads the PG states, with the
 // Rook operator's image, owned by the CephCluster (which Kubernetes's
 // garbage collector then deletes it with).
-func (r *Reconciler) startPGJob(ctx context.Context, cluster *cephv1.CephCluster, name string) error {
+func (r *Reconciler) startPGJob(ctx context.Context, cluster *cephv1.CephCluster, req cephjob.Request) error {
 	image, err := cephjob.OperatorImage(ctx, r.Live, r.Targets.OperatorNamespace)
 	if err != nil {
 		return err
 	}
-	verb, seq, _ := cephjob.ParseName(name) // askPGStates made or checked it (isPGJobOf)
 	owner := metav1.OwnerReference{APIVersion: cephv1.SchemeGroupVersion.String(), Kind: "CephCluster", Name: cluster.Name, UID: cluster.UID}
-	job := cephjob.Render(r.Targets.ClusterNamespace, owner, cephjob.Request{Verb: verb, Seq: seq}, image)
+	job := cephjob.Render(r.Targets.ClusterNamespace, owner, req, image)
 	if err := client.IgnoreAlreadyExists(r.Client.Create(ctx, job)); err != nil {
 		return fmt.Errorf("start Ceph Job %s: %w", job.Name, err)
 	}
@@ -277,9 +278,8 @@ func (r *Reconciler) record(ctx context.Context, cluster *cephv1.CephCluster, re
 		}
 		value = string(raw)
 	}
-	body := patch.Merge(map[string]any{"metadata": map[string]any{"annotations": map[string]any{cephv1alpha1.UpgradeAnnotation: value}}})
-	if err := r.Client.Patch(ctx, cluster, body); err != nil {
-		return fmt.Errorf("record the upgrade on CephCluster %s: %w", r.cluster(), err)
+	if err := r.annotateCluster(ctx, cluster, cephv1alpha1.UpgradeAnnotation, value); err != nil {
+		return fmt.Errorf("record the upgrade: %w", err)
 	}
 	if eventType, reason, message, ok := Event(recorded, next); ok {
 		r.Recorder.Eventf(cluster, nil, eventType, string(reason), "Upgrade", "%s", message)

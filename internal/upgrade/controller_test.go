@@ -12,7 +12,7 @@ import (
 	"github.com/fundament-oss/ceph-rook/internal/cephjob"
 )
 
-func TestIsPGJobOf(t *testing.T) {
+func TestRecordedPGRequest(t *testing.T) {
 	cluster := &cephv1.CephCluster{}
 	cluster.UID = "3f2b8c1e-0d4a-4b5e-9c6f-7a8b9c0d1e2f"
 	own := cephjob.Name(cluster.UID, cephjob.Request{Verb: cephjob.VerbPGStates, Seq: 42})
@@ -28,7 +28,10 @@ func TestIsPGJobOf(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, isPGJobOf(cluster, tt.job))
+			cluster.Annotations = map[string]string{cephv1alpha1.UpgradePGJobAnnotation: tt.job}
+			req, recorded := recordedPGRequest(cluster)
+			assert.Equal(t, tt.job, recorded)
+			assert.Equal(t, tt.want, req != nil)
 		})
 	}
 }
