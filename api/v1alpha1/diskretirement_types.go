@@ -29,6 +29,32 @@ type DiskRetirementSpec struct {
 	// deleting it cancels. As a Job's spec.suspend, but one-way.
 	// +optional
 	Suspend bool `json:"suspend,omitempty"`
+	// Acknowledge finishes a retirement whose purged OSD's device the
+	// plugin cannot wipe (its node is gone or NotReady, or the device no
+	// longer proves to be the OSD's disk): WipedByHand says the operator
+	// wiped it, DiskGone that it is no longer in the node. The plugin then
+	// takes it out of the CephCluster without wiping it. It counts only
+	// once the OSD is purged; the status says when it is asked for.
+	// +kubebuilder:validation:Enum=WipedByHand;DiskGone
+	// +optional
+	Acknowledge WipeAcknowledgement `json:"acknowledge,omitempty"`
+}
+
+// WipeAcknowledgement is the operator's word on a device the plugin could
+// not wipe.
+type WipeAcknowledgement string
+
+const (
+	// WipedByHand: the operator wiped the device (Rook's teardown steps).
+	WipedByHand WipeAcknowledgement = "WipedByHand"
+	// DiskGone: the disk is no longer in the node.
+	DiskGone WipeAcknowledgement = "DiskGone"
+)
+
+// OSDState is an OSD's state in Ceph's OSD map.
+type OSDState struct {
+	Up bool `json:"up"`
+	In bool `json:"in"`
 }
 
 // DiskRetirementPhase is where a retirement is.
@@ -130,8 +156,24 @@ type DiskRetirementStatus struct {
 	// disk's node, and its checks run again for that OSD.
 	// +optional
 	DeviceLabel string `json:"deviceLabel,omitempty"`
-	// MarkedOut says the plugin marked the OSD out. A retirement that is
-	// aborted marks it in again, and only then.
+	// OSDBefore is the OSD's state in Ceph when the retirement checked it,
+	// before anything was touched: an abort gives back exactly that (an
+	// OSD that was out stays out, and one that is not up is never marked
+	// in).
+	// +optional
+	OSDBefore *OSDState `json:"osdBefore,omitempty"`
+	// DeviceIdentity is the device's identity when its label was read
+	// (size, udev serial and WWN, a loop device's backing file): a zap
+	// that finds no label wipes the device only when it is that disk.
+	// +optional
+	DeviceIdentity string `json:"deviceIdentity,omitempty"`
+	// DiskGone says the disk could not be read (or is gone from its node)
+	// while Ceph had its OSD down: the OSD is drained by Ceph's recovery,
+	// purged by its ID, and the device is not wiped.
+	// +optional
+	DiskGone bool `json:"diskGone,omitempty"`
+	// MarkedOut says the plugin marked the OSD out. An abort marks it in
+	// again only when it was in before (OSDBefore) and Ceph sees it up.
 	// +optional
 	MarkedOut bool `json:"markedOut,omitempty"`
 	// OSDStopped says the plugin scaled the OSD's Deployment to zero. A
@@ -144,7 +186,12 @@ type DiskRetirementStatus struct {
 	// PGsLeft is how many PGs Ceph still maps to the OSD while it drains.
 	// +optional
 	PGsLeft *int32 `json:"pgsLeft,omitempty"`
-	// Progressed is when PGsLeft last fell (or the current wait began): a
+	// ObjectsToMove is how many object copies Ceph still had to recover or
+	// move (degraded plus misplaced, cluster-wide) at the last probe of a
+	// drain: a drain progresses when this or PGsLeft falls.
+	// +optional
+	ObjectsToMove *int64 `json:"objectsToMove,omitempty"`
+	// Progressed is when PGsLeft or ObjectsToMove last fell (or the current wait began): a
 	// wait that makes no progress for the plugin's stall limit is aborted.
 	// +optional
 	Progressed *metav1.Time `json:"progressed,omitempty"`
@@ -160,6 +207,11 @@ type DiskRetirementStatus struct {
 	// AbortReason is why an abort runs; the terminal message names it.
 	// +optional
 	AbortReason string `json:"abortReason,omitempty"`
+	// LeftOut says why an abort left the OSD out that the retirement had
+	// marked out: it did not come up (an OSD marked in while down takes
+	// PGs it cannot serve), its disk is dead, or Ceph did not answer.
+	// +optional
+	LeftOut string `json:"leftOut,omitempty"`
 	// ManualSteps is what the operator must still do by hand.
 	// +optional
 	ManualSteps string `json:"manualSteps,omitempty"`

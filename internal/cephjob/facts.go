@@ -29,12 +29,25 @@ type Facts struct {
 	Pools       []Pool  `json:"-"`
 	// PGStates counts PGs by state ("active+clean": 201).
 	PGStates map[string]int `json:"pgs"`
+	// Recovery is how many object copies Ceph still has to recover
+	// (degraded) or move (misplaced): what a drain moves, object by
+	// object, however big its PGs are.
+	Recovery Recovery `json:"recovery"`
 	Hosts    []Host         `json:"-"`
 	OSD      OSD            `json:"osd"`
 	// Truncated: the cluster was too large for the answer, and Hosts holds
 	// the OSD's own host only.
 	Truncated bool `json:"truncated"`
 }
+
+// Recovery counts object copies still to recover or move.
+type Recovery struct {
+	Degraded  int64 `json:"degraded"`
+	Misplaced int64 `json:"misplaced"`
+}
+
+// ToMove is every object copy Ceph still has to recover or move.
+func (r Recovery) ToMove() int64 { return r.Degraded + r.Misplaced }
 
 // Pool is one pool of the OSD map: its copies and the CRUSH type its
 // rule spreads them over.

@@ -70,6 +70,9 @@ const (
 	EnvOSDUUID = "OSD_UUID"
 	EnvDevice  = "DEVICE"
 	EnvHost    = "HOST"
+	// EnvIdentity is the device's identity as the identify verb read it
+	// (device_identity): a zap that finds no label wipes only that disk.
+	EnvIdentity = "IDENTITY"
 )
 
 // nodeVerbs run on the disk's node, privileged, with the node's /dev.
@@ -95,47 +98,112 @@ var probeScript string
 
 // cephPreamble writes a ceph.conf and keyring from Rook's mon endpoints
 // ("a=10.0.0.1:6789,b=...") and admin key, as Rook's toolbox does, and
-// defines ceph with them; label_uuid prints the OSD UUID of a device's
-// BlueStore label, nothing when it has none.
-const cephPreamble = `set -eu
+// defines ceph with them. pipefail: a failed ceph piped into tail or
+// python fails the verb, never reads as its success.
+//
+// read_label prints the OSD UUID of a device's BlueStore label and tells
+// "no label" (status 3) from "cannot be read" (status 1, why on stderr):
+// ceph-bluestore-tool answers ENOENT both for a readable device without a
+// label and for one it cannot open (BlueStore::_read_bdev_label, seen on
+// Ceph 18.2.7: "unable to decode label" vs "failed to open"; ceph-volume's
+// _get_bluestore_info reads the same answer as "not BlueStore"), so the
+// device is first checked to be there and readable: then ENOENT is "no
+// label", and any other failure (EIO, a bad checksum) is "cannot be read". device_identity is what names the disk whatever its kernel
+// name: its size, udev's serial and WWN, a loop device's backing file.
+// osd_state prints present or absent, and fails when the OSD map cannot
+// be read (a failed dump is never "absent").
+const cephPreamble = `set -euo pipefail
 mon_host=$(printf '%s' "$ROOK_MON_ENDPOINTS" | sed 's/[a-z0-9_-]*=//g')
 printf '[global]\nmon_host = %s\n' "$mon_host" > /tmp/ceph.conf
 printf '[%s]\nkey = %s\n' "$ROOK_CEPH_USERNAME" "$(cat /var/lib/rook-ceph-mon/secret.keyring)" > /tmp/keyring
 CONN="--conf /tmp/ceph.conf --keyring /tmp/keyring --name $ROOK_CEPH_USERNAME"
 ceph() { timeout 60 ceph $CONN "$@"; }
-label_uuid() {
-	ceph-bluestore-tool show-label --dev "$1" 2>/dev/null |
-		python3 -c 'import json, sys; print(next(iter(json.load(sys.stdin).values()), {}).get("osd_uuid", ""))' 2>/dev/null || true
+is_block() { [ -b "$1" ]; }
+read_label() {
+	if ! is_block "$1"; then echo "$1 is not a block device on this node" >&2; return 4; fi
+	if ! dd if="$1" of=/dev/null bs=4096 count=1 status=none 2>/tmp/read.err; then
+		echo "$1 cannot be read: $(tail -c 300 /tmp/read.err)" >&2; return 1
+	fi
+	if ceph-bluestore-tool show-label --dev "$1" >/tmp/label.json 2>/tmp/label.err; then
+		python3 -c 'import json, sys; print(next(iter(json.load(sys.stdin).values()))["osd_uuid"])' < /tmp/label.json ||
+			{ echo "the label of $1 does not name an OSD" >&2; return 1; }
+		return 0
+	fi
+	if grep -q 'unable to read label for .*(2) No such file or directory' /tmp/label.err; then return 3; fi
+	echo "the label of $1 cannot be read: $(tail -c 300 /tmp/label.err)" >&2; return 1
 }
-osd_exists() {
-	ceph osd dump -f json | python3 -c 'import json, sys; sys.exit(0 if any(o["osd"] == int(sys.argv[1]) for o in json.load(sys.stdin)["osds"]) else 1)' "$1"
+udev_property() { sed -n "s/^E:$2=//p" "/run/udev/data/b$1" 2>/dev/null | head -n 1 || true; }
+device_identity() {
+	local name majmin
+	name=$(basename "$(readlink -f "$1")")
+	majmin=$(cat "/sys/class/block/$name/dev")
+	printf 'sectors=%s serial=%s wwn=%s backing=%s' "$(cat "/sys/class/block/$name/size")" \
+		"$(udev_property "$majmin" ID_SERIAL)" "$(udev_property "$majmin" ID_WWN)" "$(cat "/sys/class/block/$name/loop/backing_file" 2>/dev/null || true)"
+}
+osd_state() {
+	ceph osd dump -f json > /tmp/osd_dump.json || return 1
+	python3 -c 'import json, sys; print("present" if any(o["osd"] == int(sys.argv[1]) for o in json.load(sys.stdin)["osds"]) else "absent")' "$1" < /tmp/osd_dump.json
 }
 `
 
 // verbScripts are the verbs as shell, after cephPreamble. Their inputs come
-// from the environment (OSD_ID, OSD_UUID, DEVICE, HOST), never spliced into
-// the script, and their answer goes to the termination log.
+// from the environment (OSD_ID, OSD_UUID, DEVICE, IDENTITY, HOST), never
+// spliced into the script, and their answer goes to the termination log.
 var verbScripts = map[Verb]string{
 	VerbProbe: `python3 -c "$PROBE" "$OSD_ID" $CONN > /dev/termination-log`,
 	VerbOut:   `ceph osd out "osd.$OSD_ID" 2>&1 | tail -c 1000 > /dev/termination-log`,
 	VerbIn:    `ceph osd in "osd.$OSD_ID" 2>&1 | tail -c 1000 > /dev/termination-log`,
-	VerbPurge: `if osd_exists "$OSD_ID"; then ceph osd purge "osd.$OSD_ID"; fi
+	VerbPurge: `if [ "$(osd_state "$OSD_ID")" = present ]; then ceph osd purge "osd.$OSD_ID"; fi
+if [ "$(osd_state "$OSD_ID")" != absent ]; then echo "osd.$OSD_ID is still in Ceph's OSD map after its purge" > /dev/termination-log; exit 1; fi
 if [ -n "$HOST" ] && [ -z "$(ceph osd crush ls "$HOST" 2>/dev/null)" ]; then ceph osd crush rm "$HOST" || true; fi
 echo "osd.$OSD_ID is not in Ceph's OSD map" > /dev/termination-log`,
-	VerbIdentify: `printf '{"osdUUID":"%s"}' "$(label_uuid "$DEVICE")" > /dev/termination-log`,
+	VerbIdentify: `rc=0; uuid=$(read_label "$DEVICE" 2>/tmp/why) || rc=$?
+case $rc in
+0) label=found ;;
+3) label=none ;;
+4) label=missing ;;
+*) tail -c 1000 /tmp/why > /dev/termination-log; exit 1 ;;
+esac
+identity=""
+if [ "$label" != missing ]; then identity=$(device_identity "$DEVICE"); fi
+python3 -c 'import json, sys; print(json.dumps(dict(zip(("label", "osdUUID", "identity"), sys.argv[1:]))))' "$label" "$uuid" "$identity" > /dev/termination-log`,
 	VerbPGStates: `ceph pg stat -f json | python3 -c "$PG_STATES" > /dev/termination-log`,
-	VerbZap: `found=$(label_uuid "$DEVICE")
-if [ -z "$found" ]; then echo "no BlueStore label on $DEVICE: nothing to wipe" > /dev/termination-log; exit 0; fi
-if [ "$found" != "$OSD_UUID" ]; then echo "refused: $DEVICE holds the OSD with UUID $found, not $OSD_UUID" > /dev/termination-log; exit 1; fi
-ceph-volume lvm zap "$DEVICE" > /tmp/zap.log 2>&1 || { tail -c 1000 /tmp/zap.log > /dev/termination-log; exit 1; }
+	VerbZap: `rc=0; found=$(read_label "$DEVICE" 2>/tmp/why) || rc=$?
+case $rc in
+0) ;;
+3) found="" ;;
+*) tail -c 1000 /tmp/why > /dev/termination-log; exit 1 ;;
+esac
+if [ -n "$found" ] && [ "$found" != "$OSD_UUID" ]; then echo "refused: $DEVICE `+zapAnotherOSD+` $found, not $OSD_UUID" > /dev/termination-log; exit 1; fi
+if [ -z "$found" ]; then
+	identity=$(device_identity "$DEVICE")
+	case "$IDENTITY" in
+	"" | *"serial= wwn= backing=") echo "refused: $DEVICE carries no BlueStore label, and nothing but its size tells it is the disk that held the OSD with UUID $OSD_UUID" > /dev/termination-log; exit 1 ;;
+	esac
+	if [ "$identity" != "$IDENTITY" ]; then echo "refused: $DEVICE carries no BlueStore label and is not the disk that held the OSD with UUID $OSD_UUID ($identity, not $IDENTITY)" > /dev/termination-log; exit 1; fi
+else
+	ceph-volume lvm zap "$DEVICE" > /tmp/zap.log 2>&1 || { tail -c 1000 /tmp/zap.log > /dev/termination-log; exit 1; }
+fi
 size=$(blockdev --getsize64 "$DEVICE")
 dd if=/dev/zero of="$DEVICE" bs=1M count=10 oflag=direct,dsync status=none
 for gib in 1 10 100 1000; do
 	off=$((gib << 30))
 	if [ "$off" -lt "$size" ]; then dd if=/dev/zero of="$DEVICE" bs=4096 count=1 seek=$((off / 4096)) oflag=direct,dsync status=none; fi
 done
-if [ -n "$(label_uuid "$DEVICE")" ]; then echo "$DEVICE still carries a BlueStore label after the wipe" > /dev/termination-log; exit 1; fi
+rc=0; read_label "$DEVICE" >/dev/null 2>/tmp/why || rc=$?
+if [ "$rc" != 3 ]; then echo "$DEVICE still carries a BlueStore label after the wipe, or cannot be read: $(tail -c 300 /tmp/why)" > /dev/termination-log; exit 1; fi
 echo "wiped $DEVICE (it held the OSD with UUID $OSD_UUID)" > /dev/termination-log`,
+}
+
+// zapAnotherOSD is how a zap's refusal says the device holds another
+// OSD's label (ZapFoundAnotherOSD).
+const zapAnotherOSD = "holds the OSD with UUID"
+
+// ZapFoundAnotherOSD says a zap refused because the device's label names
+// another OSD: its name points at another OSD's disk, which no wipe
+// command may name.
+func ZapFoundAnotherOSD(answer string) bool {
+	return strings.HasPrefix(answer, "refused: ") && strings.Contains(answer, zapAnotherOSD)
 }
 
 // Request is one verb for one owner.
@@ -148,6 +216,8 @@ type Request struct {
 	// OSDUUID, Device and Node are a node verb's: the OSD the device must
 	// hold, the device, and its node. Host is purge's CRUSH host.
 	OSDUUID, Device, Node, Host string
+	// Identity is the zap's: the device's identity at identify time.
+	Identity string
 }
 
 // Name names the Job of req for the owner with uid: the verb, the
@@ -171,6 +241,7 @@ func Render(namespace string, owner metav1.OwnerReference, req Request, rookImag
 		{Name: EnvOSDUUID, Value: req.OSDUUID},
 		{Name: EnvDevice, Value: req.Device},
 		{Name: EnvHost, Value: req.Host},
+		{Name: EnvIdentity, Value: req.Identity},
 	}
 	switch req.Verb {
 	case VerbProbe:
@@ -260,17 +331,39 @@ func Read(job *batchv1.Job, pods []corev1.Pod) Answer {
 	return a
 }
 
-// LabelUUID reads an identify answer ({"osdUUID":"..."}): the OSD UUID of
-// the device's BlueStore label, "" when it has none or the answer does not
-// parse.
-func LabelUUID(answer string) string {
-	var label struct {
-		OSDUUID string `json:"osdUUID"`
+// LabelState is what an identify found on the device.
+type LabelState string
+
+const (
+	// LabelFound: a BlueStore label, naming the OSD of OSDUUID.
+	LabelFound LabelState = "found"
+	// LabelNone: the device is there and readable, and carries no label.
+	LabelNone LabelState = "none"
+	// LabelMissing: no such block device on the node (the disk is gone).
+	LabelMissing LabelState = "missing"
+)
+
+// Label is an identify answer: the device's label, and its identity
+// (device_identity) for a later zap to check it wipes that disk. A device
+// whose label cannot be read is no answer: the Job fails.
+type Label struct {
+	State    LabelState `json:"label"`
+	OSDUUID  string     `json:"osdUUID"`
+	Identity string     `json:"identity"`
+}
+
+// ReadLabel reads an identify answer; one that does not parse has no
+// State.
+func ReadLabel(answer string) Label {
+	var l Label
+	if json.Unmarshal([]byte(answer), &l) != nil {
+		return Label{}
 	}
-	if json.Unmarshal([]byte(answer), &label) != nil {
-		return ""
+	switch l.State {
+	case LabelFound, LabelNone, LabelMissing:
+		return l
 	}
-	return label.OSDUUID
+	return Label{}
 }
 
 // ParseName reads the verb and sequence back from a Name.

@@ -180,6 +180,7 @@ class Rados:
 	assert.InDelta(t, 3.0, f.HardRatio, 1e-9)
 	assert.Equal(t, []Pool{{".mgr", 3, 2, "host"}, {"ceph-rook-db", 2, 1, "host"}, {"scratch", 2, 1, "osd"}}, f.Pools)
 	assert.Equal(t, map[string]int{"active+clean": 29, "active+undersized+degraded": 12}, f.PGStates)
+	assert.Equal(t, Recovery{Degraded: 1200, Misplaced: 35}, f.Recovery)
 	assert.Equal(t, []Host{
 		{Name: "node-a", OSDs: []HostOSD{{ID: 0, Up: true, In: true, PGs: 41, KB: 10485760, KBUsed: 1572864}, {ID: 1, In: true, KB: 10485760, KBUsed: 524288}}},
 		{Name: "node-b", OSDs: []HostOSD{{ID: 2, Up: true, In: true, PGs: 41, KB: 10485760, KBUsed: 1048576}, {ID: 3, Up: true}}},

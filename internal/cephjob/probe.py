@@ -71,7 +71,8 @@ def main():
     domains = rule_domains()
     tree = query("osd df", output_method="tree")
     pgstat = query("pg stat")
-    states = pgstat.get("pg_summary", pgstat).get("num_pg_by_state", [])
+    summary = pgstat.get("pg_summary", pgstat)
+    states = summary.get("num_pg_by_state", [])
 
     nodes = {n["id"]: n for n in tree.get("nodes", [])}
     osds = {o["osd"]: o for o in dump.get("osds", [])}
@@ -111,6 +112,10 @@ def main():
         "hardRatio": float(plain("config get", who="osd", key="osd_max_pg_per_osd_hard_ratio")),
         "pools": [[p["pool_name"], p.get("size", 0), p.get("min_size", 0), domains.get(p.get("crush_rule"), "")] for p in dump.get("pools", [])],
         "pgs": {s["name"]: s["num"] for s in states},
+        # Object copies still to recover or move (PGMapDigest::recovery_summary
+        # prints them only when there are any): a drain's progress, finer
+        # than whole PGs leaving the OSD.
+        "recovery": {"degraded": summary.get("degraded_objects", 0), "misplaced": summary.get("misplaced_objects", 0)},
         "hosts": hosts,
         "osd": osd,
     }

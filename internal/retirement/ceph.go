@@ -315,6 +315,8 @@ var transientChecks = map[string]bool{"PG_AVAILABILITY": true}
 
 func upIn(up, in bool) string {
 	switch {
+	case up && in:
+		return "up and in"
 	case !up && !in:
 		return "down and out"
 	case !up:

@@ -181,7 +181,7 @@ func retirementWaitsOnNothingOutside(s Step) bool {
 func (r *Reconciler) gather(ctx context.Context, ret *cephv1alpha1.DiskRetirement) (Facts, error) {
 	f := Facts{
 		Name: ret.Name, UID: ret.UID, DiskName: ret.Spec.Disk, ReplacementName: ret.Spec.Replacement,
-		Status: ret.Status, Deleting: !ret.DeletionTimestamp.IsZero(), Suspend: ret.Spec.Suspend,
+		Status: ret.Status, Deleting: !ret.DeletionTimestamp.IsZero(), Suspend: ret.Spec.Suspend, Acknowledge: ret.Spec.Acknowledge,
 		Now: r.Clock.Now(), Timing: r.timing(),
 	}
 	if err := r.gatherAnswer(ctx, &f); err != nil {

@@ -226,17 +226,19 @@ func runs(s cephv1alpha1.DiskRetirementStatus) bool {
 // WipeInstructions is what the operator must do by hand before the disk is
 // used again: Rook's removal does not wipe it, and a device that still
 // carries an OSD's data is skipped by Rook's prepare (or taken for the old
-// OSD). The steps are those of Rook's "Zapping Devices"
-// (Documentation/Storage-Configuration/ceph-teardown.md), for this device.
-// They are pasted into a root shell, so the device is single-quoted (its
-// path passed SafeDevicePath, and a udev escape such as "\x20" must reach
-// the command as written).
-func WipeInstructions(node, device string) string {
+// OSD). They first check that the device still is the OSD's (its label
+// names osdUUID): kernel names change across reboots. The steps are those
+// of Rook's "Zapping Devices" (Documentation/Storage-Configuration/
+// ceph-teardown.md), for this device. They are pasted into a root shell,
+// so the device is single-quoted (its path passed SafeDevicePath, and a
+// udev escape such as "\x20" must reach the command as written).
+func WipeInstructions(node, device, osdUUID string) string {
 	return fmt.Sprintf("The disk still holds the removed OSD's data. Before using it again, on node %s: "+
+		"check that it is the OSD's disk (`ceph-bluestore-tool show-label --dev %[2]s` names osd_uuid %[4]s; if it names another, do not wipe it and find the disk that does), then "+
 		"sgdisk --zap-all %[2]s; dd if=/dev/zero of=%[2]s bs=1K count=200 oflag=direct,dsync seek=0 "+
 		"(and at 1 GB, 10 GB, 100 GB, 1000 GB, as Rook's teardown guide shows), or blkdiscard %[2]s on an SSD; partprobe %[2]s. "+
 		"Then remove the %[3]s annotation from its Disk and take it out of its DiskPool's spec.disks (or leave it there to give it to Ceph again).",
-		node, shellQuote(device), cephv1alpha1.RetiredAnnotation)
+		node, shellQuote(device), cephv1alpha1.RetiredAnnotation, osdUUID)
 }
 
 // shellQuote is s as one word of a POSIX shell: single-quoted, with any

@@ -151,7 +151,8 @@ func TestPreflight(t *testing.T) {
 // discovery lets through reaches the command as one word, as written.
 func TestWipeInstructionsGiveTheShellTheDeviceAsWritten(t *testing.T) {
 	for _, device := range []string{"/dev/sdb", `/dev/disk/by-label/My\x20Disk`, "/dev/disk/by-path/pci-0000:00:1f.2-ata-1", "/dev/sd'b"} {
-		steps := WipeInstructions("node-a", device)
+		steps := WipeInstructions("node-a", device, "0c8f3a52-5d8e-4c3b-9a57-8e1f0d2c4b6a")
+		assert.Contains(t, steps, "show-label --dev "+strings.SplitN(strings.SplitN(steps, "show-label --dev ", 2)[1], "`", 2)[0]+"` names osd_uuid 0c8f3a52", "the disk is checked first")
 		command, _, ok := strings.Cut(strings.SplitN(steps, "sgdisk --zap-all ", 2)[1], ";")
 		require.True(t, ok, steps)
 		out, err := exec.Command("sh", "-c", `printf '%s|' `+command).Output()

@@ -69,6 +69,9 @@ type Facts struct {
 	Deleting       bool
 	// Suspend is spec.suspend: stop after the checks.
 	Suspend bool
+	// Acknowledge is spec.acknowledge: the operator's word that the purged
+	// OSD's device was wiped by hand, or is gone.
+	Acknowledge cephv1alpha1.WipeAcknowledgement
 	// Disk is the retired Disk; nil when there is none of that name.
 	Disk *cephv1alpha1.Disk
 	// Listed says the disk's device is in the CephCluster's list.
@@ -212,7 +215,7 @@ func again(f Facts) Step {
 
 // request is the Ceph Job of verb for the retirement's OSD and device.
 func request(s cephv1alpha1.DiskRetirementStatus, verb cephjob.Verb, seq int32) cephjob.Request {
-	r := cephjob.Request{Verb: verb, Seq: seq, OSDUUID: s.OSDUUID, Node: s.Node, Device: s.Device, OSDID: -1}
+	r := cephjob.Request{Verb: verb, Seq: seq, OSDUUID: s.OSDUUID, Node: s.Node, Device: s.Device, Identity: s.DeviceIdentity, OSDID: -1}
 	if s.OSDID != nil {
 		r.OSDID = *s.OSDID
 	}
@@ -274,8 +277,11 @@ func untouched(f Facts) Step {
 		return refuse("Disk %s is already retired (%s)", f.Disk.Name, f.Disk.Annotations[cephv1alpha1.RetiredAnnotation])
 	case f.Queue.SameDisk != "":
 		return refuse("DiskRetirement %s already retires Disk %s", f.Queue.SameDisk, f.Disk.Name)
-	case f.Disk.Status.ClaimedBy == "" || !f.Listed:
-		return refuse("Disk %s is not in the CephCluster (no DiskPool gives it to Ceph): there is nothing to retire", f.Disk.Name)
+	case (f.Disk.Status.ClaimedBy == "" || !f.Listed) && f.Lookup.OSD == nil:
+		// Out of its pool, its OSD (if any) still runs: Rook never removes
+		// an OSD whose device leaves the CephCluster, so one found is
+		// retired as any other.
+		return refuse("Disk %s is not in the CephCluster (no DiskPool gives it to Ceph) and no OSD Deployment runs on it: there is nothing to retire", f.Disk.Name)
 	}
 	base := f
 	base.Status.Pool, base.Status.Node, base.Status.Device = f.Disk.Status.ClaimedBy, f.Disk.Status.NodeName, f.Disk.Status.StorageDevice()
@@ -289,11 +295,7 @@ func untouched(f Facts) Step {
 		return step(base, cephv1alpha1.RetirementRefused, ActRelease, "%s", f.Lookup.Refusal)
 	}
 	if f.Lookup.OSD == nil {
-		if f.Suspend {
-			return step(base, cephv1alpha1.RetirementSuspended, ActNone, "no OSD runs on %s: it would leave the CephCluster without touching Ceph; set spec.suspend to false to proceed", base.Status.Device)
-		}
-		return step(base, cephv1alpha1.RetirementWiping, ActMarkRetired,
-			"no OSD runs on %s (it never became one): taking it out of the CephCluster without touching Ceph", base.Status.Device)
+		return noOSDByPath(base)
 	}
 	osd := *f.Lookup.OSD
 	base.Status.OSDID, base.Status.OSDUUID = &osd.ID, osd.UUID
@@ -325,6 +327,44 @@ func untouched(f Facts) Step {
 	return ask(base, cephv1alpha1.RetirementPending, cephjob.VerbProbe, "asking Ceph whether it can lose osd.%d", osd.ID)
 }
 
+// noOSDByPath: no OSD Deployment records the disk's paths. That is not
+// "it never became one": Rook records the kernel name a device had when it
+// was prepared and never refreshes it, so after a reboot renamed the disks
+// an OSD's disk may carry a name no Deployment has. The label decides: a
+// disk without one leaves the CephCluster untouched; one whose label names
+// an OSD is that OSD's, looked up by the label's UUID and retired as any
+// other (or refused when no Deployment runs it).
+func noOSDByPath(f Facts) Step {
+	refuse := func(format string, args ...any) Step {
+		return step(f, cephv1alpha1.RetirementRefused, ActRelease, "refused, nothing was touched: "+format, args...)
+	}
+	if !answered(f, cephjob.VerbIdentify) {
+		if f.Suspend {
+			return step(f, cephv1alpha1.RetirementSuspended, ActNone, "no OSD Deployment records %s: once spec.suspend is false its label is read, and a disk without one leaves the CephCluster without touching Ceph", f.Status.Device)
+		}
+		return ask(f, cephv1alpha1.RetirementPending, cephjob.VerbIdentify, "no OSD Deployment records %s; reading its label on node %s (a disk renamed since Rook prepared it still carries its OSD's)", f.Status.Device, f.Status.Node)
+	}
+	if !f.Answer.Succeeded {
+		return refuse("no OSD Deployment records %s, and its label on node %s could not be read (%s)", f.Status.Device, f.Status.Node, f.Answer.Message)
+	}
+	switch label := cephjob.ReadLabel(f.Answer.Message); label.State {
+	case cephjob.LabelNone:
+		s := step(f, cephv1alpha1.RetirementWiping, ActMarkRetired, "no OSD runs on %s and it carries no BlueStore label (it never became one): taking it out of the CephCluster without touching Ceph", f.Status.Device)
+		s.Status.DeviceIdentity = label.Identity
+		return s
+	case cephjob.LabelFound:
+		if f.Status.DeviceLabel != "" {
+			return refuse("%s on node %s holds the OSD with UUID %s, and no OSD Deployment of the node runs it; retire it by hand", f.Status.Device, f.Status.Node, label.OSDUUID)
+		}
+		s := step(f, cephv1alpha1.RetirementPending, ActNone, "no OSD Deployment records %s, but its label names the OSD with UUID %s (Rook recorded the kernel name the disk had when it was prepared): checking that OSD", f.Status.Device, label.OSDUUID)
+		s.Status.DeviceLabel, s.Status.AskedCephAt, s.Status.Progressed = label.OSDUUID, nil, nil
+		return s
+	case cephjob.LabelMissing:
+		return refuse("%s is not a device on node %s, and no OSD Deployment records it: if the disk was taken out, take it out of DiskPool %s", f.Status.Device, f.Status.Node, f.Status.Pool)
+	}
+	return refuse("the label of %s on node %s: an answer that does not parse (%q)", f.Status.Device, f.Status.Node, f.Answer.Message)
+}
+
 // checkedByCeph reads the preflight probe: every Ceph check, and Ceph's
 // OSD being the one Rook's Deployment runs; then the device's label.
 func checkedByCeph(f Facts) Step {
@@ -353,7 +393,8 @@ func checkedByCeph(f Facts) Step {
 		return refuse("%s", why)
 	}
 	f.Status.Progressed = nil
-	return ask(f, cephv1alpha1.RetirementPending, cephjob.VerbIdentify, "Ceph can lose osd.%d; reading the label of %s on node %s", id, f.Status.Device, f.Status.Node)
+	f.Status.OSDBefore = &cephv1alpha1.OSDState{Up: f.Ceph.OSD.Up, In: f.Ceph.OSD.In}
+	return ask(f, cephv1alpha1.RetirementPending, cephjob.VerbIdentify, "Ceph can lose osd.%d (%s); reading the label of %s on node %s", id, upIn(f.Ceph.OSD.Up, f.Ceph.OSD.In), f.Status.Device, f.Status.Node)
 }
 
 // replacementBooting waits, probe after probe, until Ceph has the
@@ -400,35 +441,91 @@ func onlyHealthFailed(checks []cephv1alpha1.PreflightCheck) bool {
 
 // identified reads the device's BlueStore label: it must name the OSD,
 // or the device's name now points at another disk (kernel names change
-// across reboots, and Rook never refreshes the OSD's recorded path).
+// across reboots, and Rook never refreshes the OSD's recorded path). A
+// disk that is gone or cannot be read while Ceph has its OSD down is a
+// dead disk (diskGone). The OSD is marked out only when it was in: an OSD
+// someone took out stays as it was.
 func identified(f Facts) Step {
 	id := osdID(f)
-	if !f.Answer.Succeeded {
-		return step(f, cephv1alpha1.RetirementRefused, ActRelease, "refused, nothing was touched: the label of %s on node %s could not be read (%s)", f.Status.Device, f.Status.Node, f.Answer.Message)
+	refuse := func(format string, args ...any) Step {
+		return step(f, cephv1alpha1.RetirementRefused, ActRelease, "refused, nothing was touched: "+format, args...)
 	}
-	switch label := cephjob.LabelUUID(f.Answer.Message); {
-	case label == f.Status.OSDUUID:
-	case label != "" && f.Status.DeviceLabel == "":
+	down := f.Status.OSDBefore != nil && !f.Status.OSDBefore.Up
+	if !f.Answer.Succeeded {
+		if down {
+			return diskGone(f, fmt.Sprintf("its label cannot be read: %s", f.Answer.Message))
+		}
+		return refuse("the label of %s on node %s could not be read (%s)", f.Status.Device, f.Status.Node, f.Answer.Message)
+	}
+	label := cephjob.ReadLabel(f.Answer.Message)
+	switch {
+	case label.State == cephjob.LabelFound && label.OSDUUID == f.Status.OSDUUID:
+	case label.State == cephjob.LabelMissing && down:
+		return diskGone(f, fmt.Sprintf("%s is not a device on node %s any more", f.Status.Device, f.Status.Node))
+	case label.State == cephjob.LabelFound && f.Status.DeviceLabel == "":
 		// The device's kernel name moved: the label, which moves with the
 		// disk, names its OSD. The next pass looks that one up and checks
 		// it from the start, the probe due at once.
 		s := step(f, cephv1alpha1.RetirementPending, ActNone, "%s on node %s holds the OSD with UUID %s, not osd.%d (Rook recorded the kernel name the disk had when it was prepared, and kernel names change): checking that OSD instead",
-			f.Status.Device, f.Status.Node, label, id)
-		s.Status.DeviceLabel, s.Status.AskedCephAt, s.Status.Progressed = label, nil, nil
-		s.Status.OSDID, s.Status.OSDUUID = nil, "" // the lookup by label names it
+			f.Status.Device, f.Status.Node, label.OSDUUID, id)
+		s.Status.DeviceLabel, s.Status.AskedCephAt, s.Status.Progressed = label.OSDUUID, nil, nil
+		s.Status.OSDID, s.Status.OSDUUID, s.Status.OSDBefore = nil, "", nil // the lookup by label names it
 		return s
 	default:
-		held := "no OSD"
-		if label != "" {
-			held = "the OSD with UUID " + label
-		}
-		return step(f, cephv1alpha1.RetirementRefused, ActRelease, "refused, nothing was touched: %s on node %s holds %s, not osd.%d (UUID %s): the disk's name points at another device than the OSD's; retire it by hand",
-			f.Status.Device, f.Status.Node, held, id, f.Status.OSDUUID)
+		return refuse("%s on node %s holds %s, not osd.%d (UUID %s): the disk's name points at another device than the OSD's; retire it by hand",
+			f.Status.Device, f.Status.Node, holds(label, f.Answer.Message), id, f.Status.OSDUUID)
 	}
+	f.Status.DeviceIdentity = label.Identity
 	if f.Suspend {
 		return step(f, cephv1alpha1.RetirementSuspended, ActNone, "every check passed for osd.%d and its device's label names it; nothing is touched until spec.suspend is set to false", id)
 	}
+	if !wasIn(f.Status) {
+		s := ask(f, cephv1alpha1.RetirementDraining, cephjob.VerbProbe, "osd.%d is already out (and stays so if this retirement is aborted): asking Ceph how many PGs it still holds", id)
+		progressed(&s, f.Now)
+		return s
+	}
 	s := ask(f, cephv1alpha1.RetirementDraining, cephjob.VerbOut, "marking osd.%d out while it runs: Ceph copies its PGs elsewhere from a full set of copies", id)
+	s.Status.MarkedOut = true
+	progressed(&s, f.Now)
+	return s
+}
+
+// holds says what an identify found on a device, for a refusal.
+func holds(l cephjob.Label, answer string) string {
+	switch l.State {
+	case cephjob.LabelFound:
+		return "the OSD with UUID " + l.OSDUUID
+	case cephjob.LabelNone:
+		return "no BlueStore label"
+	case cephjob.LabelMissing:
+		return "no device (it is not on the node)"
+	}
+	return fmt.Sprintf("an answer that does not parse (%q)", answer)
+}
+
+// wasIn: Ceph had the OSD in when the retirement checked it (a status
+// from before OSDBefore was recorded counts as in, as it then did).
+func wasIn(s cephv1alpha1.DiskRetirementStatus) bool {
+	return s.OSDBefore == nil || s.OSDBefore.In
+}
+
+// diskGone retires an OSD whose disk is dead: gone from its node or
+// unreadable while Ceph has the OSD down. Nothing can be drained from it
+// or wiped on it; Ceph recovers its copies from the others once it is
+// out, calls it safe to destroy when that is done, and it is purged by
+// its ID. The device is then taken out of the CephCluster unwiped.
+func diskGone(f Facts, why string) Step {
+	id := osdID(f)
+	f.Status.DiskGone = true
+	if f.Suspend {
+		return step(f, cephv1alpha1.RetirementSuspended, ActNone, "osd.%d is down and %s: it would be purged by its ID once Ceph has recovered its copies, without wiping the device; nothing is touched until spec.suspend is set to false", id, why)
+	}
+	if !wasIn(f.Status) {
+		s := ask(f, cephv1alpha1.RetirementDraining, cephjob.VerbProbe, "osd.%d is down and out and %s: waiting until Ceph has recovered its copies and calls it safe to destroy; it is then purged by its ID, the device not wiped", id, why)
+		progressed(&s, f.Now)
+		return s
+	}
+	s := ask(f, cephv1alpha1.RetirementDraining, cephjob.VerbOut, "osd.%d is down and %s: marking it out so that Ceph recovers its copies from the others; it is purged by its ID once Ceph calls it safe to destroy, the device not wiped", id, why)
 	s.Status.MarkedOut = true
 	progressed(&s, f.Now)
 	return s
@@ -451,12 +548,23 @@ func replacementStep(f Facts) (Step, bool) {
 			why = "claimed by DiskPool " + r.Status.ClaimedBy
 		}
 		return step(f, cephv1alpha1.RetirementRefused, ActRelease, "replacement Disk %s is not available (%s)", r.Name, why), true
+	case f.Status.Pool == "":
+		return step(f, cephv1alpha1.RetirementRefused, ActRelease, "Disk %s is in no DiskPool, so replacement Disk %s has no pool to join: add the replacement to a DiskPool yourself and retire Disk %s without one", f.DiskName, r.Name, f.DiskName), true
 	case f.Suspend:
 		return Step{}, false
 	case !f.ReplacementInPool:
-		return step(f, cephv1alpha1.RetirementWaitingForReplacement, ActAddReplacement, "adding Disk %s to DiskPool %s", r.Name, f.Status.Pool), true
+		s := step(f, cephv1alpha1.RetirementWaitingForReplacement, ActAddReplacement, "adding Disk %s to DiskPool %s", r.Name, f.Status.Pool)
+		progressed(&s, f.Now)
+		return s, true
+	case !f.ReplacementJoined && stalled(f):
+		return step(f, cephv1alpha1.RetirementFailed, ActRelease, "Rook did not make replacement Disk %s an OSD within %s (look at the rook-ceph-osd-prepare Job of node %s): nothing else was touched; Disk %s stays in DiskPool %s (take it out if it should not be there) and Disk %s keeps its OSD",
+			r.Name, f.Timing.Stall, r.Status.NodeName, r.Name, f.Status.Pool, f.DiskName), true
 	case !f.ReplacementJoined:
-		return step(f, cephv1alpha1.RetirementWaitingForReplacement, ActNone, "waiting for Rook to make replacement Disk %s an OSD; the old disk stays until it is", r.Name), true
+		s := step(f, cephv1alpha1.RetirementWaitingForReplacement, ActNone, "waiting for Rook to make replacement Disk %s an OSD (its prepare Job on node %s) for at most %s; the old disk stays until it is", r.Name, r.Status.NodeName, f.Timing.Stall)
+		if f.Status.Progressed == nil {
+			progressed(&s, f.Now)
+		}
+		return s, true
 	}
 	return Step{}, false
 }
@@ -465,7 +573,8 @@ func replacementStep(f Facts) (Step, bool) {
 func abort(f Facts, why string) Step {
 	s := step(f, cephv1alpha1.RetirementAborting, ActNone, "aborting: %s; giving osd.%d back", why, osdID(f))
 	s.Status.AbortReason = why
-	s.Status.PGsLeft = nil
+	s.Status.PGsLeft, s.Status.ObjectsToMove = nil, nil
+	progressed(&s, f.Now) // the OSD has the stall limit to come up again
 	return aborting(f.then(s))
 }
 
@@ -484,6 +593,9 @@ func draining(f Facts) Step {
 		if f.Ceph == nil {
 			return waitOrAbort(f, fmt.Sprintf("Ceph did not answer (%s)", f.Answer.Message))
 		}
+		if f.Status.MarkedOut && f.Ceph.OSD.In {
+			return abort(f, fmt.Sprintf("Ceph still has osd.%d in after it was marked out", id))
+		}
 		if trouble := drainTrouble(*f.Ceph, int(id)); trouble != "" {
 			return abort(f, trouble)
 		}
@@ -498,18 +610,28 @@ func draining(f Facts) Step {
 			progressed(&s, f.Now)
 			return s
 		}
-		s := step(f, cephv1alpha1.RetirementDraining, ActNone, "osd.%d is out and drains: %d PGs left (Ceph: %s)", id, left, f.Ceph.OSD.SafeToDestroy.Message)
-		if f.Status.PGsLeft == nil || left < *f.Status.PGsLeft {
+		toMove := f.Ceph.Recovery.ToMove()
+		s := step(f, cephv1alpha1.RetirementDraining, ActNone, "osd.%d is out and drains: %d PGs left on it, %d object copies to recover or move (Ceph: %s)", id, left, toMove, f.Ceph.OSD.SafeToDestroy.Message)
+		if drained(f.Status, left, toMove) {
 			progressed(&s, f.Now)
 		} else if stalled(f) {
-			return abort(f, fmt.Sprintf("no PG left osd.%d for %s (%d left; Ceph: %s)", id, f.Timing.Stall, left, f.Ceph.OSD.SafeToDestroy.Message))
+			return abort(f, fmt.Sprintf("neither a PG left osd.%d nor an object copy was recovered or moved for %s (%d PGs left, %d object copies; Ceph: %s)", id, f.Timing.Stall, left, toMove, f.Ceph.OSD.SafeToDestroy.Message))
 		}
-		s.Status.PGsLeft = &left
+		s.Status.PGsLeft, s.Status.ObjectsToMove = &left, &toMove
 		return s
 	case probeDue(f):
 		return ask(f, cephv1alpha1.RetirementDraining, cephjob.VerbProbe, "%s", f.Status.Message)
 	}
 	return step(f, cephv1alpha1.RetirementDraining, ActNone, "%s", f.Status.Message)
+}
+
+// drained says a drain progressed since the last probe: a PG left the
+// OSD, or Ceph has fewer object copies to recover or move. Whole PGs alone
+// are too coarse: on a big HDD one PG is hundreds of GB, and with mClock's
+// one backfill at a time it takes longer than any stall limit to move; a
+// dead OSD's PGs left it at once, and only the recovery shows.
+func drained(s cephv1alpha1.DiskRetirementStatus, pgs int32, objects int64) bool {
+	return s.PGsLeft == nil || pgs < *s.PGsLeft || s.ObjectsToMove == nil || objects < *s.ObjectsToMove
 }
 
 // drainTrouble says why a drain cannot go on: another OSD is out (Ceph
@@ -599,6 +721,19 @@ func removing(f Facts) Step {
 		}
 		return s
 	case answered(f, cephjob.VerbPurge):
+		return ask(f, cephv1alpha1.RetirementRemoving, cephjob.VerbProbe, "Ceph answered osd.%d's purge (%s); asking it whether osd.%d is gone from its OSD map", id, f.Answer.Message, id)
+	case answered(f, cephjob.VerbProbe) && !f.Status.Purged:
+		switch {
+		case f.Ceph == nil:
+			// Purged or not, nothing is given back now: the purge is asked
+			// again (Ceph checks once more; a purged OSD stays purged),
+			// until a probe says it is gone.
+			return step(f, cephv1alpha1.RetirementRemoving, ActNone, "Ceph did not say whether osd.%d is gone after its purge (%s); purging it again", id, f.Answer.Message)
+		case f.Ceph.OSD.Exists:
+			s := step(f, cephv1alpha1.RetirementStoppingOSD, ActNone, "osd.%d is still in Ceph's OSD map after its purge; checking it once more before purging it again", id)
+			progressed(&s, f.Now)
+			return s
+		}
 		s := step(f, cephv1alpha1.RetirementRemoving, ActNone, "osd.%d is purged from Ceph", id)
 		s.Status.Purged = true
 		return removing(f.then(s))
@@ -610,43 +745,82 @@ func removing(f Facts) Step {
 	// and starts the purged OSD again (seen on real Ceph: osd.2 was back,
 	// up, a minute after its Deployment was deleted). A stopped Deployment
 	// with the do-not-reconcile label is left alone.
+	if f.Status.DiskGone {
+		return unwiped(f, "its disk could not be read when it was retired, so it is not wiped")
+	}
 	return ask(f, cephv1alpha1.RetirementWiping, cephjob.VerbZap, "osd.%d is purged; wiping %s on node %s once its label is checked to name it", id, f.Status.Device, f.Status.Node)
 }
 
 // wiping wipes the device, takes it out of the CephCluster, then deletes
-// the OSD's Deployment, as Rook's own removal does.
+// the OSD's Deployment, as Rook's own removal does. A zap that cannot run
+// (the node is gone or NotReady) or cannot prove the device is the OSD's
+// is asked again each stall limit until the operator acknowledges the
+// device wiped by hand or gone (spec.acknowledge): the status says so.
 func wiping(f Facts) Step {
 	retired := f.Disk != nil && f.Disk.Annotations[cephv1alpha1.RetiredAnnotation] != ""
 	switch {
 	case answered(f, cephjob.VerbZap) && !f.Answer.Succeeded:
-		s := step(f, cephv1alpha1.RetirementWiping, ActNone, "%s was not wiped (%s); it stays in the CephCluster and the plugin asks again in %s", f.Status.Device, f.Answer.Message, f.Timing.Stall)
-		s.Status.ManualSteps = WipeInstructions(f.Status.Node, f.Status.Device)
+		s := step(f, cephv1alpha1.RetirementWiping, ActNone, "%s was not wiped (%s); it stays in the CephCluster, and the plugin asks again in %s. To finish without the plugin's wipe, wipe the disk by hand (manualSteps) and set spec.acknowledge to %s, or to %s if the disk is no longer in node %s",
+			f.Status.Device, f.Answer.Message, f.Timing.Stall, cephv1alpha1.WipedByHand, cephv1alpha1.DiskGone, f.Status.Node)
+		s.Status.ManualSteps = manualWipe(f)
 		progressed(&s, f.Now)
 		return s
 	case answered(f, cephjob.VerbZap):
 		s := step(f, cephv1alpha1.RetirementWiping, ActMarkRetired, "%s: taking it out of the CephCluster", f.Answer.Message)
 		s.Status.ManualSteps = ""
 		return s
+	case !retired && f.Status.Purged && f.Acknowledge != "":
+		return unwiped(f, fmt.Sprintf("spec.acknowledge says %s", f.Acknowledge))
 	case !retired && f.Status.ManualSteps != "" && !stalled(f):
 		return step(f, cephv1alpha1.RetirementWiping, ActNone, "%s", f.Status.Message)
-	case !retired && f.Status.OSDID != nil:
+	case !retired && f.Status.OSDID != nil && !f.Status.DiskGone:
 		return ask(f, cephv1alpha1.RetirementWiping, cephjob.VerbZap, "wiping %s on node %s", f.Status.Device, f.Status.Node)
 	case !retired:
 		return step(f, cephv1alpha1.RetirementWiping, ActMarkRetired, "taking %s out of the CephCluster", f.Status.Device)
-	case f.Deployment != nil:
-		return step(f, cephv1alpha1.RetirementWiping, ActDeleteDeployment, "%s is wiped and out of the CephCluster; deleting osd.%d's Deployment %s", f.Status.Device, osdID(f), f.Deployment.Deployment)
+	case f.Deployment != nil && f.Deployment.UUID == f.Status.OSDUUID:
+		return step(f, cephv1alpha1.RetirementWiping, ActDeleteDeployment, "%s is out of the CephCluster; deleting osd.%d's Deployment %s", f.Status.Device, osdID(f), f.Deployment.Deployment)
 	case f.Listed:
 		return step(f, cephv1alpha1.RetirementWiping, ActNone, "waiting for %s to leave the CephCluster's device list", f.Status.Device)
 	}
+	// A Deployment of the same name with another UUID is a new OSD that
+	// took the purged one's ID (Ceph reuses the lowest free ID): not ours.
 	done := step(f, cephv1alpha1.RetirementRetired, ActRelease, "retired: %s", retiredWhat(f))
 	done.Status.ManualSteps = fmt.Sprintf("To give the disk to Ceph again, remove the %s annotation from Disk %s (it stays in its DiskPool's spec.disks until taken out).", cephv1alpha1.RetiredAnnotation, f.DiskName)
+	if f.Status.DiskGone || f.Acknowledge != "" {
+		done.Status.ManualSteps = f.Status.ManualSteps + " " + done.Status.ManualSteps
+	}
 	done.Status.OSDStopped = false // removed: nothing to give back
 	return done
 }
 
-// aborting gives back what the retirement changed, the OSD started before
-// it is marked in (an OSD marked in while down takes PGs it cannot serve),
-// then ends Cancelled or Failed with the reason.
+// unwiped takes the purged OSD's device out of the CephCluster without a
+// wipe, for why; the manual steps say what the operator must do before
+// the disk is used again.
+func unwiped(f Facts, why string) Step {
+	s := step(f, cephv1alpha1.RetirementWiping, ActMarkRetired, "osd.%d is purged; %s: taking %s out of the CephCluster unwiped", osdID(f), why, f.Status.Device)
+	s.Status.ManualSteps = fmt.Sprintf("%s of node %s was not wiped by the plugin. If the disk is (or comes back) in a node, wipe it before it is used again: it may still carry osd.%d's label, and Rook's next prepare would start the purged OSD again. %s",
+		f.Status.Device, f.Status.Node, osdID(f), WipeInstructions(f.Status.Node, f.Status.Device, f.Status.OSDUUID))
+	return s
+}
+
+// manualWipe is what the operator must do by hand after a zap that did
+// not run or did not prove the device is the OSD's. When the device's
+// name points at a disk with another OSD's label, no wipe command names
+// it: the purged OSD's disk must be found by its label first.
+func manualWipe(f Facts) string {
+	if cephjob.ZapFoundAnotherOSD(f.Answer.Message) {
+		return fmt.Sprintf("%s of node %s now holds another OSD: do not wipe it. Find the disk whose BlueStore label names osd_uuid %s (`ceph-volume raw list` on node %s lists every device's), wipe that one as Rook's teardown guide shows, then set spec.acknowledge to %s.",
+			f.Status.Device, f.Status.Node, f.Status.OSDUUID, f.Status.Node, cephv1alpha1.WipedByHand)
+	}
+	return WipeInstructions(f.Status.Node, f.Status.Device, f.Status.OSDUUID) + fmt.Sprintf(" Then set spec.acknowledge to %s.", cephv1alpha1.WipedByHand)
+}
+
+// aborting gives back what the retirement changed, and only that: the
+// OSD started again if it was stopped, then marked in if the retirement
+// marked it out, once Ceph sees it up (an OSD marked in while down takes
+// PGs it cannot serve, and Ceph marks it out again only after
+// mon_osd_down_out_interval). Each "in" is checked with a probe before the
+// status says so. It ends Cancelled or Failed with the reason.
 func aborting(f Facts) Step {
 	id := osdID(f)
 	switch {
@@ -656,14 +830,13 @@ func aborting(f Facts) Step {
 		s := step(f, cephv1alpha1.RetirementAborting, ActNone, "aborting (%s): osd.%d is started again", f.Status.AbortReason, id)
 		s.Status.OSDStopped = false
 		return aborting(f.then(s))
-	case answered(f, cephjob.VerbIn) && f.Answer.Succeeded:
-		s := step(f, cephv1alpha1.RetirementAborting, ActNone, "aborting (%s): osd.%d is in again", f.Status.AbortReason, id)
-		s.Status.MarkedOut = false
-		return aborting(f.then(s))
-	case answered(f, cephjob.VerbIn):
-		return step(f, cephv1alpha1.RetirementAborting, ActNone, "aborting (%s): Ceph did not mark osd.%d in (%s); asking again", f.Status.AbortReason, id, f.Answer.Message)
+	case f.Status.MarkedOut && answered(f, cephjob.VerbIn):
+		// Succeeded or not, the probe says whether it is in.
+		return ask(f, cephv1alpha1.RetirementAborting, cephjob.VerbProbe, "aborting (%s): Ceph answered `osd in` (%s); asking it whether osd.%d is in", f.Status.AbortReason, f.Answer.Message, id)
+	case f.Status.MarkedOut && answered(f, cephjob.VerbProbe):
+		return markInOnceUp(f)
 	case f.Status.MarkedOut && probeDue(f):
-		return ask(f, cephv1alpha1.RetirementAborting, cephjob.VerbIn, "aborting (%s): marking osd.%d in again", f.Status.AbortReason, id)
+		return ask(f, cephv1alpha1.RetirementAborting, cephjob.VerbProbe, "aborting (%s): asking Ceph whether osd.%d is up, to mark it in again", f.Status.AbortReason, id)
 	case f.Status.MarkedOut:
 		return step(f, cephv1alpha1.RetirementAborting, ActNone, "%s", f.Status.Message)
 	}
@@ -671,9 +844,62 @@ func aborting(f Facts) Step {
 	if f.Deleting || f.Status.AbortReason == "cancelled" {
 		phase = cephv1alpha1.RetirementCancelled
 	}
-	s := step(f, phase, ActRelease, "aborted: %s; osd.%d is up and in again and its device stays in the CephCluster", f.Status.AbortReason, id)
-	s.Status.PGsLeft = nil
+	s := step(f, phase, ActRelease, "aborted: %s; %s, and its device stays in the CephCluster", f.Status.AbortReason, givenBack(f.Status))
+	s.Status.PGsLeft, s.Status.ObjectsToMove = nil, nil
 	return s
+}
+
+// markInOnceUp reads an abort's probe: the OSD is in (done), or up (mark
+// it in), or still down: wait up to the stall limit, then leave it out
+// and say so. A dead disk's OSD is never marked in.
+func markInOnceUp(f Facts) Step {
+	id := osdID(f)
+	gaveUp := func(why string) Step {
+		s := step(f, cephv1alpha1.RetirementAborting, ActNone, "aborting (%s): %s", f.Status.AbortReason, why)
+		s.Status.MarkedOut, s.Status.LeftOut = false, why
+		return aborting(f.then(s))
+	}
+	switch o := f.Ceph; {
+	case o == nil:
+		return waitOrGiveUp(f, fmt.Sprintf("aborting (%s): Ceph did not answer (%s); asking again", f.Status.AbortReason, f.Answer.Message))
+	case !o.OSD.Exists || o.OSD.In:
+		s := step(f, cephv1alpha1.RetirementAborting, ActNone, "aborting (%s): osd.%d is in again", f.Status.AbortReason, id)
+		s.Status.MarkedOut = false
+		return aborting(f.then(s))
+	case f.Status.DiskGone:
+		return gaveUp("its disk cannot be read")
+	case !o.OSD.Up && stalled(f):
+		return gaveUp(fmt.Sprintf("Ceph did not see it up within %s", f.Timing.Stall))
+	case !o.OSD.Up:
+		return step(f, cephv1alpha1.RetirementAborting, ActNone, "aborting (%s): waiting for Ceph to see osd.%d up before it is marked in", f.Status.AbortReason, id)
+	}
+	return ask(f, cephv1alpha1.RetirementAborting, cephjob.VerbIn, "aborting (%s): osd.%d is up; marking it in again", f.Status.AbortReason, id)
+}
+
+// waitOrGiveUp is an abort's wait on a Ceph that does not answer: asked
+// again each poll; past the stall limit the OSD is left as it is, out.
+func waitOrGiveUp(f Facts, msg string) Step {
+	if !stalled(f) {
+		return step(f, cephv1alpha1.RetirementAborting, ActNone, "%s", msg)
+	}
+	s := step(f, cephv1alpha1.RetirementAborting, ActNone, "%s", msg)
+	s.Status.MarkedOut, s.Status.LeftOut = false, fmt.Sprintf("Ceph did not answer for %s, so it may still be out (see `ceph osd tree`)", f.Timing.Stall)
+	return aborting(f.then(s))
+}
+
+// givenBack says in what state an abort left the OSD.
+func givenBack(s cephv1alpha1.DiskRetirementStatus) string {
+	id := int32(-1)
+	if s.OSDID != nil {
+		id = *s.OSDID
+	}
+	switch {
+	case !wasIn(s):
+		return fmt.Sprintf("osd.%d is as it was before (out)", id)
+	case s.LeftOut != "":
+		return fmt.Sprintf("osd.%d was left out: %s; mark it in with `ceph osd in osd.%d` once it runs", id, s.LeftOut, id)
+	}
+	return fmt.Sprintf("osd.%d is up and in again", id)
 }
 
 func retiredWhat(f Facts) string {

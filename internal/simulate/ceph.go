@@ -59,6 +59,27 @@ type Ceph struct {
 	mu     sync.Mutex
 	osds   map[int]*modelOSD
 	labels map[string]bluestoreLabel // node + "\x00" + kernel path
+	gone   map[string]bool           // devices pulled from their node
+}
+
+// simIdentity is a device's identity as the identify verb reads it: here
+// its node and kernel path stand for its serial.
+func simIdentity(node, kernelPath string) string {
+	return fmt.Sprintf("sectors=20971520 serial=%s:%s wwn= backing=", node, kernelPath)
+}
+
+// Pull takes a device out of its node: it is no longer a block device
+// there, and its OSD (if it runs) goes down.
+func (c *Ceph) Pull(node, kernelPath string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.init()
+	c.gone[node+"\x00"+kernelPath] = true
+	if l, ok := c.labels[node+"\x00"+kernelPath]; ok {
+		if o := c.osds[l.ID]; o != nil {
+			o.Up = false
+		}
+	}
 }
 
 // bluestoreLabel is what ceph-volume writes at the start of a device it
@@ -89,7 +110,7 @@ type modelOSD struct {
 
 func (c *Ceph) init() {
 	if c.osds == nil {
-		c.osds, c.labels = map[int]*modelOSD{}, map[string]bluestoreLabel{}
+		c.osds, c.labels, c.gone = map[int]*modelOSD{}, map[string]bluestoreLabel{}, map[string]bool{}
 	}
 }
 
@@ -482,17 +503,28 @@ func (c *Ceph) answer(ctx context.Context, job *batchv1.Job, pools []simPool) (i
 		delete(c.osds, id)
 		return 0, fmt.Sprintf("osd.%d is not in Ceph's OSD map", id), nil
 	case cephjob.VerbIdentify:
-		return 0, fmt.Sprintf(`{"osdUUID":%q}`, c.labels[node+"\x00"+device].UUID), nil
+		answer := cephjob.Label{State: cephjob.LabelNone, Identity: simIdentity(node, device)}
+		if c.gone[node+"\x00"+device] {
+			answer = cephjob.Label{State: cephjob.LabelMissing}
+		} else if l := c.labels[node+"\x00"+device]; l.UUID != "" {
+			answer.State, answer.OSDUUID = cephjob.LabelFound, l.UUID
+		}
+		out, err := json.Marshal(answer)
+		return 0, string(out), err
 	case cephjob.VerbZap:
+		// As the zap script: a label must name the purged OSD; without one
+		// the device must be the disk identified (a wipe cut short).
 		found := c.labels[node+"\x00"+device].UUID
 		switch {
-		case found == "":
-			return 0, "no BlueStore label on " + device + ": nothing to wipe", nil
-		case found != env[cephjob.EnvOSDUUID]:
+		case c.gone[node+"\x00"+device]:
+			return 1, device + " is not a block device on this node", nil
+		case found != "" && found != env[cephjob.EnvOSDUUID]:
 			return 1, fmt.Sprintf("refused: %s holds the OSD with UUID %s, not %s", device, found, env[cephjob.EnvOSDUUID]), nil
+		case found == "" && env[cephjob.EnvIdentity] != simIdentity(node, device):
+			return 1, fmt.Sprintf("refused: %s carries no BlueStore label and is not the disk that held the OSD with UUID %s", device, env[cephjob.EnvOSDUUID]), nil
 		}
 		delete(c.labels, node+"\x00"+device)
-		return 0, fmt.Sprintf("wiped %s (it held the OSD with UUID %s)", device, found), nil
+		return 0, fmt.Sprintf("wiped %s (it held the OSD with UUID %s)", device, env[cephjob.EnvOSDUUID]), nil
 	}
 	return 0, "", fmt.Errorf("job %s: unknown verb %q", job.Name, job.Labels[cephjob.VerbLabel])
 }
