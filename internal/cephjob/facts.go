@@ -33,8 +33,8 @@ type Facts struct {
 	// (degraded) or move (misplaced): what a drain moves, object by
 	// object, however big its PGs are.
 	Recovery Recovery `json:"recovery"`
-	Hosts    []Host         `json:"-"`
-	OSD      OSD            `json:"osd"`
+	Hosts    []Host   `json:"-"`
+	OSD      OSD      `json:"osd"`
 	// Truncated: the cluster was too large for the answer, and Hosts holds
 	// the OSD's own host only.
 	Truncated bool `json:"truncated"`

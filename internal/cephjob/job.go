@@ -174,7 +174,7 @@ case $rc in
 3) found="" ;;
 *) tail -c 1000 /tmp/why > /dev/termination-log; exit 1 ;;
 esac
-if [ -n "$found" ] && [ "$found" != "$OSD_UUID" ]; then echo "refused: $DEVICE `+zapAnotherOSD+` $found, not $OSD_UUID" > /dev/termination-log; exit 1; fi
+if [ -n "$found" ] && [ "$found" != "$OSD_UUID" ]; then echo "refused: $DEVICE ` + zapAnotherOSD + ` $found, not $OSD_UUID" > /dev/termination-log; exit 1; fi
 if [ -z "$found" ]; then
 	identity=$(device_identity "$DEVICE")
 	case "$IDENTITY" in
