@@ -625,6 +625,61 @@ func TestAHostDownDuringTheDrainAbortsIt(t *testing.T) {
 	assert.True(t, in, "marked in again")
 }
 
+// A dead disk (pulled from its node, its OSD down) is the most common
+// retirement: Ceph recovers its copies once it is out, it is purged by its
+// ID, and its device leaves the CephCluster unwiped, the manual steps
+// saying what to do if it comes back.
+func TestADeadDiskIsRetired(t *testing.T) {
+	h, rookSim, disks := retirementCluster(t)
+	disk := disks["ret-1"]["/dev/sdb"]
+	id := rookSim.ceph.LabelledOSDs("ret-1")["/dev/sdb"]
+	rookSim.ceph.Pull("ret-1", "/dev/sdb")
+	h.eventually("Ceph sees the OSD down", func() error {
+		if _, up, _, _ := rookSim.ceph.OSD(id); up {
+			return fmt.Errorf("osd.%d is up", id)
+		}
+		return nil
+	})
+	h.retire("dead", disk.Name, "")
+	r := h.waitRetirement("dead", cephv1alpha1.RetirementRetired)
+	assert.True(t, r.Status.DiskGone, r.Status.Message)
+	assert.Equal(t, int32(id), *r.Status.OSDID)
+	assert.Contains(t, r.Status.ManualSteps, "was not wiped by the plugin")
+	assert.False(t, rookSim.ceph.Exists(id), "purged by its ID")
+	_, err := h.osdDeployment(int32(id))
+	assert.True(t, apierrors.IsNotFound(err), "its Deployment is gone: %v", err)
+	assert.False(t, h.listed("ret-1", disk.Status.StorageDevice()), "its device is out of the CephCluster")
+	rookSim.check()
+}
+
+// An OSD someone marked out before the retirement is still out after the
+// retirement is cancelled: an abort gives back exactly what it changed.
+func TestAnAbortRestoresTheStateBefore(t *testing.T) {
+	h, rookSim, disks := retirementCluster(t)
+	id := rookSim.ceph.LabelledOSDs("ret-2")["/dev/sdb"]
+	rookSim.ceph.MarkOut(id)
+	h.eventually("Ceph moved the out OSD's PGs", func() error {
+		if _, _, _, pgs := rookSim.ceph.OSD(id); pgs > 0 {
+			return fmt.Errorf("osd.%d has %d PGs", id, pgs)
+		}
+		return nil
+	})
+	rookSim.mu.Lock()
+	rookSim.pauseAfter = cephjob.VerbIdentify // held in Draining, its first probe unanswered
+	rookSim.mu.Unlock()
+	h.retire("was-out", disks["ret-2"]["/dev/sdb"].Name, "")
+	r := h.waitRetirement("was-out", cephv1alpha1.RetirementDraining)
+	require.NotNil(t, r.Status.OSDBefore)
+	assert.Equal(t, cephv1alpha1.OSDState{Up: true, In: false}, *r.Status.OSDBefore)
+	assert.False(t, r.Status.MarkedOut, "an OSD already out is not marked out")
+	require.NoError(t, h.c.Delete(h.ctx, r))
+	rookSim.ceph.Paused.Store(false)
+	h.waitGone(r)
+	_, up, in, _ := rookSim.ceph.OSD(id)
+	assert.True(t, up)
+	assert.False(t, in, "it was out before the retirement, and is out after it")
+}
+
 func TestCancellingARetirement(t *testing.T) {
 	t.Run("before anything is touched", func(t *testing.T) {
 		h, _, disks := retirementCluster(t)
@@ -673,10 +728,16 @@ func TestCancellingARetirement(t *testing.T) {
 		h, rookSim, disks := retirementCluster(t)
 		disk := disks["ret-3"]["/dev/sdb"]
 		rookSim.mu.Lock()
-		rookSim.pauseAfter = cephjob.VerbPurge // the wipe waits
+		rookSim.pauseAfter = cephjob.VerbPurge // the probe that checks the purge waits
 		rookSim.mu.Unlock()
 		h.retire("cancel-late", disk.Name, "")
-		r := h.waitRetirement("cancel-late", cephv1alpha1.RetirementWiping)
+		r := h.waitRetirement("cancel-late", cephv1alpha1.RetirementRemoving)
+		h.eventually("the purge answered", func() error {
+			if rookSim.ceph.Exists(int(*r.Status.OSDID)) {
+				return fmt.Errorf("osd.%d still exists", *r.Status.OSDID)
+			}
+			return nil
+		})
 		require.NoError(t, h.c.Delete(h.ctx, r))
 		time.Sleep(time.Second)
 		require.NoError(t, h.c.Get(h.ctx, client.ObjectKeyFromObject(r), r), "held until it is done")

@@ -68,6 +68,16 @@ func simIdentity(node, kernelPath string) string {
 	return fmt.Sprintf("sectors=20971520 serial=%s:%s wwn= backing=", node, kernelPath)
 }
 
+// pulled says osd id's device was pulled from its node.
+func (c *Ceph) pulled(id int) bool {
+	for key, l := range c.labels {
+		if l.ID == id && c.gone[key] {
+			return true
+		}
+	}
+	return false
+}
+
 // Pull takes a device out of its node: it is no longer a block device
 // there, and its OSD (if it runs) goes down.
 func (c *Ceph) Pull(node, kernelPath string) {
@@ -196,6 +206,8 @@ func (c *Ceph) SetUp(id int, up bool) {
 	o, ok := c.osds[id]
 	switch {
 	case !ok:
+	case up && c.pulled(id):
+		o.Up = false // its pod runs, but the OSD cannot open its device
 	case up && !o.Booted && c.HoldBoot.Load():
 	case up && !o.Booted:
 		o.Booted, o.Up, o.In, o.PGs = true, true, true, pgsPerOSD
