@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"strconv"
+	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
 
@@ -41,6 +42,7 @@ const (
 	EnvKubeAPIQPS           = "FUNP_KUBE_API_QPS"
 	EnvKubeAPIBurst         = "FUNP_KUBE_API_BURST"
 	EnvLeaderElection       = "FUNP_LEADER_ELECTION"
+	EnvRetirementStall      = "FUNP_RETIREMENT_STALL"
 )
 
 // ConfigKeys are every key LoadConfig reads; definition.yaml's configSchema
@@ -49,6 +51,7 @@ var ConfigKeys = []string{
 	EnvOperatorNamespace, EnvClusterNamespace, EnvCephImage, EnvMonCount, EnvMgrCount,
 	EnvAllowMultiplePerNode, EnvDevLoopDevices, EnvMetrics, EnvCephFSMounter, EnvS3Region, EnvChartRepository,
 	EnvDevInsecureCharts, EnvChartDigest, EnvCephMaxPGPerOSD, EnvCephClusterMaxBytes, EnvKubeAPIQPS, EnvKubeAPIBurst, EnvLeaderElection,
+	EnvRetirementStall,
 }
 
 // Defaults for keys that are unset or empty, and the bounds Rook's
@@ -75,6 +78,11 @@ const (
 	// server is the concurrency (8 inventory workers, each waiting for its
 	// answer); the rate limit is the safety net above it, set where it does
 	// not slow that pace down (docs/performance.md).
+	// The retirement stall limit's bounds: below 5 minutes a drain that
+	// merely waits for its next backfill slot would be aborted; above a day
+	// a stuck one holds every other retirement and upgrade too long.
+	minRetirementStall  = 5 * time.Minute
+	maxRetirementStall  = 24 * time.Hour
 	defaultKubeAPIQPS   = 1000
 	defaultKubeAPIBurst = 2000
 	maxKubeAPIQPS       = 10000
@@ -149,9 +157,12 @@ type Config struct {
 	// LeaderElection makes one of several plugin instances (a rolling
 	// update) the only writer, through a Lease in the operator namespace.
 	LeaderElection bool
-	// RetirementTiming is how a DiskRetirement waits on Ceph; not read
-	// from the environment (zero: DefaultRetirementTiming). Tests shorten
-	// it.
+	// RetirementTiming is how a DiskRetirement waits on Ceph (zero:
+	// retirement.DefaultTiming). Its stall limit is FUNP_RETIREMENT_STALL:
+	// how long a drain, a stop or a replacement may go without progress
+	// before the retirement gives the OSD back (big HDD clusters under
+	// load drain slowly); the poll and sweep are not configurable, and
+	// tests shorten them.
 	RetirementTiming retirement.Timing
 }
 
@@ -179,6 +190,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		KubeAPIQPS:           r.count(EnvKubeAPIQPS, defaultKubeAPIQPS, 1, maxKubeAPIQPS),
 		KubeAPIBurst:         r.count(EnvKubeAPIBurst, defaultKubeAPIBurst, 1, maxKubeAPIQPS),
 		LeaderElection:       r.booleanDefault(EnvLeaderElection, true),
+		RetirementTiming:     retirement.Timing{Stall: r.duration(EnvRetirementStall, retirement.DefaultTiming.Stall, minRetirementStall, maxRetirementStall)},
 	}
 	if cfg.MonCount%2 == 0 {
 		r.fail(EnvMonCount, strconv.Itoa(cfg.MonCount), "must be odd so the monitors keep a quorum")
@@ -245,6 +257,20 @@ func (r *envReader) count(key string, def, lo, hi int) int {
 		return def
 	}
 	return n
+}
+
+// duration reads a Go duration ("45m", "2h") within lo..hi.
+func (r *envReader) duration(key string, def, lo, hi time.Duration) time.Duration {
+	v := r.getenv(key)
+	if v == "" {
+		return def
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < lo || d > hi {
+		r.fail(key, v, fmt.Sprintf("must be a duration from %s to %s, such as 2h", lo, hi))
+		return def
+	}
+	return d
 }
 
 func (r *envReader) boolean(key string) bool { return r.booleanDefault(key, false) }

@@ -4,9 +4,12 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/fundament-oss/ceph-rook/internal/retirement"
 )
 
 func environ(vars map[string]string) func(string) string {
@@ -41,6 +44,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 		KubeAPIQPS:          1000,
 		KubeAPIBurst:        2000,
 		LeaderElection:      true,
+		RetirementTiming:    retirement.Timing{Stall: 30 * time.Minute},
 	}, cfg)
 }
 
@@ -64,6 +68,7 @@ func TestLoadConfigReadsEveryKey(t *testing.T) {
 		"FUNP_KUBE_API_QPS":                  "50",
 		"FUNP_KUBE_API_BURST":                "75",
 		"FUNP_LEADER_ELECTION":               "false",
+		"FUNP_RETIREMENT_STALL":              "2h30m",
 	}))
 	require.NoError(t, err)
 	assert.Equal(t, Config{
@@ -82,6 +87,7 @@ func TestLoadConfigReadsEveryKey(t *testing.T) {
 		CephClusterMaxBytes:  3000000,
 		KubeAPIQPS:           50,
 		KubeAPIBurst:         75,
+		RetirementTiming:     retirement.Timing{Stall: 150 * time.Minute},
 	}, cfg)
 }
 
@@ -123,6 +129,8 @@ func TestLoadConfigRejects(t *testing.T) {
 		{name: "a boolean that is not one", vars: map[string]string{"FUNP_DEV_LOOP_DEVICES": "yes please"}, want: `FUNP_DEV_LOOP_DEVICES="yes please": must be true or false`},
 		{name: "an unknown CephFS mounter", vars: map[string]string{"FUNP_CEPHFS_MOUNTER": "nfs"}, want: `FUNP_CEPHFS_MOUNTER="nfs": must be one of [kernel fuse]`},
 		{name: "a zero API rate limit", vars: map[string]string{"FUNP_KUBE_API_QPS": "0"}, want: `FUNP_KUBE_API_QPS="0": must be a whole number from 1 to 10000`},
+		{name: "a retirement stall limit that is no duration", vars: map[string]string{"FUNP_RETIREMENT_STALL": "30"}, want: `FUNP_RETIREMENT_STALL="30": must be a duration from 5m0s to 24h0m0s`},
+		{name: "a retirement stall limit too short for a backfill slot", vars: map[string]string{"FUNP_RETIREMENT_STALL": "1m"}, want: `FUNP_RETIREMENT_STALL="1m": must be a duration`},
 		{name: "leader election that is not a boolean", vars: map[string]string{"FUNP_LEADER_ELECTION": "maybe"}, want: `FUNP_LEADER_ELECTION="maybe": must be true or false`},
 		{name: "a chart repository over plain http", vars: map[string]string{"FUNP_CHART_REPOSITORY": "http://charts.rook.io/release"}, want: `FUNP_CHART_REPOSITORY="http://charts.rook.io/release": must be https (set FUNP_DEV_INSECURE_CHART_REPOSITORY=true for a development repository served over http)`},
 		{name: "a chart digest without its algorithm", vars: map[string]string{"FUNP_CHART_DIGEST": strings.Repeat("ab", 32)}, want: `FUNP_CHART_DIGEST="` + strings.Repeat("ab", 32) + `": must be sha256: and 64 lower-case hex digits`},
