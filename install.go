@@ -109,7 +109,7 @@ func install(ctx context.Context, c client.Client, charts chartInstaller, cfg Co
 		return upgrade.Plan{}, err
 	}
 	logUpgradePlan(plan, log)
-	if plan.Step != upgrade.StepRook || plan.Allowed() {
+	if plan.RookReleaseMayChange() {
 		if err := ensureRookRelease(ctx, charts, cfg, log); err != nil {
 			return plan, err
 		}

@@ -562,7 +562,7 @@ func TestAStalledDrainIsAbortedAndGivesTheOSDBack(t *testing.T) {
 	h.retire("stalls", disk.Name, "")
 	r := h.waitRetirement("stalls", cephv1alpha1.RetirementFailed)
 
-	assert.Contains(t, r.Status.Message, "aborted: no PG left osd.")
+	assert.Contains(t, r.Status.Message, "aborted: neither a PG left osd.")
 	assert.Contains(t, r.Status.Message, "is up and in again")
 	exists, up, in, _ := rookSim.ceph.OSD(int(*r.Status.OSDID))
 	assert.True(t, exists && up && in, "the OSD is up and in")

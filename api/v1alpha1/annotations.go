@@ -49,6 +49,12 @@ const RetirementFinalizer = "ceph.fundament.io/retirement"
 // with its finalizer stripped): the sweep gives the OSD back.
 const RetirementAnnotation = "ceph.fundament.io/retirement"
 
+// RetirementPurgeAnnotation is put on an OSD's Deployment (naming the
+// DiskRetirement by UID) before that retirement asks Ceph to purge the
+// OSD: from then on the OSD may be gone from Ceph, and the sweep never
+// starts it or marks it in again (a purged OSD would only crash-loop).
+const RetirementPurgeAnnotation = "ceph.fundament.io/retirement-purge"
+
 // ManagedDevicesAnnotation records, on the CephCluster, the devices the
 // plugin put into spec.storage.nodes. Only those are ever taken out again:
 // a device someone else listed — in a CephCluster that existed before the

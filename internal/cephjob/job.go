@@ -36,7 +36,7 @@ const (
 	// VerbOut marks the OSD out while it still runs: Ceph copies its PGs
 	// elsewhere from a full set of copies.
 	VerbOut Verb = "out"
-	// VerbIn marks it in again (an abort).
+	// VerbIn marks it in again (an abort), only while Ceph has it up.
 	VerbIn Verb = "in"
 	// VerbPurge removes the OSD from Ceph (CRUSH, auth, OSD map), then its
 	// CRUSH host when that holds no other OSD. It passes neither --force
@@ -110,7 +110,7 @@ var probeScript string
 // device is first checked to be there and readable: then ENOENT is "no
 // label", and any other failure (EIO, a bad checksum) is "cannot be read". device_identity is what names the disk whatever its kernel
 // name: its size, udev's serial and WWN, a loop device's backing file.
-// osd_state prints present or absent, and fails when the OSD map cannot
+// osd_state prints absent, down or up, and fails when the OSD map cannot
 // be read (a failed dump is never "absent").
 const cephPreamble = `set -euo pipefail
 mon_host=$(printf '%s' "$ROOK_MON_ENDPOINTS" | sed 's/[a-z0-9_-]*=//g')
@@ -142,7 +142,7 @@ device_identity() {
 }
 osd_state() {
 	ceph osd dump -f json > /tmp/osd_dump.json || return 1
-	python3 -c 'import json, sys; print("present" if any(o["osd"] == int(sys.argv[1]) for o in json.load(sys.stdin)["osds"]) else "absent")' "$1" < /tmp/osd_dump.json
+	python3 -c 'import json, sys; o = [o for o in json.load(sys.stdin)["osds"] if o["osd"] == int(sys.argv[1])]; print("absent" if not o else "up" if o[0].get("up") == 1 else "down")' "$1" < /tmp/osd_dump.json
 }
 `
 
@@ -152,8 +152,10 @@ osd_state() {
 var verbScripts = map[Verb]string{
 	VerbProbe: `python3 -c "$PROBE" "$OSD_ID" $CONN > /dev/termination-log`,
 	VerbOut:   `ceph osd out "osd.$OSD_ID" 2>&1 | tail -c 1000 > /dev/termination-log`,
-	VerbIn:    `ceph osd in "osd.$OSD_ID" 2>&1 | tail -c 1000 > /dev/termination-log`,
-	VerbPurge: `if [ "$(osd_state "$OSD_ID")" = present ]; then ceph osd purge "osd.$OSD_ID"; fi
+	VerbIn: `state=$(osd_state "$OSD_ID")
+if [ "$state" != up ]; then echo "osd.$OSD_ID is $state: not marked in (an OSD marked in while down takes PGs it cannot serve)" > /dev/termination-log; exit 1; fi
+ceph osd in "osd.$OSD_ID" 2>&1 | tail -c 1000 > /dev/termination-log`,
+	VerbPurge: `if [ "$(osd_state "$OSD_ID")" != absent ]; then ceph osd purge "osd.$OSD_ID"; fi
 if [ "$(osd_state "$OSD_ID")" != absent ]; then echo "osd.$OSD_ID is still in Ceph's OSD map after its purge" > /dev/termination-log; exit 1; fi
 if [ -n "$HOST" ] && [ -z "$(ceph osd crush ls "$HOST" 2>/dev/null)" ]; then ceph osd crush rm "$HOST" || true; fi
 echo "osd.$OSD_ID is not in Ceph's OSD map" > /dev/termination-log`,

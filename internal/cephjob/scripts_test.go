@@ -91,11 +91,15 @@ func (n *fakeNode) write(rel, content string) {
 	require.NoError(n.t, os.WriteFile(filepath.Join(n.root, rel), []byte(content), 0o644))
 }
 
-// osds sets the OSD map's OSDs.
+// osds sets the OSD map's OSDs, up; down ones are negative.
 func (n *fakeNode) osds(ids ...int) {
 	var osds []map[string]int
 	for _, id := range ids {
-		osds = append(osds, map[string]int{"osd": id})
+		up := 1
+		if id < 0 {
+			id, up = -id, 0
+		}
+		osds = append(osds, map[string]int{"osd": id, "up": up})
 	}
 	raw, err := json.Marshal(map[string]any{"osds": osds})
 	require.NoError(n.t, err)
@@ -181,6 +185,20 @@ func TestOutAndInFailWhenCephFails(t *testing.T) {
 	n.write("ceph/unreachable", "")
 	code, _ := n.run(VerbOut, nil)
 	assert.NotZero(t, code)
+}
+
+// An OSD is marked in only while Ceph has it up: marked in while down it
+// would take PGs it cannot serve.
+func TestInOnlyAnOSDThatIsUp(t *testing.T) {
+	n := newFakeNode(t)
+	n.osds(-3)
+	code, answer := n.run(VerbIn, nil)
+	assert.NotZero(t, code)
+	assert.Equal(t, "osd.3 is down: not marked in (an OSD marked in while down takes PGs it cannot serve)", answer)
+	n.osds(3)
+	code, answer = n.run(VerbIn, nil)
+	assert.Zero(t, code)
+	assert.Equal(t, "marked in osd.3.", answer)
 }
 
 // A purge succeeds only when the OSD map, read after it, no longer has the

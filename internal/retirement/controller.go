@@ -465,8 +465,10 @@ func (r *Reconciler) act(ctx context.Context, ret *cephv1alpha1.DiskRetirement, 
 	case ActRelease:
 		if s.Status.OSDID != nil && (s.Status.Phase == cephv1alpha1.RetirementFailed || s.Status.Phase == cephv1alpha1.RetirementCancelled) {
 			// Given back: the OSD is no longer this retirement's.
-			if err := r.annotateOSD(ctx, *s.Status.OSDID, ""); err != nil {
-				return err
+			for _, annotation := range []string{cephv1alpha1.RetirementAnnotation, cephv1alpha1.RetirementPurgeAnnotation} {
+				if err := r.annotateOSD(ctx, *s.Status.OSDID, annotation, ""); err != nil {
+					return err
+				}
 			}
 		}
 		base := client.MergeFrom(ret.DeepCopy())
@@ -517,10 +519,16 @@ func (r *Reconciler) createCephJob(ctx context.Context, ret *cephv1alpha1.DiskRe
 	if err != nil {
 		return err
 	}
-	if req.Verb == cephjob.VerbOut {
+	switch req.Verb {
+	case cephjob.VerbOut:
 		// Before the OSD is out: whatever becomes of this retirement, the
 		// sweep can find what it changed.
-		if err := r.annotateOSD(ctx, req.OSDID, string(ret.UID)); err != nil {
+		if err := r.annotateOSD(ctx, req.OSDID, cephv1alpha1.RetirementAnnotation, string(ret.UID)); err != nil {
+			return err
+		}
+	case cephjob.VerbPurge:
+		// Before the purge: the sweep never starts an OSD that may be gone.
+		if err := r.annotateOSD(ctx, req.OSDID, cephv1alpha1.RetirementPurgeAnnotation, string(ret.UID)); err != nil {
 			return err
 		}
 	}
@@ -533,15 +541,15 @@ func (r *Reconciler) rookImage(ctx context.Context) (string, error) {
 	return cephjob.OperatorImage(ctx, r.Live, r.OperatorNamespace)
 }
 
-// annotateOSD puts RetirementAnnotation (uid) on an OSD's Deployment, or
-// takes it off ("").
-func (r *Reconciler) annotateOSD(ctx context.Context, id int32, uid string) error {
+// annotateOSD puts annotation (uid) on an OSD's Deployment, or takes it
+// off ("").
+func (r *Reconciler) annotateOSD(ctx context.Context, id int32, annotation, uid string) error {
 	d := &appsv1.Deployment{}
 	d.Namespace, d.Name = r.ClusterNamespace, rook.OSDDeploymentName(id)
 	var value any // nil: the annotation goes
 	if uid != "" {
 		value = uid
 	}
-	body := patch.Merge(map[string]any{"metadata": map[string]any{"annotations": map[string]any{cephv1alpha1.RetirementAnnotation: value}}})
+	body := patch.Merge(map[string]any{"metadata": map[string]any{"annotations": map[string]any{annotation: value}}})
 	return client.IgnoreNotFound(r.Client.Patch(ctx, d, body))
 }

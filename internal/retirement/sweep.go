@@ -44,15 +44,20 @@ type OrphanFacts struct {
 	// Owned: an unfinished DiskRetirement has this OSD (its UID is the
 	// annotation's, or its status names the OSD).
 	Owned bool
+	// Purging: a retirement asked Ceph to purge the OSD
+	// (RetirementPurgeAnnotation): it may be gone from Ceph.
+	Purging bool
 	// In is the sweep's "in" Job: nil when there is none.
 	In *cephjob.Answer
 }
 
 // SweepOSD decides the sweep's next action for one OSD Deployment: start
 // it before marking it in (as an abort does), then take the annotation off.
+// An OSD whose purge was asked is never given back: it may be gone from
+// Ceph, and started again it would only crash-loop (the sweep warns).
 func SweepOSD(f OrphanFacts) OrphanAction {
 	switch {
-	case f.Owned || !f.Annotated && !f.Stopped:
+	case f.Owned || !f.Annotated && !f.Stopped || f.Purging:
 		return OrphanNone
 	case f.Stopped:
 		return OrphanScaleUp
@@ -102,6 +107,9 @@ func (s *Sweeper) sweep(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		if f.Purging && !f.Owned {
+			s.Log.Warn("an OSD whose purge a retirement asked has no retirement any more: left stopped; delete its Deployment once `ceph osd tree` no longer lists it", "deployment", d.Name)
+		}
 		if err := s.act(ctx, d, SweepOSD(f)); err != nil {
 			return fmt.Errorf("give back %s: %w", d.Name, err)
 		}
@@ -111,7 +119,8 @@ func (s *Sweeper) sweep(ctx context.Context) error {
 
 func (s *Sweeper) facts(ctx context.Context, d *appsv1.Deployment, rets []cephv1alpha1.DiskRetirement) (OrphanFacts, error) {
 	uid, annotated := d.Annotations[cephv1alpha1.RetirementAnnotation]
-	f := OrphanFacts{Annotated: annotated, Stopped: d.Labels[cephv1.SkipReconcileLabelKey] == retiringLabelValue}
+	_, purging := d.Annotations[cephv1alpha1.RetirementPurgeAnnotation]
+	f := OrphanFacts{Annotated: annotated, Stopped: d.Labels[cephv1.SkipReconcileLabelKey] == retiringLabelValue, Purging: purging}
 	if !f.Annotated && !f.Stopped {
 		return f, nil
 	}
@@ -156,7 +165,7 @@ func (s *Sweeper) act(ctx context.Context, d *appsv1.Deployment, action OrphanAc
 	case OrphanRetryIn:
 		return r.deleteCephJob(ctx, sweepInJobName(d))
 	case OrphanDone:
-		if err := r.annotateOSD(ctx, int32(id), ""); err != nil {
+		if err := r.annotateOSD(ctx, int32(id), cephv1alpha1.RetirementAnnotation, ""); err != nil {
 			return err
 		}
 		return r.deleteCephJob(ctx, sweepInJobName(d))

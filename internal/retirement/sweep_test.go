@@ -24,6 +24,7 @@ func TestSweepOSD(t *testing.T) {
 		{"its in Job runs", OrphanFacts{Annotated: true, In: running}, OrphanNone},
 		{"its in Job failed: again", OrphanFacts{Annotated: true, In: failed}, OrphanRetryIn},
 		{"in again: done", OrphanFacts{Annotated: true, In: done}, OrphanDone},
+		{"its purge was asked: never started again", OrphanFacts{Annotated: true, Stopped: true, Purging: true}, OrphanNone},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { assert.Equal(t, tc.want, SweepOSD(tc.f)) })

@@ -503,6 +503,9 @@ func (c *Ceph) answer(ctx context.Context, job *batchv1.Job, pools []simPool) (i
 		if o == nil {
 			return 2, fmt.Sprintf("Error ENOENT: osd.%d does not exist", id), nil
 		}
+		if verb == cephjob.VerbIn && !o.Up {
+			return 1, fmt.Sprintf("osd.%d is down: not marked in (an OSD marked in while down takes PGs it cannot serve)", id), nil
+		}
 		o.In = verb == cephjob.VerbIn
 		return 0, fmt.Sprintf("marked %s osd.%d.", verb, id), nil
 	case cephjob.VerbPurge:

@@ -103,8 +103,11 @@ type Plan struct {
 	Checks   []cephv1alpha1.PreflightCheck
 	// ClusterImage is the image the CephCluster has, "" when there is none.
 	ClusterImage string
-	// Chart is the Rook chart the plugin brings.
-	Chart string
+	// Chart is the Rook chart the plugin brings; RookBehind says the
+	// installed one is another (a Rook step is still to come, maybe after
+	// a Ceph step).
+	Chart      string
+	RookBehind bool
 	// PGsRead: the Health check judged PG states read from Ceph just
 	// before (a Ceph Job's answer), or there is no Ceph yet. A step starts
 	// only on them: Ceph raises no health check for remapped or
@@ -114,6 +117,14 @@ type Plan struct {
 
 // Allowed says whether the step may start.
 func (p Plan) Allowed() bool { return p.Passed() && p.PGsRead }
+
+// RookReleaseMayChange says whether a start may install or upgrade Rook's
+// chart to the plugin's: when it is already the plugin's (or none is
+// installed), or when the Rook step is due and allowed. A Ceph step that
+// comes first leaves the installed chart alone.
+func (p Plan) RookReleaseMayChange() bool {
+	return !p.RookBehind || p.Step == StepRook && p.Allowed()
+}
 
 // Passed says whether a step is due and every check passed, PG states
 // aside: the moment to ask Ceph for them.
@@ -155,7 +166,7 @@ func dueStep(o Observed, t Targets) (step Step, from, to string, due bool) {
 // PlanFrom judges the next step on what was observed, at now. pgStates are
 // the PG states Ceph gave just before, nil when not asked.
 func PlanFrom(o Observed, t Targets, now time.Time, pgStates map[string]int) Plan {
-	plan := Plan{Chart: t.Chart}
+	plan := Plan{Chart: t.Chart, RookBehind: o.InstalledChart != "" && o.InstalledChart != t.Chart}
 	if o.Cluster != nil {
 		plan.ClusterImage = o.Cluster.Spec.CephVersion.Image
 	}

@@ -103,3 +103,24 @@ func TestUnfitNodes(t *testing.T) {
 	assert.Equal(t, []string{"node-b is NotReady", "node-c is cordoned", "node-d is gone", "node-e is NotReady"}, UnfitNodes(hosts))
 	assert.Empty(t, UnfitNodes(map[string]*corev1.Node{"node-a": node("node-a", corev1.ConditionTrue, false)}))
 }
+
+// A start touches Rook's chart only when it is the plugin's already, or
+// the Rook step is due and allowed: a Ceph step that comes first (the
+// target Rook would not run the cluster's Ceph) leaves it alone.
+func TestRookReleaseMayChange(t *testing.T) {
+	passed := []cephv1alpha1.PreflightCheck{{Name: CheckVersions, Passed: true}}
+	refused := []cephv1alpha1.PreflightCheck{{Name: CheckVersions, Message: "skips a minor"}}
+	for _, tc := range []struct {
+		name string
+		plan Plan
+		want bool
+	}{
+		{"nothing to upgrade", Plan{}, true},
+		{"a Ceph step, the chart the plugin's", Plan{Step: StepCeph, Checks: passed, PGsRead: true}, true},
+		{"a Rook step allowed", Plan{Step: StepRook, RookBehind: true, Checks: passed, PGsRead: true}, true},
+		{"a Rook step refused", Plan{Step: StepRook, RookBehind: true, Checks: refused, PGsRead: true}, false},
+		{"a Ceph step first, the chart behind", Plan{Step: StepCeph, RookBehind: true, Checks: passed, PGsRead: true}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) { assert.Equal(t, tc.want, tc.plan.RookReleaseMayChange()) })
+	}
+}

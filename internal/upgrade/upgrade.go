@@ -45,15 +45,36 @@ const (
 
 // NextStep is the step that brings the installed cluster closer to
 // the plugin's: Rook when the installed chart is not the plugin's, else
-// Ceph when the CephCluster's image is not, else none (false).
+// Ceph when the CephCluster's image is not, else none (false). Rook comes
+// first (its upgrade guide), except when the target Rook would not run the
+// cluster's Ceph and the installed Rook runs the target image: then only
+// the Ceph step first leads anywhere (Rook v1.19 needs Ceph 19.2; a
+// cluster on Ceph 18 under v1.18 steps to 19 first).
 func NextStep(installedChart, targetChart, clusterImage, targetImage string) (Step, bool) {
 	switch {
+	case installedChart != targetChart && clusterImage != targetImage && cephFirst(installedChart, targetChart, clusterImage, targetImage):
+		return StepCeph, true
 	case installedChart != targetChart:
 		return StepRook, true
 	case clusterImage != targetImage:
 		return StepCeph, true
 	}
 	return "", false
+}
+
+// cephFirst: the target Rook does not support the cluster's Ceph, and the
+// installed Rook supports the target image's. Anything that does not
+// parse is no reason to change the order (the preflight says what is
+// wrong).
+func cephFirst(installedChart, targetChart, clusterImage, targetImage string) bool {
+	installed, errI := ParseRookVersion(installedChart)
+	target, errT := ParseRookVersion(targetChart)
+	running, errR := CephImageVersion(clusterImage)
+	next, errN := CephImageVersion(targetImage)
+	if errors.Join(errI, errT, errR, errN) != nil {
+		return false
+	}
+	return cephSupportError(target, running) != "" && cephSupportError(installed, next) == "" && next.Compare(running) > 0
 }
 
 // Version is a release's major.minor.patch: Rook's v1.18.11, Ceph's 18.2.7.

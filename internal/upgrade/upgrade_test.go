@@ -22,6 +22,9 @@ func TestNextUpgradeStep(t *testing.T) {
 		{"a new chart", "v1.18.0", "v1.18.11", "quay.io/ceph/ceph:v19.2.3", "quay.io/ceph/ceph:v19.2.3", StepRook, true},
 		{"a new image", "v1.18.11", "v1.18.11", "quay.io/ceph/ceph:v19.2.3", "quay.io/ceph/ceph:v19.2.4", StepCeph, true},
 		{"both: Rook first", "v1.18.0", "v1.18.11", "quay.io/ceph/ceph:v18.2.7", "quay.io/ceph/ceph:v19.2.3", StepRook, true},
+		{"the target Rook cannot run the cluster's Ceph, the installed one runs the target: Ceph first", "v1.18.11", "v1.19.0", "quay.io/ceph/ceph:v18.2.7", "quay.io/ceph/ceph:v19.2.3", StepCeph, true},
+		{"neither Rook runs what the other needs: Rook first, and its preflight says why", "v1.18.0", "v1.19.0", "quay.io/ceph/ceph:v18.2.7", "quay.io/ceph/ceph:v20.2.0", StepRook, true},
+		{"the target Rook runs the cluster's Ceph: Rook first", "v1.18.11", "v1.19.0", "quay.io/ceph/ceph:v19.2.3", "quay.io/ceph/ceph:v20.2.0", StepRook, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
