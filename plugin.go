@@ -340,7 +340,7 @@ func setupReconcilers(mgr manager.Manager, cfg Config, host pluginruntime.Host) 
 		}
 	}
 	retirements := &retirement.Reconciler{
-		Client: c, Live: mgr.GetAPIReader(), Cluster: retirementView{view: view, client: c},
+		Client: c, Live: mgr.GetAPIReader(), Cluster: retirementView{view: view, client: c, live: mgr.GetAPIReader()},
 		ClusterNamespace: cfg.ClusterNamespace, OperatorNamespace: cfg.OperatorNamespace,
 		Recorder: recorder, Timing: cfg.RetirementTiming,
 	}

@@ -2,11 +2,15 @@ package main
 
 import (
 	"context"
+	"fmt"
 
+	cephv1 "github.com/rook/rook/pkg/apis/ceph.rook.io/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
 	"github.com/fundament-oss/ceph-rook/internal/retirement"
+	"github.com/fundament-oss/ceph-rook/internal/upgrade"
 )
 
 // retirementView is the plugin's view of the storage cluster as a
@@ -16,6 +20,12 @@ import (
 type retirementView struct {
 	view   *ClusterView
 	client client.Client
+	// live reads the CephCluster's upgrade annotations from the API
+	// server: an upgrade writes them before it asks Ceph whether it may
+	// take a step, and lists the retirements after, so a retirement that
+	// reads them fresh before it touches anything never runs beside a
+	// step (upgrade.UnderWay).
+	live client.Reader
 }
 
 func (c retirementView) Read(ctx context.Context) (retirement.ClusterState, error) {
@@ -23,14 +33,22 @@ func (c retirementView) Read(ctx context.Context) (retirement.ClusterState, erro
 	if err != nil {
 		return nil, err
 	}
-	return retirementViewRead{retirementView: c, cluster: cluster}, nil
+	meta := &metav1.PartialObjectMetadata{}
+	meta.SetGroupVersionKind(cephv1.SchemeGroupVersion.WithKind("CephCluster"))
+	if err := c.live.Get(ctx, c.view.Cluster, meta); err != nil {
+		return nil, fmt.Errorf("read CephCluster %s: %w", c.view.Cluster, err)
+	}
+	return retirementViewRead{retirementView: c, cluster: cluster, upgrade: upgrade.UnderWay(meta.Annotations)}, nil
 }
 
 // retirementViewRead is one read of the CephCluster.
 type retirementViewRead struct {
 	retirementView
 	cluster cephCluster
+	upgrade string
 }
+
+func (s retirementViewRead) UpgradeUnderWay() string { return s.upgrade }
 
 func (s retirementViewRead) Listed(d *cephv1alpha1.Disk) bool {
 	return s.cluster.devices[DeviceIDOf(d)]
@@ -64,9 +82,13 @@ func (s retirementViewRead) PreflightInput(ctx context.Context, gone, joining *c
 			if !c.GetDeletionTimestamp().IsZero() {
 				continue
 			}
-			place, err := kind.Place(c, union.Tiers)
+			// A refused consumer keeps the pools it has, and needs them.
+			place, ok, err := kind.Kept(ctx, s.client, s.view.Cluster.Namespace, c, union.Tiers)
 			if err != nil {
-				continue // no disks (of its class): the consumer holds no data
+				return retirement.PreflightInput{}, err
+			}
+			if !ok {
+				continue // refused before it had pools: it holds no data
 			}
 			name := kind.Kind() + " " + c.GetName()
 			in.Consumers = append(in.Consumers, retirement.ConsumerNeed{Consumer: name, Size: place.Data.Size, Domain: place.Data.FailureDomain, Class: place.Data.DeviceClass})

@@ -103,6 +103,10 @@ func TestUpgradeReconcilerCarriesTheUpgradeThrough(t *testing.T) {
 			}
 			return clusterEvent(h, cfg, reason, string(step))
 		})
+		if stage == upgrade.StageRolling || stage == upgrade.StageWaiting {
+			assert.NotNil(t, s.Since, "a roll or a wait is dated, for its stall")
+		}
+		s.Since = nil
 		return s
 	}
 

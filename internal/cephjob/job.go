@@ -107,8 +107,10 @@ var probeScript string
 // label and for one it cannot open (BlueStore::_read_bdev_label, seen on
 // Ceph 18.2.7: "unable to decode label" vs "failed to open"; ceph-volume's
 // _get_bluestore_info reads the same answer as "not BlueStore"), so the
-// device is first checked to be there and readable: then ENOENT is "no
-// label", and any other failure (EIO, a bad checksum) is "cannot be read". device_identity is what names the disk whatever its kernel
+// device is first checked to be there, with a medium (a detached loop
+// device, a pulled disk's stale node: size 0, which reads as EOF and
+// decodes as no label), and readable: then ENOENT is "no label", and any
+// other failure (EIO, a bad checksum, a short read) is "cannot be read". device_identity is what names the disk whatever its kernel
 // name: its size, udev's serial and WWN, a loop device's backing file.
 // osd_state prints absent, down or up, and fails when the OSD map cannot
 // be read (a failed dump is never "absent").
@@ -121,9 +123,11 @@ ceph() { timeout 60 ceph $CONN "$@"; }
 is_block() { [ -b "$1" ]; }
 read_label() {
 	if ! is_block "$1"; then echo "$1 is not a block device on this node" >&2; return 4; fi
-	if ! dd if="$1" of=/dev/null bs=4096 count=1 status=none 2>/tmp/read.err; then
-		echo "$1 cannot be read: $(tail -c 300 /tmp/read.err)" >&2; return 1
-	fi
+	local size got
+	size=$(blockdev --getsize64 "$1" 2>/tmp/read.err) || { echo "$1 cannot be read: $(tail -c 300 /tmp/read.err)" >&2; return 1; }
+	if [ "$size" = 0 ]; then echo "$1 has no medium (size 0)" >&2; return 4; fi
+	got=$(dd if="$1" bs=4096 count=1 status=none 2>/tmp/read.err | wc -c)
+	if [ "$got" != 4096 ]; then echo "$1 cannot be read (read $got of 4096 bytes): $(tail -c 300 /tmp/read.err)" >&2; return 1; fi
 	if ceph-bluestore-tool show-label --dev "$1" >/tmp/label.json 2>/tmp/label.err; then
 		python3 -c 'import json, sys; print(next(iter(json.load(sys.stdin).values()))["osd_uuid"])' < /tmp/label.json ||
 			{ echo "the label of $1 does not name an OSD" >&2; return 1; }

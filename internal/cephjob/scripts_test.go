@@ -248,6 +248,13 @@ func TestIdentifyTellsNoLabelFromUnreadable(t *testing.T) {
 	require.Zero(t, code)
 	assert.Equal(t, Label{State: LabelMissing}, ReadLabel(answer))
 
+	// A detached loop device, a pulled disk's stale node: there, size 0;
+	// it reads as EOF and ceph-bluestore-tool decodes that as no label.
+	n.write("dev/vdd", "")
+	code, answer = n.run(VerbIdentify, map[string]string{EnvDevice: filepath.Join(n.root, "dev", "vdd")})
+	require.Zero(t, code)
+	assert.Equal(t, LabelMissing, ReadLabel(answer).State, "no medium is no disk, not a disk without a label")
+
 	n.write("dev/vdc.eio", "")
 	code, answer = n.run(VerbIdentify, map[string]string{EnvDevice: blank})
 	assert.NotZero(t, code, "a device whose label cannot be read is no answer")
@@ -289,7 +296,7 @@ func TestZapWipesOnlyThePurgedOSDsDisk(t *testing.T) {
 		n := newFakeNode(t)
 		dev := n.device("vdb", "", "SER999")
 		data := "payload-of-another-disk"
-		n.write("dev/vdb", data)
+		n.write("dev/vdb", data+strings.Repeat("\x00", 2<<20))
 		code, answer := zap(n, dev, identity)
 		assert.NotZero(t, code, "no label is no proof when the disk is not the one identified")
 		assert.Contains(t, answer, "is not the disk that held")

@@ -72,6 +72,10 @@ type Cluster interface {
 type ClusterState interface {
 	// Listed says whether the CephCluster lists d's device.
 	Listed(d *cephv1alpha1.Disk) bool
+	// UpgradeUnderWay says what an upgrade does that a retirement must
+	// not start beside (a step about to be taken, a roll), "" when
+	// nothing; read fresh from the API server.
+	UpgradeUnderWay() string
 	// PreflightInput is the consumers' checks' input for taking gone out
 	// of the cluster, with joining (a replacement that is not an OSD yet;
 	// nil: none) counted in.
@@ -193,13 +197,18 @@ func (r *Reconciler) gather(ctx context.Context, ret *cephv1alpha1.DiskRetiremen
 	}
 	f.Disk = disk
 	if disk == nil {
-		return f, nil
+		// Its Disk is gone (the device left its node for good): a
+		// retirement that touched the OSD still ends what it began.
+		if f.Status.OSDID != nil {
+			f.Deployment, f.DeploymentUnreadable, err = r.osdDeployment(ctx, *f.Status.OSDID)
+		}
+		return f, err
 	}
 	cluster, err := r.Cluster.Read(ctx)
 	if err != nil {
 		return f, err
 	}
-	f.Listed = cluster.Listed(disk)
+	f.Listed, f.Upgrade = cluster.Listed(disk), cluster.UpgradeUnderWay()
 	var all cephv1alpha1.DiskRetirementList
 	// Read from the API server, not the cache: the retirement ahead wrote
 	// its phase before it touched anything, and a cache that has not seen

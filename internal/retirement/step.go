@@ -78,6 +78,10 @@ type Facts struct {
 	Listed bool
 	// Queue is where the retirement stands among the others.
 	Queue Queue
+	// Upgrade is what an upgrade does that a retirement must not start
+	// beside ("" when nothing): Rook's roll holds an OSD the retirement
+	// stopped, and the retirement moves data the roll's restarts disturb.
+	Upgrade string
 	// ReplacementName is spec.replacement; Replacement its Disk (nil: none
 	// of that name), ReplacementInPool whether the pool lists it,
 	// ReplacementJoined whether its device is listed and Rook runs an OSD
@@ -287,6 +291,9 @@ func untouched(f Facts) Step {
 	base.Status.Pool, base.Status.Node, base.Status.Device = f.Disk.Status.ClaimedBy, f.Disk.Status.NodeName, f.Disk.Status.StorageDevice()
 	if f.Queue.Ahead != "" && !f.Suspend {
 		return step(base, cephv1alpha1.RetirementPending, ActNone, "waiting for %s to finish: Ceph retires one OSD at a time", f.Queue.Ahead)
+	}
+	if f.Upgrade != "" && !f.Suspend {
+		return step(base, cephv1alpha1.RetirementPending, ActNone, "waiting for the upgrade before anything is touched: %s", f.Upgrade)
 	}
 	if s, waiting := replacementStep(base); waiting {
 		return s
@@ -757,7 +764,9 @@ func removing(f Facts) Step {
 // is asked again each stall limit until the operator acknowledges the
 // device wiped by hand or gone (spec.acknowledge): the status says so.
 func wiping(f Facts) Step {
-	retired := f.Disk != nil && f.Disk.Annotations[cephv1alpha1.RetiredAnnotation] != ""
+	// A Disk that is gone (its device left the node for good) has nothing
+	// left to mark; its device left the CephCluster's list with it.
+	retired := f.Disk == nil || f.Disk.Annotations[cephv1alpha1.RetiredAnnotation] != ""
 	switch {
 	case answered(f, cephjob.VerbZap) && !f.Answer.Succeeded:
 		s := step(f, cephv1alpha1.RetirementWiping, ActNone, "%s was not wiped (%s); it stays in the CephCluster, and the plugin asks again in %s. To finish without the plugin's wipe, wipe the disk by hand (manualSteps) and set spec.acknowledge to %s, or to %s if the disk is no longer in node %s",

@@ -425,6 +425,16 @@ func TestNext(t *testing.T) {
 			f.Status.OSDBefore = &cephv1alpha1.OSDState{Up: true}
 		}), cephv1alpha1.RetirementFailed, ActRelease, "", "osd.3 is as it was before (out)"},
 
+		// An upgrade step about to be taken, or a roll (U1): nothing touched.
+		{"an upgrade rolls: wait before anything is touched", func() Facts {
+			f := x.fresh()
+			f.Upgrade = "upgrading Ceph to v19.2.4: 2 of 9 daemons on it"
+			return f
+		}(), cephv1alpha1.RetirementPending, ActNone, "", "waiting for the upgrade before anything is touched: upgrading Ceph to v19.2.4"},
+		{"a retirement under way goes on through an upgrade's start", x.at(cephv1alpha1.RetirementDraining, func(f *Facts) {
+			f.Upgrade = "an upgrade step is about to be taken"
+		}), cephv1alpha1.RetirementDraining, ActCephJob, cephjob.VerbProbe, ""},
+
 		// No OSD Deployment records the disk's path (D2): its label decides.
 		{"no OSD by path: read the label before anything", func() Facts { f := x.fresh(); f.Lookup = OSDLookup{}; return f }(),
 			cephv1alpha1.RetirementPending, ActCephJob, cephjob.VerbIdentify, "no OSD Deployment records /dev/disk/by-id/wwn-0xb; reading its label"},
@@ -523,6 +533,13 @@ func TestNext(t *testing.T) {
 			f.Status.Phase, f.Status.Progressed = cephv1alpha1.RetirementWaitingForReplacement, &long
 			return f
 		}(), cephv1alpha1.RetirementFailed, ActRelease, "", "Rook did not make replacement Disk a-sdd an OSD within 30m0s"},
+
+		{"the Disk went away after the purge: its Deployment still goes", x.at(cephv1alpha1.RetirementWiping, func(f *Facts) {
+			f.Status.Purged, f.Status.DiskGone, f.Deployment, f.Disk = true, true, &stopped, nil
+		}), cephv1alpha1.RetirementWiping, ActDeleteDeployment, "", "deleting osd.3's Deployment rook-ceph-osd-3"},
+		{"the Disk went away: retired", x.at(cephv1alpha1.RetirementWiping, func(f *Facts) {
+			f.Status.Purged, f.Status.DiskGone, f.Deployment, f.Disk, f.Listed = true, true, nil, nil, false
+		}), cephv1alpha1.RetirementRetired, ActRelease, "", "retired: osd.3 is purged"},
 
 		// A Deployment of the purged OSD's ID with another UUID (L1).
 		{"a new OSD took the purged one's ID: its Deployment is not deleted", x.at(cephv1alpha1.RetirementWiping, func(f *Facts) {

@@ -119,6 +119,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	rookRoll, cephRoll := ProgressOf(o, r.Targets)
 	recorded := recordedUpgrade(o.Cluster)
 	state := DecideState(plan, rookRoll, cephRoll, r.Targets.Chart, o.Cluster.Spec.CephVersion.Image, recorded)
+	state = WithStall(state, recorded, r.Clock.Now(), StallLimit)
 	r.Host.ReportStatus(state.PluginStatus())
 	if err := r.record(ctx, o.Cluster, recorded, state); err != nil {
 		return reconcile.Result{}, err

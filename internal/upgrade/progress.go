@@ -6,9 +6,11 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
 	"github.com/fundament-oss/ceph-rook/internal/message"
@@ -175,6 +177,51 @@ type State struct {
 	Pending []string `json:"pending,omitempty"`
 	// Checks are the preflight's failed checks, for Refused and Waiting.
 	Checks []cephv1alpha1.PreflightCheck `json:"checks,omitempty"`
+	// Since is when a Waiting or Rolling state began, or its roll last
+	// moved a daemon on; Stalled says it has not moved for StallLimit.
+	Since   *metav1.Time `json:"since,omitempty"`
+	Stalled bool         `json:"stalled,omitempty"`
+}
+
+// StallLimit is how long a roll may move no daemon onto its target, or a
+// due step wait for the cluster to settle, before the upgrade is reported
+// Degraded with the daemons it waits for named: a daemon that never
+// becomes available (a dead OSD's disk, a pinned pod) would otherwise keep
+// it Running for ever. Rook restarts OSDs in batches once Ceph says they
+// are ok to stop, which on a busy cluster takes minutes each, never an
+// hour without one finishing.
+const StallLimit = time.Hour
+
+// WithStall dates a Waiting or Rolling state: since the recorded one of
+// the same stage, step and target (when its roll has not moved a daemon
+// on since), else since now; stalled past limit.
+func WithStall(s State, recorded *State, now time.Time, limit time.Duration) State {
+	if s.Stage != StageWaiting && s.Stage != StageRolling {
+		return s
+	}
+	since := now
+	if r := recorded; r != nil && r.Since != nil && r.Stage == s.Stage && r.Step == s.Step && r.To == s.To && s.Done <= r.Done {
+		since = r.Since.Time
+	}
+	s.Since = &metav1.Time{Time: since.UTC().Truncate(time.Second)}
+	s.Stalled = now.Sub(since) > limit
+	return s
+}
+
+// UnderWay says what an upgrade does that a disk retirement must not start
+// beside, from the CephCluster's annotations: a step about to be taken
+// (its PG-states Job asked: every other check passed), or a roll. A roll
+// that stalled is not (a retirement may be what it waits for: a dead
+// disk's OSD never comes back); "" when nothing.
+func UnderWay(annotations map[string]string) string {
+	if job := annotations[cephv1alpha1.UpgradePGJobAnnotation]; job != "" {
+		return fmt.Sprintf("an upgrade step is about to be taken (Ceph Job %s asks Ceph whether every PG is active+clean)", job)
+	}
+	var s State
+	if json.Unmarshal([]byte(annotations[cephv1alpha1.UpgradeAnnotation]), &s) != nil || s.Stage != StageRolling || s.Stalled {
+		return ""
+	}
+	return s.Progress()
 }
 
 // pendingShown bounds the daemons a state names: the console and the
@@ -237,6 +284,12 @@ func (s State) PluginStatus() pluginruntime.PluginStatus {
 		return pluginruntime.PluginStatus{Phase: pluginruntime.PhaseDegraded, Message: message.Bound(fmt.Sprintf(
 			"upgrade of %s from %s to %s refused, nothing changed: %s; checked again each minute",
 			s.Step, s.From, s.To, failedChecks(s.Checks)))}
+	case StageWaiting, StageRolling:
+		if s.Stalled {
+			return pluginruntime.PluginStatus{Phase: pluginruntime.PhaseDegraded, Message: message.Bound(s.Stall())}
+		}
+	}
+	switch s.Stage {
 	case StageWaiting:
 		return pluginruntime.PluginStatus{Phase: pluginruntime.PhaseRunning, Message: message.Bound(fmt.Sprintf(
 			"upgrade of %s from %s to %s waits: %s", s.Step, s.From, s.To, failedChecks(s.Checks)))}
@@ -244,6 +297,19 @@ func (s State) PluginStatus() pluginruntime.PluginStatus {
 		return pluginruntime.PluginStatus{Phase: pluginruntime.PhaseRunning, Message: message.Bound(s.Progress())}
 	}
 	return pluginruntime.PluginStatus{}
+}
+
+// Stall says what a stalled wait or roll waits for.
+func (s State) Stall() string {
+	since := "a while"
+	if s.Since != nil {
+		since = s.Since.UTC().Format(time.RFC3339)
+	}
+	if s.Stage == StageWaiting {
+		return fmt.Sprintf("upgrade of %s from %s to %s has waited since %s for the cluster to settle, which it has not: %s; fix what keeps them from running (a dead disk's OSD is retired with a DiskRetirement)",
+			s.Step, s.From, s.To, since, failedChecks(s.Checks))
+	}
+	return fmt.Sprintf("%s, and no daemon has moved on since %s: look at the daemons it waits for (a dead disk's OSD is retired with a DiskRetirement)", s.Progress(), since)
 }
 
 // Progress says how far a rolling step is.
@@ -308,12 +374,16 @@ const (
 	ReasonWaiting   EventReason = "UpgradeWaiting"
 	ReasonUpgrading EventReason = "Upgrading"
 	ReasonUpgraded  EventReason = "Upgraded"
+	ReasonStalled   EventReason = "UpgradeStalled"
 )
 
 // Event is the Event a change of record announces: its type (a
 // corev1.EventType*), reason and message; ok false when the change is not
 // news (progress within a roll, or the same refusal again).
 func Event(recorded, next *State) (eventType string, reason EventReason, message string, ok bool) {
+	if next != nil && next.Stalled && (recorded == nil || !recorded.Stalled) {
+		return corev1.EventTypeWarning, ReasonStalled, next.Stall(), true
+	}
 	if next == nil || (recorded != nil && recorded.Stage == next.Stage && recorded.Step == next.Step && recorded.To == next.To) {
 		return "", "", "", false
 	}

@@ -1,7 +1,9 @@
 package upgrade
 
 import (
+	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	appsv1 "k8s.io/api/apps/v1"
@@ -180,4 +182,63 @@ func TestNextUpgradeRecordAndEvent(t *testing.T) {
 			assert.Contains(t, message, tt.messageFragments)
 		})
 	}
+}
+
+// A roll (or a wait to settle) that moves no daemon on for StallLimit is
+// reported Degraded, with what it waits for; one that moves is not, and
+// a new stage starts its own clock.
+func TestAStalledRollIsDegraded(t *testing.T) {
+	t0 := time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC)
+	rolling := State{Stage: StageRolling, Step: StepCeph, To: newCephImage, Done: 3, Total: 6, Pending: []string{"rook-ceph-osd-2"}}
+	first := WithStall(rolling, nil, t0, StallLimit)
+	assert.Equal(t, t0, first.Since.Time)
+	assert.False(t, first.Stalled)
+
+	later := WithStall(rolling, &first, t0.Add(StallLimit+time.Minute), StallLimit)
+	assert.Equal(t, t0, later.Since.Time, "no daemon moved on: the clock runs")
+	assert.True(t, later.Stalled)
+	status := later.PluginStatus()
+	assert.Equal(t, pluginruntime.PhaseDegraded, status.Phase)
+	assert.Contains(t, status.Message, "waiting for rook-ceph-osd-2")
+	assert.Contains(t, status.Message, "no daemon has moved on since 2026-12-07T12:00:00Z")
+	eventType, reason, _, ok := Event(&first, &later)
+	assert.True(t, ok)
+	assert.Equal(t, corev1.EventTypeWarning, eventType)
+	assert.Equal(t, ReasonStalled, reason)
+	_, _, _, ok = Event(&later, &later)
+	assert.False(t, ok, "announced once")
+
+	moved := rolling
+	moved.Done = 4
+	again := WithStall(moved, &later, t0.Add(StallLimit+2*time.Minute), StallLimit)
+	assert.False(t, again.Stalled, "a daemon moved on")
+	assert.Equal(t, t0.Add(StallLimit+2*time.Minute), again.Since.Time)
+
+	waiting := State{Stage: StageWaiting, Step: StepCeph, To: newCephImage, Checks: []cephv1alpha1.PreflightCheck{{Name: CheckSettled, Message: "rook-ceph-osd-2 not available"}}}
+	w := WithStall(waiting, &State{Stage: StageWaiting, Step: StepCeph, To: newCephImage, Since: &metav1.Time{Time: t0}}, t0.Add(2*StallLimit), StallLimit)
+	assert.True(t, w.Stalled)
+	assert.Equal(t, pluginruntime.PhaseDegraded, w.PluginStatus().Phase)
+	assert.Contains(t, w.PluginStatus().Message, "rook-ceph-osd-2 not available")
+
+	assert.Nil(t, WithStall(State{Stage: StageRefused}, nil, t0, StallLimit).Since, "only waits and rolls are dated")
+}
+
+// A retirement does not start beside an upgrade step about to be taken or
+// a roll, unless the roll stalled (it may wait for that very retirement).
+func TestUnderWay(t *testing.T) {
+	record := func(s State) map[string]string {
+		raw, err := json.Marshal(s)
+		assert.NoError(t, err)
+		return map[string]string{cephv1alpha1.UpgradeAnnotation: string(raw)}
+	}
+	rolling := State{Stage: StageRolling, Step: StepCeph, To: newCephImage, Done: 1, Total: 6}
+	assert.Empty(t, UnderWay(nil))
+	assert.Contains(t, UnderWay(map[string]string{cephv1alpha1.UpgradePGJobAnnotation: "ceph-rook-pgs-x-1"}), "an upgrade step is about to be taken")
+	assert.Contains(t, UnderWay(record(rolling)), "1 of 6 daemons on it")
+	stalled := rolling
+	stalled.Stalled = true
+	assert.Empty(t, UnderWay(record(stalled)))
+	assert.Empty(t, UnderWay(record(State{Stage: StageRefused, Step: StepCeph})))
+	assert.Empty(t, UnderWay(record(State{Stage: StageDone, Step: StepCeph})))
+	assert.Empty(t, UnderWay(map[string]string{cephv1alpha1.UpgradeAnnotation: "{not json"}))
 }
