@@ -52,7 +52,12 @@
 //     OSD up and in before the old one goes out
 //  14. swap: two disks trade kernel names under running OSDs; retiring
 //     the Disk at one name retires the OSD that device holds
-//  15. leave: the last node's disks leave the pool and replication follows
+//  15. dead: an OSD marked out by hand is still out after its retirement
+//     is cancelled; a disk dies under its running OSD (its loop device
+//     detached), and its retirement purges the OSD by ID once Ceph has
+//     recovered its copies, HEALTH_OK, the payload intact, the OSD gone
+//     for good
+//  16. leave: the last node's disks leave the pool and replication follows
 //     the rules back down (NodesLeft)
 //
 // Every consumer's CSI StorageClass names a registered CSIDriver and

@@ -101,13 +101,13 @@ func newRun(ctx context.Context) (*run, error) {
 		loops: map[string][]string{}, disks: map[string][]string{}}, nil
 }
 
-var order = []string{"cluster", "platform", "rook", "ceph", "file", "object", "retire", "join", "tiers", "upgrade", "outage", "drain", "replace", "swap", "leave"}
+var order = []string{"cluster", "platform", "rook", "ceph", "file", "object", "retire", "join", "tiers", "upgrade", "outage", "drain", "replace", "swap", "dead", "leave"}
 
 // phases runs the phases from from to until, both included. Starting past
 // the cluster phase continues on the cluster an earlier -keep run left up.
 func (r *run) phases(from, until string) error {
 	steps := map[string]func() error{"cluster": r.cluster, "platform": r.platform, "rook": r.rook, "ceph": r.ceph, "file": r.file,
-		"object": r.object, "retire": r.retire, "join": r.join, "tiers": r.tiers, "upgrade": r.upgrade, "outage": r.outage, "drain": r.drain, "replace": r.replace, "swap": r.swap, "leave": r.leave}
+		"object": r.object, "retire": r.retire, "join": r.join, "tiers": r.tiers, "upgrade": r.upgrade, "outage": r.outage, "drain": r.drain, "replace": r.replace, "swap": r.swap, "dead": r.dead, "leave": r.leave}
 	first, last := slices.Index(order, from), slices.Index(order, until)
 	if first < 0 || last < first {
 		return fmt.Errorf("-from %q -until %q: want two of %v, in that order", from, until, order)
