@@ -133,6 +133,9 @@ func (p *Plugin) Start(ctx context.Context, host pluginruntime.Host) error {
 	if err != nil {
 		return pluginerrors.NewTransient(err)
 	}
+	if err := upgrade.KubernetesFloor(kubeVersion); err != nil {
+		return pluginerrors.NewPermanent(err)
+	}
 	var plan upgrade.Plan
 	err = withInstallLock(ctx, c, restCfg, cfg, func(ctx context.Context) error {
 		var installErr error

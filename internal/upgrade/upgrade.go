@@ -337,10 +337,43 @@ func runningCephVersion(s string) (Version, error) {
 	return CephImageVersion(s)
 }
 
-func kubernetesSupports(server string, rook Version, line rookLine) error {
-	kube, err := ParseRookVersion(strings.SplitN(server, "-", 2)[0]) // "v1.34.2-gke.100": the release part
+// PluginMinKubernetes is the oldest Kubernetes the plugin runs on, whatever
+// Rook accepts (Rook v1.18 runs on 1.29): the guard of the DiskRetirement
+// finalizer is a ValidatingAdmissionPolicy of admissionregistration.k8s.io/v1,
+// served by default since Kubernetes 1.30 (internal/retirement/finalizerguard.go).
+var PluginMinKubernetes = Version{1, 30, 0}
+
+// KubernetesFloor refuses a Kubernetes older than PluginMinKubernetes: the
+// plugin's start checks it before it applies anything.
+func KubernetesFloor(server string) error {
+	kube, err := parseKubernetes(server)
 	if err != nil {
-		return fmt.Errorf("Kubernetes version: %w", err)
+		return err
+	}
+	if kube.Compare(PluginMinKubernetes) < 0 {
+		return fmt.Errorf("the plugin needs Kubernetes %d.%d or newer (the DiskRetirement finalizer guard is a ValidatingAdmissionPolicy of admissionregistration.k8s.io/v1); this cluster runs %s",
+			PluginMinKubernetes.Major, PluginMinKubernetes.Minor, server)
+	}
+	return nil
+}
+
+// parseKubernetes reads the API server's version: "v1.34.2-gke.100" is
+// its release part.
+func parseKubernetes(server string) (Version, error) {
+	kube, err := ParseRookVersion(strings.SplitN(server, "-", 2)[0])
+	if err != nil {
+		return Version{}, fmt.Errorf("Kubernetes version: %w", err)
+	}
+	return kube, nil
+}
+
+func kubernetesSupports(server string, rook Version, line rookLine) error {
+	if err := KubernetesFloor(server); err != nil {
+		return err
+	}
+	kube, err := parseKubernetes(server)
+	if err != nil {
+		return err
 	}
 	if kube.Compare(line.minKubernetes) < 0 {
 		return fmt.Errorf("Rook v%s needs Kubernetes %d.%d or newer; this cluster runs %s", rook, line.minKubernetes.Major, line.minKubernetes.Minor, server)

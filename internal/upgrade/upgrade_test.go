@@ -269,3 +269,16 @@ func TestUpgradePreflightReportsEveryCheck(t *testing.T) {
 	}
 	assert.Equal(t, "Versions Settled Health Retirements RookOverrides Nodes", strings.Join(names, " "))
 }
+
+// The plugin's own floor (its finalizer guard's ValidatingAdmissionPolicy
+// v1) agrees with the version check: a Rook step onto a Kubernetes Rook
+// accepts but the plugin cannot run on is refused, and so is the start.
+func TestKubernetesFloor(t *testing.T) {
+	assert.NoError(t, KubernetesFloor("v1.30.0"))
+	assert.NoError(t, KubernetesFloor("v1.34.2-gke.100"))
+	assert.ErrorContains(t, KubernetesFloor("v1.29.9"), "the plugin needs Kubernetes 1.30 or newer")
+	assert.ErrorContains(t, KubernetesFloor("1.29"), "Kubernetes version")
+	v118, err := ParseRookVersion("v1.18.11")
+	require.NoError(t, err)
+	assert.ErrorContains(t, kubernetesSupports("v1.29.9", v118, rookLines[[2]int{1, 18}]), "ValidatingAdmissionPolicy")
+}
