@@ -98,6 +98,7 @@ var classConfigs = func() map[cephv1alpha1.DiskType]map[string]string {
 
 // DeviceClassConfigKey is the per-device config key Rook gives
 // ceph-volume as --crush-device-class when it prepares the OSD
-// (pkg/operator/ceph/cluster/osd/config: DeviceClassKey), and, with
-// allowDeviceClassUpdate, sets on an existing OSD whose class differs.
+// (pkg/operator/ceph/cluster/osd/config: DeviceClassKey). Rook v1.18.11
+// reads it at prepare only: a changed value never reaches an existing
+// OSD, allowDeviceClassUpdate or not (that compares the node-level config).
 const DeviceClassConfigKey = "deviceClass"

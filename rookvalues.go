@@ -74,7 +74,7 @@ func BootstrapCephCluster(cfg Config) *cephv1.CephCluster {
 
 // ApplyClusterSettings sets the CephCluster fields the configuration owns:
 // the Ceph image, the mon and mgr counts and whether metrics run; and
-// allowDeviceClassUpdate, which tiers need. On a
+// allowDeviceClassUpdate, which keeps CRUSH's classes as prepared. On a
 // CephCluster the plugin created they follow the configuration at every
 // start, so that a changed CEPH_IMAGE, MON_COUNT or METRICS reaches Rook
 // (an image change is Rook's upgrade of every daemon; a count change adds
@@ -87,12 +87,16 @@ func ApplyClusterSettings(spec *cephv1.ClusterSpec, cfg Config) bool {
 	spec.Mon.Count, spec.Mon.AllowMultiplePerNode = cfg.MonCount, cfg.AllowMultiplePerNode
 	spec.Mgr.Count, spec.Mgr.AllowMultiplePerNode = cfg.MgrCount, cfg.AllowMultiplePerNode
 	spec.Monitoring.MetricsDisabled = !cfg.Metrics
-	// The device class each device's Disk gives it (RenderStorageNodes)
-	// reaches an OSD made before, too: Rook re-classes it after the OSD
-	// reconcile (osd.go updateDeviceClassIfChanged) and restarts it with
-	// the class in its Deployment (spec.go makeDeployment), one update
-	// batch at a time as for any OSD update. Pools without a class do not
-	// move: a class changes only its shadow tree (docs/rook-contract.md).
+	// The class each device's Disk gives it (RenderStorageNodes, a
+	// per-device config.deviceClass) reaches only OSDs prepared after it:
+	// Rook v1.18.11 compares an existing OSD's class with the node-level
+	// config alone (spec.go makeDeployment, osd.go getOSDPropsForNode), so
+	// nothing restarts or moves. What this flag does is keep CRUSH's class
+	// of every OSD equal to the class its Deployment carries (the one it
+	// was prepared with): after each OSD reconcile Rook sets that class
+	// back on an OSD whose CRUSH class differs (osd.go
+	// updateDeviceClassIfChanged), so the tiers the plugin counts from
+	// Disks stay the ones CRUSH has (docs/rook-contract.md, tiers).
 	spec.Storage.AllowDeviceClassUpdate = true
 	return !slices.Equal(before, clusterSettings(spec))
 }
