@@ -221,7 +221,6 @@ func (r *ConsumerReconciler[T, R]) gather(ctx context.Context, obj T) (in consum
 		return in, have, err
 	}
 	in.nodes = in.tiers.All.Nodes
-	in.place, in.placeErr = r.Kind.Place(obj, in.tiers)
 	name := r.Kind.derivedName(obj.GetName())
 	rook := r.Kind.newRook()
 	switch err := r.Client.Get(ctx, client.ObjectKey{Namespace: r.Config.ClusterNamespace, Name: name}, rook); {
@@ -230,6 +229,13 @@ func (r *ConsumerReconciler[T, R]) gather(ctx context.Context, obj T) (in consum
 	case !apierrors.IsNotFound(err):
 		return in, have, fmt.Errorf("read %s %s/%s: %w", r.Kind.rookKind, r.Config.ClusterNamespace, name, err)
 	}
+	// The copies our pools have now are the floor a device class keeps
+	// them at (ClassCopies); a foreign object's are nothing of ours.
+	var held Placement
+	if in.rook != nil && IsControlledBy(in.rook, in.uid) {
+		held = r.Kind.held(have)
+	}
+	in.place, in.placeErr = r.Kind.Place(obj, in.tiers, held)
 	class := &storagev1.StorageClass{}
 	switch err := r.Client.Get(ctx, client.ObjectKey{Name: name}, class); {
 	case err == nil:

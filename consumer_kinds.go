@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -41,8 +42,13 @@ type consumerKind interface {
 	// pools' sizes and classes and the placements they have had, read
 	// from its Rook object (none yet: nil histories).
 	Budget(ctx context.Context, c client.Reader, namespace string, consumer consumerObject, tiers Tiers) (ConsumerBudget, error)
-	// Place is where and how a consumer's pools replicate over tiers.
-	Place(consumer consumerObject, tiers Tiers) (Placement, error)
+	// Place is where and how a consumer's pools replicate over tiers,
+	// held being what its Rook object's pools have now (zero: none yet),
+	// which a device class never lowers.
+	Place(consumer consumerObject, tiers Tiers, held Placement) (Placement, error)
+	// Kept reads the consumer's Rook object and says where its pools are
+	// or are going (kind.kept); ok is false when it has none to keep.
+	Kept(ctx context.Context, c client.Reader, namespace string, consumer consumerObject, tiers Tiers) (place Placement, ok bool, err error)
 	// List lists the consumers of the kind.
 	List(ctx context.Context, c client.Reader) ([]consumerObject, error)
 	// setupReconciler registers the kind's ConsumerReconciler.
@@ -66,6 +72,9 @@ type kind[T consumerObject, R client.Object] struct {
 	// failureDomain is the placement (PoolPlacement) of the Rook object's
 	// data pool.
 	failureDomain func(R) string
+	// held is the placement the Rook object's pools have now: what a
+	// device class may not lower, and what a refused consumer keeps.
+	held func(R) Placement
 	// metadataFailureDomain is set for a kind with metadata pools, which
 	// may be placed apart from the data (their own class; an object
 	// store's replicate as automatic sizing says): their placement,
@@ -76,8 +85,8 @@ type kind[T consumerObject, R client.Object] struct {
 	// and metadata pools shared one record until classes could part them.
 	metadataSeed string
 	// metadataPlacement is set for a kind with metadata pools: their
-	// replication, the data's being data.
-	metadataPlacement func(obj T, data Replication, tiers Tiers) (Replication, error)
+	// replication, the data's being data, have the copies they have now.
+	metadataPlacement func(obj T, data Replication, have int32, tiers Tiers) (Replication, error)
 	rookPhase         func(R) string
 	renderClass       func(obj T, cfg Config) *storagev1.StorageClass
 	// renderSnapshotClass is an optional capability: set for a kind whose
@@ -104,39 +113,91 @@ func (k kind[T, R]) List(ctx context.Context, c client.Reader) ([]consumerObject
 }
 
 func (k kind[T, R]) Budget(ctx context.Context, c client.Reader, namespace string, consumer consumerObject, tiers Tiers) (ConsumerBudget, error) {
-	place, err := k.Place(consumer, tiers)
+	rook, exists, err := k.readRook(ctx, c, namespace, consumer)
 	if err != nil {
+		return ConsumerBudget{}, err
+	}
+	place, ok := k.kept(consumer, tiers, rook, exists)
+	if !ok {
 		// No disks (of its class) yet: sizes 0, counted as 1.
 		place = Placement{Data: Replication{DeviceClass: consumer.RequestedDeviceClass()}}
 		place.Metadata = place.Data
 	}
+	return k.budgetOf(consumer.GetName(), place, rook, exists), nil
+}
+
+func (k kind[T, R]) Kept(ctx context.Context, c client.Reader, namespace string, consumer consumerObject, tiers Tiers) (Placement, bool, error) {
+	rook, exists, err := k.readRook(ctx, c, namespace, consumer)
+	if err != nil {
+		return Placement{}, false, err
+	}
+	place, ok := k.kept(consumer, tiers, rook, exists)
+	return place, ok, nil
+}
+
+// readRook reads the consumer's Rook object; exists is false when there
+// is none.
+func (k kind[T, R]) readRook(ctx context.Context, c client.Reader, namespace string, consumer consumerObject) (R, bool, error) {
 	rook := k.newRook()
 	name := k.derivedName(consumer.GetName())
 	switch err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, rook); {
 	case apierrors.IsNotFound(err):
-		return k.budgetOf(consumer.GetName(), place, rook, false), nil
+		return rook, false, nil
 	case err != nil:
-		return ConsumerBudget{}, fmt.Errorf("read %s %s/%s: %w", k.rookKind, namespace, name, err)
+		return rook, false, fmt.Errorf("read %s %s/%s: %w", k.rookKind, namespace, name, err)
 	}
-	return k.budgetOf(consumer.GetName(), place, rook, true), nil
+	return rook, true, nil
+}
+
+// kept is where a consumer's pools are, or are going: its placement over
+// tiers (Place, from what its Rook object holds), or, when that is refused
+// (a class without disks, or on too few nodes), what its Rook object
+// holds, for then nothing is written and nothing moves. ok is false when
+// it is refused and has no Rook object: it has no pools.
+func (k kind[T, R]) kept(consumer consumerObject, tiers Tiers, rook R, exists bool) (Placement, bool) {
+	var held Placement
+	if exists {
+		held = k.held(rook)
+	}
+	place, err := k.Place(consumer, tiers, held)
+	switch {
+	case err == nil:
+		return place, true
+	case exists:
+		return held, true
+	}
+	return Placement{}, false
 }
 
 // Place sizes the consumer's data pool on its class's tier
-// (TierReplication) and places its metadata pools as the kind does.
-func (k kind[T, R]) Place(consumer consumerObject, tiers Tiers) (Placement, error) {
+// (TierReplication) and places its metadata pools as the kind does, held
+// being what its Rook object's pools have now. A refusal names the pools
+// it is about.
+func (k kind[T, R]) Place(consumer consumerObject, tiers Tiers, held Placement) (Placement, error) {
 	obj, ok := consumer.(T)
 	if !ok {
 		return Placement{}, fmt.Errorf("a %s is not a %T", k.kind, consumer)
 	}
-	data, err := TierReplication(obj.RequestedReplicas(), obj.RequestedDeviceClass(), tiers)
+	name := k.kind + " " + obj.GetName()
+	data, err := TierReplication(obj.RequestedReplicas(), held.Data.Size, obj.RequestedDeviceClass(), tiers)
 	if err != nil {
-		return Placement{}, err
+		return Placement{}, refusalOf(err, name)
 	}
 	place := Placement{Data: data, Metadata: data}
 	if k.metadataPlacement != nil {
-		place.Metadata, err = k.metadataPlacement(obj, data, tiers)
+		place.Metadata, err = k.metadataPlacement(obj, data, held.Metadata.Size, tiers)
 	}
-	return place, err
+	return place, refusalOf(err, name+"'s metadata")
+}
+
+// refusalOf names the pools a TooFewNodesOfClassError is about; any other
+// error is returned as it is.
+func refusalOf(err error, pools string) error {
+	var few *TooFewNodesOfClassError
+	if errors.As(err, &few) {
+		few.Pools = pools
+	}
+	return err
 }
 
 // budgetOf is a consumer's budget as placed, with the placement histories
@@ -283,6 +344,10 @@ var blockStorageKind = kind[*cephv1alpha1.BlockStorage, *cephv1.CephBlockPool]{
 	},
 	renderSnapshotClass: RenderRBDSnapshotClass,
 	wantsDefaultClass:   func(o *cephv1alpha1.BlockStorage) bool { return o.Spec.Default },
+	held: func(p *cephv1.CephBlockPool) Placement {
+		held := heldReplication(p.Spec.PoolSpec)
+		return Placement{Data: held, Metadata: held}
+	},
 }
 
 var fileStorageKind = kind[*cephv1alpha1.FileStorage, *cephv1.CephFilesystem]{
@@ -323,14 +388,23 @@ var fileStorageKind = kind[*cephv1alpha1.FileStorage, *cephv1.CephFilesystem]{
 	},
 	metadataFailureDomain: func(f *cephv1.CephFilesystem) string { return placementOf(f.Spec.MetadataPool.PoolSpec) },
 	metadataSeed:          cephv1alpha1.FailureDomainsAnnotation,
-	metadataPlacement: func(o *cephv1alpha1.FileStorage, data Replication, tiers Tiers) (Replication, error) {
-		return MetadataReplication(data, o.Spec.Replicas, o.Spec.MetadataDeviceClass, tiers)
+	metadataPlacement: func(o *cephv1alpha1.FileStorage, data Replication, have int32, tiers Tiers) (Replication, error) {
+		return MetadataReplication(data, o.Spec.Replicas, have, o.Spec.MetadataDeviceClass, tiers)
 	},
 	rookPhase: filesystemPhase,
 	renderClass: func(o *cephv1alpha1.FileStorage, cfg Config) *storagev1.StorageClass {
 		return RenderCephFSStorageClass(o, cfg)
 	},
 	renderSnapshotClass: RenderCephFSSnapshotClass,
+	held: func(f *cephv1.CephFilesystem) Placement {
+		held := Placement{Metadata: heldReplication(f.Spec.MetadataPool.PoolSpec)}
+		for _, pool := range f.Spec.DataPools {
+			if pool.Name == FilesystemDataPool {
+				held.Data = heldReplication(pool.PoolSpec)
+			}
+		}
+		return held
+	},
 }
 
 var objectStorageKind = kind[*cephv1alpha1.ObjectStorage, *cephv1.CephObjectStore]{
@@ -352,18 +426,31 @@ var objectStorageKind = kind[*cephv1alpha1.ObjectStorage, *cephv1.CephObjectStor
 	},
 	failureDomain:         func(o *cephv1.CephObjectStore) string { return placementOf(o.Spec.DataPool) },
 	metadataFailureDomain: func(o *cephv1.CephObjectStore) string { return placementOf(o.Spec.MetadataPool) },
-	metadataPlacement: func(_ *cephv1alpha1.ObjectStorage, data Replication, tiers Tiers) (Replication, error) {
+	metadataPlacement: func(_ *cephv1alpha1.ObjectStorage, data Replication, _ int32, tiers Tiers) (Replication, error) {
 		return SharedMetadataReplication(data, tiers)
 	},
 	rookPhase: objectStorePhase,
 	renderClass: func(o *cephv1alpha1.ObjectStorage, cfg Config) *storagev1.StorageClass {
 		return RenderBucketStorageClass(o, cfg)
 	},
+	held: func(o *cephv1.CephObjectStore) Placement {
+		return Placement{Data: heldReplication(o.Spec.DataPool), Metadata: heldReplication(o.Spec.MetadataPool)}
+	},
 }
 
 // placementOf is a pool spec's entry in a placement history.
 func placementOf(p cephv1.PoolSpec) string {
 	return PoolPlacement(p.FailureDomain, cephv1alpha1.DiskType(p.DeviceClass))
+}
+
+// heldReplication is the replication a pool spec of ours has now.
+func heldReplication(p cephv1.PoolSpec) Replication {
+	return Replication{
+		Size:                   int32(min(p.Replicated.Size, maxReplicas)),
+		FailureDomain:          p.FailureDomain,
+		RequireSafeReplicaSize: p.Replicated.RequireSafeReplicaSize,
+		DeviceClass:            cephv1alpha1.DiskType(p.DeviceClass),
+	}
 }
 
 // patchPool copies the replication a consumer decides onto a pool spec,

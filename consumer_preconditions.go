@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 
 	storagev1 "k8s.io/api/storage/v1"
@@ -47,7 +48,7 @@ type precondition struct {
 var consumerPreconditions = []precondition{
 	{"the CephCluster exists", cephClusterExists},
 	{"some node contributes disks", disksContribute},
-	{"its device classes have disks", classesHaveDisks},
+	{"its device classes have disks on enough nodes", classesHaveDisks},
 	{"the Rook object is ours or absent", rookObjectIsOurs},
 	{"the StorageClass is ours or absent", storageClassIsOurs},
 	{"a new consumer fits Ceph's budgets", fitsCephBudgets},
@@ -79,11 +80,15 @@ func disksContribute(in consumerInput) (string, string, bool) {
 }
 
 // classesHaveDisks refuses a consumer whose class (or metadata class) no
-// DiskPool contributes disks of: nothing is written, and a pool that
-// exists keeps its rule until disks of the class come back.
+// DiskPool contributes disks of, or whose class's nodes cannot hold its
+// copies (TooFewNodesOfClassError): nothing is written, and a pool that
+// exists keeps its rule and size until the class has the disks.
 func classesHaveDisks(in consumerInput) (string, string, bool) {
 	if in.placeErr == nil {
 		return "", "", false
+	}
+	if errors.As(in.placeErr, new(*TooFewNodesOfClassError)) {
+		return ReasonTooFewNodesOfClass, in.placeErr.Error(), true
 	}
 	return ReasonNoDisksOfClass, in.placeErr.Error(), true
 }

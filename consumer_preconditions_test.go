@@ -38,6 +38,10 @@ func TestConsumerPreconditions(t *testing.T) {
 		{"a class without disks is refused before anything is written", with(func(in *consumerInput) {
 			in.placeErr = &NoDisksOfClassError{Class: "nvme", Tiers: tiersWith(Tier{Nodes: 2, OSDs: 2}, Tier{Class: "hdd", Nodes: 2, OSDs: 2})}
 		}), ReasonNoDisksOfClass, "no DiskPool contributes disks of class nvme (classes with disks: hdd (2 nodes))"},
+		{"a class on too few nodes for the copies is refused before anything is written", with(func(in *consumerInput) {
+			in.rook = pool(ours)
+			in.placeErr = &TooFewNodesOfClassError{Class: "nvme", Nodes: 1, Copies: 3, Why: CopiesAsked, Pools: "BlockStorage fast"}
+		}), ReasonTooFewNodesOfClass, "device class nvme has disks on only 1 node; BlockStorage fast keeps 3 copies (replicas: 3)"},
 		{"a missing CephCluster comes first", with(func(in *consumerInput) {
 			in.clusterMissing, in.nodes, in.rook = fmt.Errorf("CephCluster rook-ceph/rook-ceph not found"), 0, pool(theirs)
 		}), ReasonNoCephCluster, "not found: nothing can be provisioned"},
@@ -65,7 +69,7 @@ func TestConsumerPreconditions(t *testing.T) {
 
 // Every reason a precondition gives is one of the declared constants.
 func TestPreconditionReasonsAreConstants(t *testing.T) {
-	declared := map[string]bool{ReasonNoCephCluster: true, ReasonNoDisks: true, ReasonNoDisksOfClass: true, ReasonForeignObject: true, ReasonOverBudget: true}
+	declared := map[string]bool{ReasonNoCephCluster: true, ReasonNoDisks: true, ReasonNoDisksOfClass: true, ReasonTooFewNodesOfClass: true, ReasonForeignObject: true, ReasonOverBudget: true}
 	overBudget := BudgetVerdict{Budget: "CRUSH rules", Message: "no room"}
 	for _, p := range consumerPreconditions {
 		// Every input that can fail some check; the budget applies to a

@@ -39,6 +39,11 @@ const (
 	ReasonOverBudget        = "OverBudget"
 )
 
+// ReasonTooFewNodesOfClass is the Ready reason of a consumer whose device
+// class's nodes cannot hold its copies one per node
+// (TooFewNodesOfClassError): nothing is written, its pools stay as they are.
+const ReasonTooFewNodesOfClass = "TooFewNodesOfClass"
+
 // EventReason is the reason of an Event the core reconcilers write; the
 // retirement's Events take its phase as their reason, the upgrade's are
 // upgrade.EventReason.

@@ -52,7 +52,8 @@
 //   - The replication clamp. ComputeReplication and
 //     DescribeReplicationChange (replication.go): min(3, nodes) or the
 //     requested size clamped to the nodes, and every change announced with
-//     its cause. Ceph's budgets (budget.go): PGs per OSD and CRUSH rules,
+//     its cause. On a device class nothing is clamped down: ClassCopies
+//     (tiers.go) refuses a class whose nodes cannot hold the copies. Ceph's budgets (budget.go): PGs per OSD and CRUSH rules,
 //     checked before a consumer is placed.
 //   - Consumers. kind[T, R] (consumer_kinds.go) is everything
 //     kind-specific; ConsumerReconciler[T, R] (consumer_controller.go)

@@ -62,7 +62,9 @@ func (r Replication) Automatic() Replication {
 // nodes, with the reason in Message, so the consumer provisions instead of
 // waiting for disks that may never arrive. The failure domain is host when
 // at least 2 replicas span at least 2 nodes, otherwise osd, so a single-node
-// cluster still provisions. Zero nodes is ErrNoDisks.
+// cluster still provisions. Zero nodes is ErrNoDisks. These are the seed's
+// rules for pools without a class, whose nodes are the whole cluster's; on
+// a device class nothing is clamped down (ClassCopies).
 func ComputeReplication(requested *int32, nodes int) (Replication, error) {
 	if nodes < 1 {
 		return Replication{}, ErrNoDisks

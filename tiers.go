@@ -121,52 +121,145 @@ func (e *NoDisksOfClassError) Error() string {
 		e.Class, e.Tiers.describe(), e.Class)
 }
 
+// TooFewNodesOfClassError refuses a placement on a device class whose
+// nodes cannot hold, one per node, the copies the pools keep (ClassCopies).
+// It is a refusal, not a clamp: the consumer goes Degraded, nothing is
+// written, and its pools keep the size and class they have.
+type TooFewNodesOfClassError struct {
+	Class cephv1alpha1.DiskType
+	// Nodes is how many nodes have disks of Class.
+	Nodes int
+	// Copies is what the pools keep, and Why what sets it.
+	Copies int32
+	Why    CopiesFloor
+	// Pools names the pools for the message ("BlockStorage fast",
+	// "FileStorage files's metadata"); "" is "the pool".
+	Pools string
+}
+
+// CopiesFloor is what sets the copies a pool on a class keeps (the
+// console's tiers.js classCopies gives the same words).
+type CopiesFloor string
+
+const (
+	// CopiesAsked: spec.replicas says so.
+	CopiesAsked CopiesFloor = "asked"
+	// CopiesHeld: automatic, and the pool has that many now.
+	CopiesHeld CopiesFloor = "held"
+	// CopiesMinimum: automatic keeps at least 2 on a class.
+	CopiesMinimum CopiesFloor = "minimum"
+)
+
+func (e *TooFewNodesOfClassError) Error() string {
+	pools := e.Pools
+	if pools == "" {
+		pools = "the pool"
+	}
+	keeps := fmt.Sprintf("%s keeps %d copies (replicas: %d)", pools, e.Copies, e.Copies)
+	remedy := "or choose another class"
+	switch e.Why {
+	case CopiesHeld:
+		keeps = fmt.Sprintf("%s keeps the %d copies it has (replicas automatic)", pools, e.Copies)
+		remedy = fmt.Sprintf("choose another class, or set replicas: %d", e.Nodes)
+	case CopiesMinimum:
+		keeps = fmt.Sprintf("%s keeps at least %d copies on a class (replicas automatic)", pools, e.Copies)
+		remedy = fmt.Sprintf("choose another class, or set replicas: %d", e.Nodes)
+	}
+	return fmt.Sprintf("device class %s has disks on only %s; %s, one per node: add %s disks on %s, %s",
+		e.Class, message.Plural(e.Nodes, "node"), keeps, e.Class, message.Plural(int(e.Copies)-e.Nodes, "more node"), remedy)
+}
+
+// ClassCopies is how many copies a pool on class keeps, nodes being the
+// nodes with disks of the class. A class is a choice of disks, not of
+// safety, so it never lowers a consumer's copies: an explicit replicas
+// count is kept as asked (one copy only when replicas: 1 says so), and
+// automatic sizing, min(3, nodes), goes below neither 2 nor have, the
+// copies the pool has now (0: none yet), so a class that loses nodes does
+// not shrink the pools on it. Copies the nodes cannot hold, one per node,
+// are a TooFewNodesOfClassError. Without a class ComputeReplication's
+// clamps stand: there the node count is the cluster's own.
+func ClassCopies(requested *int32, have int32, class cephv1alpha1.DiskType, nodes int) (int32, string, error) {
+	copies, why, message := int32(min(maxReplicas, nodes)), CopiesMinimum, ""
+	switch floor := max(2, min(have, maxReplicas)); {
+	case requested != nil:
+		// Out of 1..3 only past the CRD's validation.
+		copies, message = clampRequested(*requested, maxReplicas)
+		why = CopiesAsked
+	case copies < floor:
+		copies = floor
+		if have >= 2 {
+			why = CopiesHeld
+		}
+	}
+	if int(copies) > nodes {
+		return 0, "", &TooFewNodesOfClassError{Class: class, Nodes: nodes, Copies: copies, Why: why}
+	}
+	return copies, message, nil
+}
+
 // TierReplication sizes a consumer's pools on class ("" for every OSD)
-// against the nodes that have disks of it, as ComputeReplication does
-// against all nodes: an explicit count is clamped to them, with the reason.
-// A class without disks is a NoDisksOfClassError; no disks at all is
-// ErrNoDisks.
-func TierReplication(requested *int32, class cephv1alpha1.DiskType, tiers Tiers) (Replication, error) {
+// against the nodes that have disks of it. Without a class it is
+// ComputeReplication over every node, clamps included; on a class,
+// ClassCopies decides, have being the copies the pool has now. A class
+// without disks is a NoDisksOfClassError, one on too few nodes a
+// TooFewNodesOfClassError; no disks at all is ErrNoDisks.
+func TierReplication(requested *int32, have int32, class cephv1alpha1.DiskType, tiers Tiers) (Replication, error) {
 	if tiers.All.Nodes < 1 {
 		return Replication{}, ErrNoDisks
+	}
+	if class == "" {
+		return ComputeReplication(requested, tiers.All.Nodes)
 	}
 	tier := tiers.Of(class)
 	if tier.Nodes < 1 {
 		return Replication{}, &NoDisksOfClassError{Class: class, Tiers: tiers}
 	}
-	r, err := ComputeReplication(requested, tier.Nodes)
+	size, message, err := ClassCopies(requested, have, class, tier.Nodes)
 	if err != nil {
-		return r, err
+		return Replication{}, err
 	}
-	r.DeviceClass = class
-	if class != "" && r.Message != "" {
-		r.Message = strings.Replace(r.Message, "disks come from only", "disks of class "+string(class)+" are on only", 1)
+	// ClassCopies keeps size within the nodes: two copies or more are on
+	// separate hosts.
+	domain := rook.FailureDomainOSD
+	if size >= 2 {
+		domain = rook.FailureDomainHost
 	}
-	return r, nil
+	return Replication{
+		Size:                   size,
+		FailureDomain:          domain,
+		RequireSafeReplicaSize: size > 1,
+		Message:                message,
+		Nodes:                  tier.Nodes,
+		DeviceClass:            class,
+	}, nil
 }
 
 // MetadataReplication is a FileStorage's metadata pool's replication, its
-// data pool's being data (spec replicas requested): on explicit's class
-// when the consumer names one; without a data class, as the data (every
-// OSD, today's behaviour); else on the fastest class present whose nodes
-// give the metadata at least the data's copies and failure domain, so a
-// small fast tier never weakens what the data has, and on the data's own
-// class when no faster one does.
-func MetadataReplication(data Replication, requested *int32, explicit cephv1alpha1.DiskType, tiers Tiers) (Replication, error) {
+// data pool's being data (spec replicas requested), have the copies the
+// metadata pool has now: on explicit's class when the consumer names one;
+// without a data class, as the data (every OSD, today's behaviour); else
+// on the fastest class present whose nodes give the metadata at least the
+// data's copies and failure domain, so a small fast tier never weakens
+// what the data has. A class never lowers the metadata's copies either
+// (ClassCopies): when not even the data's class holds what the metadata
+// has, it is refused.
+func MetadataReplication(data Replication, requested *int32, have int32, explicit cephv1alpha1.DiskType, tiers Tiers) (Replication, error) {
 	switch {
 	case explicit != "":
-		return TierReplication(requested, explicit, tiers)
+		return TierReplication(requested, have, explicit, tiers)
 	case data.DeviceClass == "":
 		return data, nil
 	}
 	for _, tier := range tiers.Present() {
-		r, err := TierReplication(requested, tier.Class, tiers)
+		r, err := TierReplication(requested, have, tier.Class, tiers)
 		if err == nil && atLeast(r, data) {
 			r.Message = ""
 			return r, nil
 		}
 	}
-	return data, nil
+	// The data's class is among those tried, and sized as the data
+	// unless the metadata has more copies than it holds: that refusal.
+	return TierReplication(requested, have, data.DeviceClass, tiers)
 }
 
 // SharedMetadataReplication is an ObjectStorage's metadata pools'
@@ -174,15 +267,18 @@ func MetadataReplication(data Replication, requested *int32, explicit cephv1alph
 // (RenderObjectStore: Rook applies each store's metadata spec to the
 // .rgw.root pool all stores share), and for the same reason their class is
 // the same for every store that chooses one: the fastest class present
-// whose nodes give that replication, else none (every OSD). A store
-// without a class keeps today's metadata pools on every OSD.
+// whose nodes hold that many copies, else none (every OSD). A store
+// without a class keeps today's metadata pools on every OSD. A class only
+// holds what automatic sizing over every node gives (one copy only on a
+// one-node cluster, as without a class): it never lowers it, so it is
+// asked for that count.
 func SharedMetadataReplication(data Replication, tiers Tiers) (Replication, error) {
-	auto, err := TierReplication(nil, "", tiers)
+	auto, err := TierReplication(nil, 0, "", tiers)
 	if err != nil || data.DeviceClass == "" {
 		return auto, err
 	}
 	for _, tier := range tiers.Present() {
-		if r, err := TierReplication(nil, tier.Class, tiers); err == nil && atLeast(r, auto) {
+		if r, err := TierReplication(&auto.Size, 0, tier.Class, tiers); err == nil && atLeast(r, auto) {
 			return r, nil
 		}
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -154,5 +155,69 @@ func TestConsumersOnATier(t *testing.T) {
 		assert.Equal(t, "host~ssd,host~hdd", cephfs.Annotations[cephv1alpha1.MetadataFailureDomainsAnnotation])
 		assert.Contains(t, meta.FindStatusCondition(fs.Status.Conditions, ConditionReplicationChanged).Message,
 			"Ceph moves its metadata from the ssd OSDs to the hdd OSDs")
+	})
+}
+
+// A device class never lowers a consumer's copies: a class change onto
+// fewer nodes than its replicas, and a DiskPool edit that leaves its class
+// on fewer nodes than the copies it has, are refused with the numbers, and
+// its CephBlockPool keeps the size and class it had (Rook would take a
+// size of 1, and Ceph gives a size of 2 a min_size of 1).
+func TestAClassNeverLowersCopies(t *testing.T) {
+	h := newHarness(t)
+	h.start()
+	pool := h.withTieredNodes("few")
+	ns := h.cfg.ClusterNamespace
+	blockPool := func(name string) cephv1.CephBlockPool {
+		var p cephv1.CephBlockPool
+		require.NoError(t, h.c.Get(h.ctx, client.ObjectKey{Namespace: ns, Name: name}, &p))
+		return p
+	}
+	refusal := func(bs *cephv1alpha1.BlockStorage) string {
+		ready := meta.FindStatusCondition(bs.Status.Conditions, cephv1alpha1.ConditionReady)
+		require.NotNil(t, ready)
+		assert.Equal(t, ReasonTooFewNodesOfClass, ready.Reason)
+		return bs.Status.Message
+	}
+
+	t.Run("three replicas onto ssd's two nodes is refused, and the pool keeps three copies on hdd", func(t *testing.T) {
+		three := int32(3)
+		bs := &cephv1alpha1.BlockStorage{ObjectMeta: metav1.ObjectMeta{Name: "three"},
+			Spec: cephv1alpha1.BlockStorageSpec{Replicas: &three, DeviceClass: cephv1alpha1.DiskTypeHDD}}
+		h.createConsumer(bs)
+		h.waitPhase(bs, func() cephv1alpha1.StorageStatus { return bs.Status }, cephv1alpha1.StorageProvisioning)
+		require.Equal(t, uint(3), blockPool("ceph-three").Spec.Replicated.Size)
+
+		h.update(bs, func() { bs.Spec.DeviceClass = cephv1alpha1.DiskTypeSSD })
+		h.waitPhase(bs, func() cephv1alpha1.StorageStatus { return bs.Status }, cephv1alpha1.StorageDegraded)
+		assert.Equal(t, "device class ssd has disks on only 2 nodes; BlockStorage three keeps 3 copies (replicas: 3), one per node: add ssd disks on 1 more node, or choose another class",
+			refusal(bs))
+		p := blockPool("ceph-three")
+		assert.Equal(t, uint(3), p.Spec.Replicated.Size, "not clamped to ssd's two nodes")
+		assert.Equal(t, "hdd", p.Spec.DeviceClass, "nothing moves")
+		assert.Equal(t, "host", p.Spec.FailureDomain)
+		assert.Equal(t, int32(3), bs.Status.Replicas, "status keeps the placement the pool has")
+		assert.Equal(t, cephv1alpha1.DiskTypeHDD, bs.Status.DeviceClass)
+	})
+
+	t.Run("a DiskPool edit that leaves ssd on one node keeps its consumer's two copies", func(t *testing.T) {
+		bs := &cephv1alpha1.BlockStorage{ObjectMeta: metav1.ObjectMeta{Name: "two"}, Spec: cephv1alpha1.BlockStorageSpec{DeviceClass: cephv1alpha1.DiskTypeSSD}}
+		h.createConsumer(bs)
+		h.waitPhase(bs, func() cephv1alpha1.StorageStatus { return bs.Status }, cephv1alpha1.StorageProvisioning)
+		require.Equal(t, uint(2), blockPool("ceph-two").Spec.Replicated.Size)
+
+		gone := h.disksOf("few-2")["/dev/sdc"].Name
+		require.NotEmpty(t, gone)
+		h.update(pool, func() {
+			pool.Spec.Disks = slices.DeleteFunc(pool.Spec.Disks, func(name string) bool { return name == gone })
+		})
+		h.waitPhase(bs, func() cephv1alpha1.StorageStatus { return bs.Status }, cephv1alpha1.StorageDegraded)
+		assert.Equal(t, "device class ssd has disks on only 1 node; BlockStorage two keeps the 2 copies it has (replicas automatic), one per node: add ssd disks on 1 more node, choose another class, or set replicas: 1",
+			refusal(bs))
+		p := blockPool("ceph-two")
+		assert.Equal(t, uint(2), p.Spec.Replicated.Size, "not one copy")
+		assert.True(t, p.Spec.Replicated.RequireSafeReplicaSize)
+		assert.Equal(t, "host", p.Spec.FailureDomain)
+		assert.Equal(t, "ssd", p.Spec.DeviceClass)
 	})
 }

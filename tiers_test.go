@@ -1,11 +1,14 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
 )
@@ -61,50 +64,135 @@ func TestTiersOf(t *testing.T) {
 	assert.Equal(t, TiersOf(pointers(mixed())), tiers, "comparable: the same union is the same tiers")
 }
 
+// classCopiesCase is one of testdata/class-copies-cases.json, which the
+// console's tiers.js decides too (internal/devconsole TestTiersInBrowser).
+type classCopiesCase struct {
+	Name      string
+	Requested *int32
+	Have      int32
+	Nodes     int
+	Want      struct {
+		Copies  int32
+		Refused CopiesFloor
+	}
+}
+
+// On a device class the copies are never fewer than asked, than the pool
+// has, or, automatic, than 2; where the class's nodes cannot hold them one
+// per node the placement is refused, never clamped.
+func TestClassCopies(t *testing.T) {
+	raw, err := os.ReadFile("testdata/class-copies-cases.json")
+	require.NoError(t, err)
+	var file struct{ Cases []classCopiesCase }
+	require.NoError(t, json.Unmarshal(raw, &file))
+	require.NotEmpty(t, file.Cases)
+	for _, tc := range file.Cases {
+		t.Run(tc.Name, func(t *testing.T) {
+			got, _, err := ClassCopies(tc.Requested, tc.Have, "nvme", tc.Nodes)
+			if tc.Want.Refused != "" {
+				var refused *TooFewNodesOfClassError
+				require.ErrorAs(t, err, &refused)
+				assert.Equal(t, TooFewNodesOfClassError{Class: "nvme", Nodes: tc.Nodes, Copies: tc.Want.Copies, Why: tc.Want.Refused}, *refused)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.Want.Copies, got)
+		})
+	}
+}
+
 func TestTierReplication(t *testing.T) {
 	tiers := TiersOf(pointers(mixed()))
+	one := TiersOf(pointers(mixed()[:3])) // node-a alone: nvme, ssd, hdd
 	tests := []struct {
 		name      string
 		requested *int32
+		have      int32
 		class     cephv1alpha1.DiskType
+		tiers     Tiers
 		want      Replication
-		err       string
+		refused   string
 	}{
 		{name: "no class: every node, as before classes", class: "",
 			want: Replication{Size: 3, FailureDomain: "host", RequireSafeReplicaSize: true, Nodes: 3}},
+		{name: "no class: what the pool has does not count", class: "", have: 3, tiers: TiersOf(pointers(mixed()[:4])),
+			want: Replication{Size: 2, FailureDomain: "host", RequireSafeReplicaSize: true, Nodes: 2}},
+		{name: "no class on one node: one copy, as the seed says", class: "", tiers: one,
+			want: Replication{Size: 1, FailureDomain: "osd", Nodes: 1}},
+		{name: "no class, three asked on one node: clamped, as the seed says", class: "", requested: ptrTo[int32](3), tiers: one,
+			want: Replication{Size: 1, FailureDomain: "osd", Nodes: 1, Message: "3 replicas requested but disks come from only 1 node; using 1"}},
 		{name: "hdd is on three nodes", class: "hdd",
 			want: Replication{Size: 3, FailureDomain: "host", RequireSafeReplicaSize: true, Nodes: 3, DeviceClass: "hdd"}},
 		{name: "ssd is on two: two copies on separate hosts", class: "ssd",
 			want: Replication{Size: 2, FailureDomain: "host", RequireSafeReplicaSize: true, Nodes: 2, DeviceClass: "ssd"}},
-		{name: "three asked on ssd: clamped to its two nodes, with the reason", class: "ssd", requested: ptrTo[int32](3),
-			want: Replication{Size: 2, FailureDomain: "host", RequireSafeReplicaSize: true, Nodes: 2, DeviceClass: "ssd",
-				Message: "3 replicas requested but disks of class ssd are on only 2 nodes; using 2"}},
-		{name: "nvme is on one node", class: "nvme",
+		{name: "three asked on ssd's two nodes: refused, with the numbers", class: "ssd", requested: ptrTo[int32](3),
+			refused: "device class ssd has disks on only 2 nodes; the pool keeps 3 copies (replicas: 3), one per node: add ssd disks on 1 more node, or choose another class"},
+		{name: "automatic on ssd with three copies now: refused, not shrunk", class: "ssd", have: 3,
+			refused: "device class ssd has disks on only 2 nodes; the pool keeps the 3 copies it has (replicas automatic), one per node: add ssd disks on 1 more node, choose another class, or set replicas: 2"},
+		{name: "automatic on nvme's one node: refused, not one copy", class: "nvme",
+			refused: "device class nvme has disks on only 1 node; the pool keeps at least 2 copies on a class (replicas automatic), one per node: add nvme disks on 1 more node, choose another class, or set replicas: 1"},
+		{name: "three asked on nvme's one node: refused", class: "nvme", requested: ptrTo[int32](3),
+			refused: "device class nvme has disks on only 1 node; the pool keeps 3 copies (replicas: 3), one per node: add nvme disks on 2 more nodes, or choose another class"},
+		{name: "one asked on nvme's one node: one copy", class: "nvme", requested: ptrTo[int32](1),
 			want: Replication{Size: 1, FailureDomain: "osd", Nodes: 1, DeviceClass: "nvme"}},
+		{name: "a class on one node of a one-node cluster is refused too", class: "hdd", tiers: one,
+			refused: "device class hdd has disks on only 1 node; the pool keeps at least 2 copies on a class"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := TierReplication(tc.requested, tc.class, tiers)
+			on := tiers
+			if tc.tiers != (Tiers{}) {
+				on = tc.tiers
+			}
+			got, err := TierReplication(tc.requested, tc.have, tc.class, on)
+			if tc.refused != "" {
+				var refused *TooFewNodesOfClassError
+				require.ErrorAs(t, err, &refused)
+				assert.ErrorContains(t, err, tc.refused)
+				return
+			}
 			require.NoError(t, err)
 			assert.Equal(t, tc.want, got)
 		})
 	}
 	t.Run("a class without disks is refused, naming the classes there are", func(t *testing.T) {
-		_, err := TierReplication(nil, "nvme", TiersOf(pointers(mixed()[1:])))
+		_, err := TierReplication(nil, 0, "nvme", TiersOf(pointers(mixed()[1:])))
 		var noClass *NoDisksOfClassError
 		require.ErrorAs(t, err, &noClass)
 		assert.EqualError(t, err, "no DiskPool contributes disks of class nvme (classes with disks: ssd (2 nodes), hdd (3 nodes)): add nvme disks to a DiskPool, or choose another class")
 	})
 	t.Run("no disks at all is ErrNoDisks", func(t *testing.T) {
-		_, err := TierReplication(nil, "ssd", Tiers{})
+		_, err := TierReplication(nil, 0, "ssd", Tiers{})
 		assert.ErrorIs(t, err, ErrNoDisks)
 	})
+}
+
+// Place names the consumer and the pools a refusal is about, and sizes a
+// class against what the Rook object's pools hold now.
+func TestPlaceRefusesWhatAClassWouldShrink(t *testing.T) {
+	tiers := TiersOf(pointers(mixed()))
+	three := Replication{Size: 3, FailureDomain: "host", RequireSafeReplicaSize: true}
+	bs := &cephv1alpha1.BlockStorage{ObjectMeta: metav1.ObjectMeta{Name: "fast"}, Spec: cephv1alpha1.BlockStorageSpec{DeviceClass: "ssd"}}
+	_, err := blockStorageKind.Place(bs, tiers, Placement{Data: three, Metadata: three})
+	assert.EqualError(t, err, "device class ssd has disks on only 2 nodes; BlockStorage fast keeps the 3 copies it has (replicas automatic), one per node: add ssd disks on 1 more node, choose another class, or set replicas: 2")
+	place, err := blockStorageKind.Place(bs, tiers, Placement{})
+	require.NoError(t, err, "new, it takes ssd's two nodes")
+	assert.Equal(t, int32(2), place.Data.Size)
+
+	fs := &cephv1alpha1.FileStorage{ObjectMeta: metav1.ObjectMeta{Name: "files"},
+		Spec: cephv1alpha1.FileStorageSpec{DeviceClass: "hdd", MetadataDeviceClass: "ssd"}}
+	_, err = fileStorageKind.Place(fs, tiers, Placement{Data: three, Metadata: three})
+	assert.ErrorContains(t, err, "FileStorage files's metadata keeps the 3 copies it has")
+	place, err = fileStorageKind.Place(fs, tiers, Placement{Data: three, Metadata: Replication{Size: 2}})
+	require.NoError(t, err, "metadata with its own two copies on ssd keeps them")
+	assert.Equal(t, Placement{Data: Replication{Size: 3, FailureDomain: "host", RequireSafeReplicaSize: true, Nodes: 3, DeviceClass: "hdd"},
+		Metadata: Replication{Size: 2, FailureDomain: "host", RequireSafeReplicaSize: true, Nodes: 2, DeviceClass: "ssd"}}, place)
 }
 
 func TestMetadataReplication(t *testing.T) {
 	tiers := TiersOf(pointers(mixed()))
 	place := func(requested *int32, class cephv1alpha1.DiskType) Replication {
-		r, err := TierReplication(requested, class, tiers)
+		r, err := TierReplication(requested, 0, class, tiers)
 		require.NoError(t, err)
 		return r
 	}
@@ -127,7 +215,7 @@ func TestMetadataReplication(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			data := place(tc.requested, tc.data)
-			got, err := MetadataReplication(data, tc.requested, tc.explicit, tiers)
+			got, err := MetadataReplication(data, tc.requested, 0, tc.explicit, tiers)
 			require.NoError(t, err)
 			assert.Equal(t, tc.want, got.DeviceClass)
 			assert.Equal(t, tc.wantSize, got.Size)
@@ -137,9 +225,29 @@ func TestMetadataReplication(t *testing.T) {
 		})
 	}
 	t.Run("an explicit class without disks is refused", func(t *testing.T) {
-		_, err := MetadataReplication(place(nil, "hdd"), nil, "nvme", TiersOf(pointers(mixed()[1:])))
+		_, err := MetadataReplication(place(nil, "hdd"), nil, 0, "nvme", TiersOf(pointers(mixed()[1:])))
 		var noClass *NoDisksOfClassError
 		assert.ErrorAs(t, err, &noClass)
+	})
+	t.Run("an explicit class on fewer nodes than the metadata's copies is refused", func(t *testing.T) {
+		_, err := MetadataReplication(place(nil, "hdd"), nil, 3, "ssd", tiers)
+		var few *TooFewNodesOfClassError
+		require.ErrorAs(t, err, &few)
+		assert.Equal(t, TooFewNodesOfClassError{Class: "ssd", Nodes: 2, Copies: 3, Why: CopiesHeld}, *few)
+	})
+	t.Run("automatic metadata with three copies never goes to a class of two nodes", func(t *testing.T) {
+		data := place(nil, "ssd") // two copies on ssd's two nodes
+		got, err := MetadataReplication(data, nil, 3, "", tiers)
+		require.NoError(t, err)
+		assert.Equal(t, cephv1alpha1.DiskType("hdd"), got.DeviceClass)
+		assert.Equal(t, int32(3), got.Size)
+	})
+	t.Run("automatic metadata that no class holds is refused", func(t *testing.T) {
+		ssdOnly := TiersOf(pointers([]cephv1alpha1.Disk{typed(available("a-ssd", "node-a", 2), "ssd"), typed(available("b-ssd", "node-b", 2), "ssd")}))
+		data, err := TierReplication(nil, 2, "ssd", ssdOnly)
+		require.NoError(t, err)
+		_, err = MetadataReplication(data, nil, 3, "", ssdOnly)
+		assert.ErrorContains(t, err, "device class ssd has disks on only 2 nodes; the pool keeps the 3 copies it has")
 	})
 }
 
@@ -149,7 +257,7 @@ func TestMetadataReplication(t *testing.T) {
 func TestSharedMetadataReplication(t *testing.T) {
 	three := TiersOf(pointers(append(mixed(), typed(available("c-ssd", "node-c", 2), "ssd"))))
 	for _, class := range []cephv1alpha1.DiskType{"hdd", "ssd", "nvme"} {
-		data, err := TierReplication(ptrTo[int32](1), class, three)
+		data, err := TierReplication(ptrTo[int32](1), 0, class, three)
 		if class == "nvme" {
 			require.NoError(t, err)
 		}
@@ -158,16 +266,24 @@ func TestSharedMetadataReplication(t *testing.T) {
 		assert.Equal(t, Replication{Size: 3, FailureDomain: "host", RequireSafeReplicaSize: true, Nodes: 3, DeviceClass: "ssd"}, got,
 			"%s data: the fastest class on every node, whatever the store's data", class)
 	}
-	data, err := TierReplication(nil, "hdd", TiersOf(pointers(mixed())))
+	data, err := TierReplication(nil, 0, "hdd", TiersOf(pointers(mixed())))
 	require.NoError(t, err)
 	got, err := SharedMetadataReplication(data, TiersOf(pointers(mixed())))
 	require.NoError(t, err)
 	assert.Equal(t, cephv1alpha1.DiskType("hdd"), got.DeviceClass, "ssd on two of three nodes would weaken them")
-	none, err := TierReplication(nil, "", TiersOf(pointers(mixed())))
+	none, err := TierReplication(nil, 0, "", TiersOf(pointers(mixed())))
 	require.NoError(t, err)
 	got, err = SharedMetadataReplication(none, TiersOf(pointers(mixed())))
 	require.NoError(t, err)
 	assert.Equal(t, none, got, "a store without a class keeps its metadata on every OSD")
+
+	one := TiersOf(pointers(mixed()[:3])) // node-a alone
+	data, err = TierReplication(ptrTo[int32](1), 0, "hdd", one)
+	require.NoError(t, err)
+	got, err = SharedMetadataReplication(data, one)
+	require.NoError(t, err)
+	assert.Equal(t, Replication{Size: 1, FailureDomain: "osd", Nodes: 1, DeviceClass: "nvme"}, got,
+		"on one node automatic over every node is one copy, as without a class: the class holds it, it does not lower it")
 }
 
 func TestDescribeReplicationChangeOfClass(t *testing.T) {

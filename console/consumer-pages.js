@@ -11,7 +11,9 @@ import {
   rawCapacity, replicaChoices, budgetSentences, usableSentence, capacitySummary, budgetSummary,
 } from './budget.js';
 import { k8s, followsKind } from './live.js';
-import { tiersOf, tierOf, tierLabel, metadataClass, sharedMetadataClass, classOSDs, placementOf } from './tiers.js';
+import {
+  tiersOf, tierOf, tierLabel, metadataClass, sharedMetadataClass, classOSDs, placementOf, classCopies, classRefusalSentence,
+} from './tiers.js';
 
 const countField = (key, label, hintText) => ({
   key, label, hint: hintText,
@@ -309,6 +311,7 @@ async function createForm(root, config) {
   const controls = config.fields.map((f) => ({ f, control: f.control(undefined) }));
   const facts = await cephFacts();
   const choice = placementChoice(config, facts, replicas, {});
+  const refusal = () => classRefusal(config, null, facts, choice);
   const preview = cephPreview(config, facts, null, choice);
   const problem = h('p', { class: 'plugin-error', id: 'name-problem', hidden: true, attrs: { 'data-name-problem': 'true', 'aria-live': 'polite' } });
   name.setAttribute('aria-describedby', 'name-rule name-problem');
@@ -330,10 +333,13 @@ async function createForm(root, config) {
           name,
           h('p', { class: 'plugin-hint', id: 'name-rule', text: nameRuleSentence(config) }),
           problem),
-        replicasField(replicas), tierFields(choice), preview, controls.map(({ f, control }) => field(f.label, control, f.hint))],
+        replicasField(replicas), tierFields(choice), refusalNote(refusal, choice), preview, controls.map(({ f, control }) => field(f.label, control, f.hint))],
       submitLabel: 'Create',
       onCancel: () => closeSheet(),
       onSubmit: async () => {
+        // The plugin would refuse it and make nothing: said before it is sent.
+        const refused = refusal();
+        if (refused) throw new Error(refused);
         // The name is checked here, in words, rather than left to the API
         // server, whose answer is its regular expression.
         const sentence = check();
@@ -356,16 +362,22 @@ async function editForm(root, ctx, config) {
   const replicas = select('replicas', REPLICAS_OPTIONS, current.replicas === undefined ? '' : String(current.replicas));
   const controls = config.fields.map((f) => ({ f, control: f.control(current[f.key]) }));
   const choice = placementChoice(config, facts, replicas, current);
+  const refusal = () => classRefusal(config, object, facts, choice);
   const preview = cephPreview(config, facts, object, choice);
-  const warning = replicaWarning(config, object, facts, choice);
-  const moving = tierWarning(config, object, facts, choice);
+  const warning = replicaWarning(config, object, facts, choice, refusal);
+  const moving = tierWarning(config, object, facts, choice, refusal);
   mount(root,
     heading(`Edit ${config.title.toLowerCase()} ${object.metadata.name}`, 1),
     form({
-      children: [replicasField(replicas), warning, tierFields(choice), moving, preview, controls.map(({ f, control }) => field(f.label, control, f.hint))],
+      children: [replicasField(replicas), warning, tierFields(choice), refusalNote(refusal, choice), moving, preview,
+        controls.map(({ f, control }) => field(f.label, control, f.hint))],
       submitLabel: 'Save',
       onCancel: () => closeSheet(),
       onSubmit: async () => {
+        // The plugin would refuse it and move nothing: said before it is
+        // sent, so the spec never asks for what a class cannot hold.
+        const refused = refusal();
+        if (refused) throw new Error(refused);
         // Only spec is sent, so status is never overwritten; a null replicas
         // removes the field and returns the object to automatic sizing, a
         // null deviceClass to every disk.
@@ -379,8 +391,8 @@ async function editForm(root, ctx, config) {
 // re-replicates the consumer, copying every byte of its data to the new
 // placement. It follows the replicas and tier selects (a tier on fewer
 // hosts can mean fewer copies) and is silent while the choice is what the
-// spec says.
-function replicaWarning(config, object, facts, { replicas, tier }) {
+// spec says, or one the plugin refuses (refusal: refusalNote says why).
+function replicaWarning(config, object, facts, { replicas, tier }, refusal) {
   const el = h('div', { attrs: { 'data-replica-warning': 'true' } });
   const current = spec(object).replicas === undefined ? '' : String(spec(object).replicas);
   const currentClass = spec(object).deviceClass || '';
@@ -389,11 +401,12 @@ function replicaWarning(config, object, facts, { replicas, tier }) {
   const update = () => {
     el.replaceChildren();
     if (replicas.value === current && tier.value === currentClass) return;
+    if (refusal()) return;
     const nodes = nodesOn(tier.value);
     // A tier without disks is refused; tierWarning says so.
     if (tier.value && !(nodes >= 1)) return;
     const now = status(object).replicas || effectiveReplicas(replicasFromSelect(current), nodesOn(currentClass));
-    const next = effectiveReplicas(replicasFromSelect(replicas.value), nodes);
+    const next = tier.value ? classCopies(replicasFromSelect(replicas.value), 0, nodes).copies : effectiveReplicas(replicasFromSelect(replicas.value), nodes);
     // Only the tier moved, at the same copies: tierWarning says what moves.
     if (replicas.value === current && next === now) return;
     const copies = (n) => `${n} ${n === 1 ? 'copy' : 'copies'}`;
@@ -412,12 +425,50 @@ function replicaWarning(config, object, facts, { replicas, tier }) {
   return el;
 }
 
+// classRefusal is why the plugin would refuse the choice, as a sentence,
+// or null: a tier whose hosts cannot hold, one per host, the copies the
+// consumer asks for or has (tiers.js classCopies; TooFewNodesOfClass). A
+// class without disks is tierWarning's. object is the consumer edited
+// (null on create). The copies its data pool has are status.replicas;
+// its metadata pool's are only known when on the data's class (status
+// gives no size apart), and taken as none otherwise: a refusal the console
+// cannot see is then the plugin's to say, in status.
+function classRefusal(config, object, facts, { replicas, tier, metadataTier }) {
+  if (facts.error || !facts.tiers) return null;
+  const s = object ? status(object) : {};
+  const what = object ? `${config.title.toLowerCase()} ${object.metadata.name}` : `the new ${config.title.toLowerCase()}`;
+  const requested = replicasFromSelect(replicas.value);
+  const refused = (deviceClass, have, pools) => {
+    if (!deviceClass) return null;
+    const { nodes } = tierOf(facts.tiers, deviceClass);
+    if (!(nodes >= 1)) return null;
+    const r = classCopies(requested, have, nodes);
+    return r.refused ? classRefusalSentence(pools, deviceClass, nodes, r) : null;
+  };
+  const metadataHave = (s.metadataDeviceClass || '') === (s.deviceClass || '') ? s.replicas || 0 : 0;
+  return refused(tier.value, s.replicas || 0, what)
+    || (metadataTier ? refused(metadataTier.value, metadataHave, `${what}'s metadata`) : null);
+}
+
+// refusalNote shows classRefusal's sentence while the choice is refused;
+// the form's submit is refused with it too.
+function refusalNote(refusal, { replicas, tier, metadataTier }) {
+  const el = h('div', { attrs: { 'data-class-refusal': 'true' } });
+  const update = () => {
+    const sentence = refusal();
+    el.replaceChildren(...(sentence ? [h('p', { class: 'plugin-error', attrs: { role: 'alert' }, text: sentence })] : []));
+  };
+  for (const control of [replicas, tier, metadataTier]) if (control) control.addEventListener('change', update);
+  update();
+  return el;
+}
+
 // tierWarning says, before saving, what a tier change costs: Ceph moves all
 // of the consumer's data onto the other class's OSDs (and its metadata,
 // when that moves apart from the data), and a tier without disks is
 // refused. It follows the selects and is silent while the choice is what
-// the spec says.
-function tierWarning(config, object, facts, choice) {
+// the spec says, or one on too few hosts (refusal: refusalNote says why).
+function tierWarning(config, object, facts, choice, refusal) {
   const el = h('div', { attrs: { 'data-tier-warning': 'true' } });
   const sp = spec(object);
   const s = status(object);
@@ -435,6 +486,7 @@ function tierWarning(config, object, facts, choice) {
       el.append(alert(`✖ No DiskPool contributes ${next} disks: the plugin will refuse ${what} (NoDisksOfClass) until one does. Choose a tier the DiskPools have.`, 'refused'));
       return;
     }
+    if (refusal()) return;
     // Where the data is: the class status reports once placed, else the spec's.
     const from = placed ? s.deviceClass || '' : sp.deviceClass || '';
     if (next !== from) {
@@ -484,7 +536,7 @@ export function nameProblem(config, name) {
 }
 
 function replicasField(control) {
-  return field('Replicas', control, 'Copies Ceph keeps. Automatic uses the number of nodes contributing disks, up to 3; more than there are nodes is clamped.');
+  return field('Replicas', control, 'Copies Ceph keeps. Automatic uses the number of nodes contributing disks, up to 3. Without a tier, more than there are nodes is clamped; on a tier, the copies are never lowered: a tier on fewer nodes is refused, and one copy takes replicas 1.');
 }
 
 // placementChoice makes the sheet's tier selects beside replicas: the
@@ -594,7 +646,10 @@ function cephPreview(config, facts, object, { replicas, tier, metadataTier }) {
     const metadataDeviceClass = metadataTier ? metadataTier.value : '';
     const place = placementOf(config.kind, { replicas: requested, deviceClass: tier.value, metadataDeviceClass }, facts.tiers, facts.nodes);
     mount(budget, budgetNodes(config, facts, self, place));
-    mount(usable, usableNodes(facts, placementOn(facts, tier.value), requested, place.replicas));
+    const on = placementOn(facts, tier.value);
+    // On a class the copies it would keep, placed or refused (refusalNote).
+    const copies = tier.value && on.nodes >= 1 ? classCopies(requested, 0, on.nodes).copies : place.replicas;
+    mount(usable, usableNodes(facts, on, requested, copies));
   };
   for (const control of [replicas, tier, metadataTier]) if (control) control.addEventListener('change', update);
   update();
@@ -660,9 +715,15 @@ function usableNodes(facts, placement, requested, copies) {
     return nodes;
   }
   const selected = requested === null ? copies : requested;
+  // On a class more copies than hosts are refused, not clamped.
+  const refused = (c) => deviceClass && c.requested > hosts;
+  const replicasCell = (c) => {
+    if (refused(c)) return `${c.requested} (refused: ${hosts} ${hosts === 1 ? 'node has' : 'nodes have'} ${deviceClass} disks)`;
+    return c.copies < c.requested ? `${c.requested} (clamped to ${c.copies}: ${hosts} ${hosts === 1 ? 'node' : 'nodes'})` : String(c.requested);
+  };
   const choices = table([
-    { label: 'Replicas', cell: (c) => (c.copies < c.requested ? `${c.requested} (clamped to ${c.copies}: ${hosts} ${hosts === 1 ? 'node' : 'nodes'})` : String(c.requested)) },
-    { label: 'Usable', cell: (c) => formatBytes(c.usableBytes) },
+    { label: 'Replicas', cell: replicasCell },
+    { label: 'Usable', cell: (c) => (refused(c) ? '—' : formatBytes(c.usableBytes)) },
     { label: 'Selected', cell: (c) => (c.requested === selected ? '✔ Selected' : '') },
   ], replicaChoices(raw.bytes, facts.ratio, hosts), { rowKey: (c) => String(c.requested) });
   const row = choices.querySelector(`tr[data-row="${selected}"]`);
@@ -674,7 +735,7 @@ function usableNodes(facts, placement, requested, copies) {
   let automatic = hosts >= 1
     ? `Automatic is min(3, nodes): ${hosts} ${hosts === 1 ? 'node lists' : 'nodes list'} devices in ${cluster}.`
     : `No node lists devices in ${cluster} yet: automatic is counted as 3 copies.`;
-  if (deviceClass) automatic = `Automatic is min(3, nodes): ${hosts} ${hosts === 1 ? 'node has' : 'nodes have'} ${deviceClass} disks in the DiskPools.`;
+  if (deviceClass) automatic = `Automatic is min(3, nodes), at least 2 and never fewer than the copies it has: ${hosts} ${hosts === 1 ? 'node has' : 'nodes have'} ${deviceClass} disks in the DiskPools.`;
   nodes.push(
     h('p', { class: 'plugin-text', attrs: { 'data-usable-selected': 'true' }, text: usableSentence(raw.bytes, facts.ratio, copies) }),
     choices,

@@ -1,9 +1,10 @@
 // Tiers: the disks the DiskPools give Ceph, by device class, and the
 // replication a consumer gets on one, as the plugin decides them (tiers.go:
-// TiersOf, TierReplication, MetadataReplication). A Disk's status.type is
-// the device class its OSD has in Ceph; a consumer's spec.deviceClass puts
-// its pools on the OSDs of that class only, and its replicas are sized on
-// the hosts with disks of it.
+// TiersOf, ClassCopies, TierReplication, MetadataReplication). A Disk's
+// status.type is the device class its OSD has in Ceph; a consumer's
+// spec.deviceClass puts its pools on the OSDs of that class only, and its
+// replicas are sized on the hosts with disks of it, never fewer than it
+// asks or has.
 //
 // The console knows the union from the Disks alone: a disk is in it when a
 // DiskPool claims it (status.claimedBy) and no DiskRetirement took it out
@@ -66,15 +67,70 @@ export function tierOf(tiers, deviceClass) {
   return tiers.present.find((t) => t.deviceClass === deviceClass) || { deviceClass, nodes: 0, disks: 0, rawBytes: 0 };
 }
 
+// MAX_REPLICAS caps automatic sizing (replication.go maxReplicas).
+const MAX_REPLICAS = 3;
+
+// classCopies is how many copies a pool on a device class keeps over nodes
+// hosts with disks of it, have being the copies it has now (0: none yet),
+// as tiers.go's ClassCopies decides: {copies, refused}. A class never
+// lowers a consumer's copies: an explicit requested count is kept as asked
+// (one copy only when 1 is asked), and automatic, min(3, nodes), goes below
+// neither 2 nor have. refused is '' when the nodes hold the copies one per
+// node, else why they are what they are: 'asked', 'held' (automatic, and
+// the pool has them) or 'minimum' (automatic keeps at least 2 on a
+// class); the plugin then refuses the consumer (TooFewNodesOfClass) and
+// its pools keep what they have.
+export function classCopies(requested, have, nodes) {
+  let copies = Math.min(MAX_REPLICAS, nodes);
+  let why = 'minimum';
+  if (requested !== null && requested !== undefined) {
+    copies = Math.max(1, Math.min(requested, MAX_REPLICAS));
+    why = 'asked';
+  } else {
+    const floor = Math.max(2, Math.min(have || 0, MAX_REPLICAS));
+    if (copies < floor) {
+      copies = floor;
+      if (have >= 2) why = 'held';
+    }
+  }
+  return { copies, refused: copies > nodes ? why : '' };
+}
+
+// classRefusalSentence says why the plugin refuses to place what on
+// deviceClass, whose disks are on nodes hosts (r: a refused classCopies),
+// in the words of its TooFewNodesOfClass message.
+export function classRefusalSentence(what, deviceClass, nodes, r) {
+  const copies = plural(r.copies, 'copy', 'copies');
+  const more = plural(r.copies - nodes, 'more node', 'more nodes');
+  let keeps = `${what} keeps ${copies} (replicas: ${r.copies})`;
+  let remedy = 'or choose another tier';
+  if (r.refused === 'held') {
+    keeps = `${what} keeps the ${copies} it has (replicas automatic)`;
+    remedy = `choose another tier, or set replicas to ${nodes}`;
+  } else if (r.refused === 'minimum') {
+    keeps = `${what} keeps at least ${copies} on a tier (replicas automatic)`;
+    remedy = `choose another tier, or set replicas to ${nodes}`;
+  }
+  return `✖ Device class ${deviceClass} has disks on only ${plural(nodes, 'node', 'nodes')}; ${keeps}, one per node. `
+    + `The plugin refuses that (TooFewNodesOfClass) and nothing moves: add ${deviceClass} disks on ${more}, ${remedy}.`;
+}
+
 // tierReplication is what requested replicas (null: automatic) give on
-// deviceClass: {size, failureDomain, nodes}, the size clamped to the
-// class's hosts; null when the class has no disks (the plugin refuses it,
-// NoDisksOfClass).
-export function tierReplication(requested, deviceClass, tiers) {
+// deviceClass, have being the copies the pool has now: {size,
+// failureDomain, nodes}. Without a class the size is clamped to the hosts;
+// on one it is classCopies'. null when the plugin refuses it: the class
+// has no disks (NoDisksOfClass), or too few hosts for the copies
+// (TooFewNodesOfClass).
+export function tierReplication(requested, deviceClass, tiers, have = 0) {
   const { nodes } = tierOf(tiers, deviceClass);
   if (!(nodes >= 1)) return null;
-  const size = effectiveReplicas(requested, nodes);
-  return { size, failureDomain: failureDomain(size, nodes), nodes };
+  if (!deviceClass) {
+    const size = effectiveReplicas(requested, nodes);
+    return { size, failureDomain: failureDomain(size, nodes), nodes };
+  }
+  const { copies, refused } = classCopies(requested, have, nodes);
+  if (refused) return null;
+  return { size: copies, failureDomain: failureDomain(copies, nodes), nodes };
 }
 
 // metadataClass is the class a FileStorage's metadata pool goes to: the
@@ -96,13 +152,13 @@ export function metadataClass(dataClass, explicit, requested, tiers) {
 // sharedMetadataClass is the class an ObjectStorage's metadata pools go
 // to: every store's are sized as automatic over every host says, and share
 // .rgw.root, so a store with a data class puts them on the fastest class
-// present whose hosts give that replication, else on every OSD; a store
+// present whose hosts hold that many copies, else on every OSD; a store
 // without one keeps them on every OSD (SharedMetadataReplication).
 export function sharedMetadataClass(dataClass, tiers) {
   const auto = tierReplication(null, '', tiers);
   if (!dataClass || !auto) return '';
   for (const tier of tiers.present) {
-    const r = tierReplication(null, tier.deviceClass, tiers);
+    const r = tierReplication(auto.size, tier.deviceClass, tiers);
     if (r && keepsCopies(r, auto)) return tier.deviceClass;
   }
   return '';
@@ -119,20 +175,23 @@ export function sharedMetadataClass(dataClass, tiers) {
 // class (SharedMetadataReplication); a BlockStorage has none. A class it
 // names without disks places nothing (NoDisksOfClass): the plugin then
 // counts its pools unplaced, at one copy, all on its data class
-// (consumer_kinds.go Budget).
+// (consumer_kinds.go Budget); so does a class on too few hosts for the
+// copies asked (TooFewNodesOfClass; placed new, so nothing is held).
 export function placementOf(kind, spec, tiers, nodes) {
   const requested = spec.replicas ?? null;
   const deviceClass = spec.deviceClass || '';
   const explicit = kind === 'FileStorage' ? spec.metadataDeviceClass || '' : '';
   const hosts = (c) => (c ? tierOf(tiers, c).nodes : nodes);
-  if ((deviceClass && !(hosts(deviceClass) >= 1)) || (explicit && !(hosts(explicit) >= 1))) {
+  const copies = (c) => (c ? classCopies(requested, 0, hosts(c)) : { copies: effectiveReplicas(requested, nodes), refused: '' });
+  const refused = (c) => c && (!(hosts(c) >= 1) || copies(c).refused);
+  if (refused(deviceClass) || refused(explicit)) {
     return { replicas: 1, failureDomain: '', deviceClass, metadataReplicas: 1, metadataClass: deviceClass, placed: false };
   }
-  const replicas = effectiveReplicas(requested, hosts(deviceClass));
+  const replicas = copies(deviceClass).copies;
   const place = { replicas, failureDomain: failureDomain(replicas, hosts(deviceClass)), deviceClass, metadataReplicas: replicas, metadataClass: deviceClass, placed: true };
   if (kind === 'FileStorage') {
     const metaClass = metadataClass(deviceClass, explicit, requested, tiers);
-    return { ...place, metadataClass: metaClass, metadataReplicas: effectiveReplicas(requested, hosts(metaClass)) };
+    return { ...place, metadataClass: metaClass, metadataReplicas: copies(metaClass).copies };
   }
   if (kind === 'ObjectStorage') {
     return { ...place, metadataClass: sharedMetadataClass(deviceClass, tiers), metadataReplicas: effectiveReplicas(null, nodes) };
@@ -150,7 +209,7 @@ function keepsCopies(r, want) {
 // copies across hosts".
 export function tierLabel(tier) {
   const most = effectiveReplicas(null, tier.nodes);
-  const copies = tier.nodes >= 2 ? `up to ${most} copies across hosts` : '1 copy, on its one host';
+  const copies = tier.nodes >= 2 ? `up to ${most} copies across hosts` : '1 copy, on its one host, with replicas 1 only';
   return `${tier.deviceClass} — ${plural(tier.nodes, 'host', 'hosts')}, ${formatBytes(tier.rawBytes)} raw, ${copies}`;
 }
 

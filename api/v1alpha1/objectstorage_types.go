@@ -7,6 +7,10 @@ type ObjectStorageSpec struct {
 	// Replicas is how many copies Ceph keeps of both the metadata and the
 	// data pool. Absent means min(3, nodes contributing disks); an explicit
 	// count is clamped to that node count.
+	// With a deviceClass nothing is clamped down: automatic keeps at least
+	// 2 copies and what the pools have, an explicit count is kept, and a
+	// class on fewer nodes than the copies is refused (TooFewNodesOfClass);
+	// one copy on a class only with replicas: 1.
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:XValidation:rule="self <= 3",message="replicas must be at most 3: the plugin keeps min(3, nodes) copies, and a fourth would cost a disk's worth of every byte for no failure domain it could add"
 	// +optional

@@ -211,15 +211,17 @@ return [
 		// copies across hosts, which ssd cannot keep, so its metadata stays
 		// on hdd; at 2 copies ssd keeps them and is the faster. An object
 		// store's metadata pools keep the automatic 3 on host: on hdd. A
-		// class without disks places nothing.
+		// class without disks places nothing, nor does one on fewer hosts
+		// than the copies asked (3 on ssd's 2: refused, not clamped).
 		name: "placementOf places as the plugin's Place, and kindCost counts 1 rule a pool made on a class",
 		body: `const tiers = t.tiersOf(disks({ hdd: 3, ssd: 2 }));
 const places = [
   t.placementOf('FileStorage', { deviceClass: 'hdd' }, tiers, 3),
   t.placementOf('FileStorage', { replicas: 2, deviceClass: 'hdd' }, tiers, 3),
   t.placementOf('ObjectStorage', { replicas: 1, deviceClass: 'ssd' }, tiers, 3),
-  t.placementOf('BlockStorage', { deviceClass: 'nvme' }, tiers, 3)];
-return places.map((p, i) => ({ place: p, use: m.kindCost(['FileStorage', 'FileStorage', 'ObjectStorage', 'BlockStorage'][i], p) }));`,
+  t.placementOf('BlockStorage', { deviceClass: 'nvme' }, tiers, 3),
+  t.placementOf('BlockStorage', { replicas: 3, deviceClass: 'ssd' }, tiers, 3)];
+return places.map((p, i) => ({ place: p, use: m.kindCost(['FileStorage', 'FileStorage', 'ObjectStorage', 'BlockStorage', 'BlockStorage'][i], p) }));`,
 		want: `[
 {"place": {"replicas": 3, "failureDomain": "host", "deviceClass": "hdd", "metadataReplicas": 3, "metadataClass": "hdd", "placed": true},
  "use": {"pools": 2, "crushRules": 2, "pgCopies": 192, "byClass": {"hdd": 192}}},
@@ -228,7 +230,9 @@ return places.map((p, i) => ({ place: p, use: m.kindCost(['FileStorage', 'FileSt
 {"place": {"replicas": 1, "failureDomain": "osd", "deviceClass": "ssd", "metadataReplicas": 3, "metadataClass": "hdd", "placed": true},
  "use": {"pools": 7, "crushRules": 7, "pgCopies": 176, "byClass": {"ssd": 32, "hdd": 144}}},
 {"place": {"replicas": 1, "failureDomain": "", "deviceClass": "nvme", "metadataReplicas": 1, "metadataClass": "nvme", "placed": false},
- "use": {"pools": 1, "crushRules": 2, "pgCopies": 32, "byClass": {"nvme": 32}}}]`,
+ "use": {"pools": 1, "crushRules": 2, "pgCopies": 32, "byClass": {"nvme": 32}}},
+{"place": {"replicas": 1, "failureDomain": "", "deviceClass": "ssd", "metadataReplicas": 1, "metadataClass": "ssd", "placed": false},
+ "use": {"pools": 1, "crushRules": 2, "pgCopies": 32, "byClass": {"ssd": 32}}}]`,
 	},
 	{
 		name: "a measured budget's PG copies are its data pool's on its class and the rest on its metadata's",
@@ -239,9 +243,10 @@ return places.map((p, i) => ({ place: p, use: m.kindCost(['FileStorage', 'FileSt
 	{
 		// budget-cases.json's refusal on one ssd OSD, worded: over every
 		// OSD it would be (643 + 1334) / 10 = 197, under even the warning.
+		// One copy on a class is asked in so many words.
 		name: "the refusal names the class's OSDs, where every OSD together would have had room",
 		body: `const tiers = t.tiersOf(disks({ ssd: 1, hdd: 9 }));
-const place = t.placementOf('BlockStorage', { deviceClass: 'ssd' }, tiers, 3);
+const place = t.placementOf('BlockStorage', { replicas: 1, deviceClass: 'ssd' }, tiers, 3);
 const others = Array.from({ length: 19 }, (_, i) => m.existingConsumer('BlockStorage', { metadata: { name: 'bs-' + i }, status: { replicas: 1, failureDomain: 'osd', deviceClass: 'ssd',
   cephBudget: { pools: 1, crushRules: 1, pgCopies: 32 } } }, place));
 const subject = m.plannedConsumer('BlockStorage', 'x', '', place);

@@ -20,6 +20,7 @@ import (
 	"github.com/fundament-oss/ceph-rook/internal/browser"
 	"github.com/fundament-oss/ceph-rook/internal/cachedir"
 	"github.com/fundament-oss/ceph-rook/internal/devconsole"
+	"github.com/fundament-oss/ceph-rook/internal/testenv"
 )
 
 // The tiers fixture: pool-tiers claims three 4 TiB hdd disks on three
@@ -107,8 +108,8 @@ func TestTiersInBrowser(t *testing.T) {
 
 		b.Fill(browser.SheetFrame, `select[name="deviceClass"]`, "ssd")
 		b.WaitText(browser.SheetFrame, `[data-usable-selected]`, "Usable: 819 GiB of 2.0 TiB raw (2 copies, Ceph stops writes at 80% full)")
-		assertReplicaChoices(t, b, "2", map[string][]string{"1": {"1", "1.6 TiB"}, "2": {"2", "819 GiB"}, "3": {"3 (clamped to 2: 2 nodes)", "819 GiB"}})
-		b.WaitText(browser.SheetFrame, `[data-usable]`, "Automatic is min(3, nodes): 2 nodes have ssd disks in the DiskPools.")
+		assertReplicaChoices(t, b, "2", map[string][]string{"1": {"1", "1.6 TiB"}, "2": {"2", "819 GiB"}, "3": {"3 (refused: 2 nodes have ssd disks)", "—"}})
+		b.WaitText(browser.SheetFrame, `[data-usable]`, "Automatic is min(3, nodes), at least 2 and never fewer than the copies it has: 2 nodes have ssd disks in the DiskPools.")
 		b.WaitText(browser.SheetFrame, `[data-usable]`, "Raw capacity is the summed size of the DiskPools' ssd disks")
 		b.WaitText(browser.SheetFrame, `[data-budget="crush-rules"]`, "This BlockStorage uses 1 of Ceph's 256 CRUSH rules; 26 used, 229 left after it.")
 		b.WaitText(browser.SheetFrame, `[data-budget="pgs"]`, "Placement groups: 115 copies per OSD over 2 ssd OSDs after it, up to 249 once Ceph's autoscaler grows the pools;")
@@ -241,6 +242,81 @@ func TestTiersInBrowser(t *testing.T) {
 		var after v1alpha1.BlockStorage
 		require.NoError(t, env.Client.Get(ctx, types.NamespacedName{Name: tierBlockSSD}, &after))
 		assert.Empty(t, after.Spec.DeviceClass, "back on every disk")
+	})
+
+	// bs-all has 3 copies on every disk; ssd is on 2 hosts. The plugin
+	// would refuse both (TooFewNodesOfClass), so the sheet says so with the
+	// numbers, keeps the move and copy warnings back, and does not send it.
+	t.Run("the edit sheet refuses a tier on too few hosts for the copies, and does not save", func(t *testing.T) {
+		b.T = t
+		b.Open("/view/blockstorages.ceph.fundament.io/" + tierBlockAll)
+		b.Click(browser.PageFrame, `[data-action="edit"]`)
+		b.WaitFor(browser.SheetFrame, `[data-ceph-budget]`)
+		assert.Zero(t, b.Count(browser.SheetFrame, `[data-class-refusal] p`), "none at the spec's choice")
+
+		b.Fill(browser.SheetFrame, `select[name="deviceClass"]`, "ssd")
+		b.WaitText(browser.SheetFrame, `[data-class-refusal] p[role="alert"]`,
+			"✖ Device class ssd has disks on only 2 nodes; block storage "+tierBlockAll+" keeps the 3 copies it has (replicas automatic), one per node. "+
+				"The plugin refuses that (TooFewNodesOfClass) and nothing moves: add ssd disks on 1 more node, choose another tier, or set replicas to 2.")
+		assert.Zero(t, b.Count(browser.SheetFrame, `[data-tier-warning] p`), "nothing moves: no move is announced")
+		assert.Zero(t, b.Count(browser.SheetFrame, `[data-replica-warning] p`))
+		b.Screenshot("blockstorage-edit-tier-refused")
+		b.Click(browser.SheetFrame, `button[type="submit"]`)
+		b.WaitText(browser.SheetFrame, `[data-form-error]`, "keeps the 3 copies it has")
+
+		b.Fill(browser.SheetFrame, `select[name="replicas"]`, "3")
+		b.WaitText(browser.SheetFrame, `[data-class-refusal] p`, "block storage "+tierBlockAll+" keeps 3 copies (replicas: 3), one per node. "+
+			"The plugin refuses that (TooFewNodesOfClass) and nothing moves: add ssd disks on 1 more node, or choose another tier.")
+
+		b.Fill(browser.SheetFrame, `select[name="replicas"]`, "2")
+		require.Eventually(t, func() bool { return b.Count(browser.SheetFrame, `[data-class-refusal] p`) == 0 },
+			browser.DefaultWait, browser.PollEvery, "two copies asked in so many words fit ssd's two hosts")
+		b.WaitFor(browser.SheetFrame, `[data-tier-warning] p[data-tier-move="data"]`)
+		b.WaitText(browser.SheetFrame, `[data-replica-warning] p`, "going from 3 copies to 2 copies")
+		b.Click(browser.SheetFrame, `[data-action="cancel"]`)
+		waitSheetClosed(t, b)
+		assert.Empty(t, log.find("patch", "blockstorages", tierBlockAll), "the refused choice was never sent")
+	})
+
+	t.Run("the create sheet refuses a tier on too few hosts for the replicas asked, and does not create", func(t *testing.T) {
+		b.T = t
+		b.Open("/view/blockstorages.ceph.fundament.io")
+		b.Click(browser.PageFrame, `[data-action="create"]`)
+		b.WaitFor(browser.SheetFrame, `[data-ceph-budget]`)
+		b.Fill(browser.SheetFrame, `select[name="deviceClass"]`, "ssd")
+		b.Fill(browser.SheetFrame, `select[name="replicas"]`, "3")
+		b.WaitText(browser.SheetFrame, `[data-class-refusal] p[role="alert"]`,
+			"✖ Device class ssd has disks on only 2 nodes; the new block storage keeps 3 copies (replicas: 3), one per node.")
+		b.Fill(browser.SheetFrame, `input[name="name"]`, "bs-refused")
+		b.Click(browser.SheetFrame, `button[type="submit"]`)
+		b.WaitText(browser.SheetFrame, `[data-form-error]`, "keeps 3 copies (replicas: 3)")
+		b.Click(browser.SheetFrame, `[data-action="cancel"]`)
+		waitSheetClosed(t, b)
+		assert.Len(t, log.find("create", "blockstorages", ""), 1, "only bs-new-ssd was ever created: the refused one was not sent")
+	})
+
+	t.Run("tiers.js decides the copies on a class as tiers.go does", func(t *testing.T) {
+		b.T = t
+		raw, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "testdata", "class-copies-cases.json"))
+		require.NoError(t, err)
+		var file struct{ Cases []json.RawMessage }
+		require.NoError(t, json.Unmarshal(raw, &file))
+		require.NotEmpty(t, file.Cases)
+		for _, c := range file.Cases {
+			var tc struct {
+				Name string
+				Want json.RawMessage
+			}
+			require.NoError(t, json.Unmarshal(c, &tc))
+			t.Run(tc.Name, func(t *testing.T) {
+				got, _, err := b.Call(browser.PageFrame, "body", `async function(c) {
+const t = await import(new URL('tiers.js', document.baseURI).href);
+return t.classCopies(c.requested, c.have, c.nodes);
+}`, c)
+				require.NoError(t, err)
+				assert.JSONEq(t, string(tc.Want), string(got))
+			})
+		}
 	})
 
 	t.Run("a class the pools no longer have stays chosen in the edit sheet, and is refused if chosen again", func(t *testing.T) {
