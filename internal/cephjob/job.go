@@ -305,6 +305,10 @@ func Render(namespace string, owner metav1.OwnerReference, req Request, rookImag
 type Answer struct {
 	// Done: the Job finished; Succeeded: its verb did what it says.
 	Done, Succeeded bool
+	// Ran: its container ran and ended, so Message is the script's own
+	// answer; false for a Job that never ran (its node down, its pod never
+	// scheduled: the deadline ended it).
+	Ran bool
 	// Message is the container's termination message (the verb's answer,
 	// or the end of its output when it failed), else the Job's condition.
 	Message string
@@ -330,7 +334,7 @@ func Read(job *batchv1.Job, pods []corev1.Pod) Answer {
 	for _, p := range pods {
 		for _, s := range p.Status.ContainerStatuses {
 			if t := s.State.Terminated; t != nil && (t.ExitCode == 0) == a.Succeeded {
-				a.Message = strings.TrimSpace(t.Message)
+				a.Message, a.Ran = strings.TrimSpace(t.Message), true
 			}
 		}
 	}

@@ -217,3 +217,14 @@ func withoutSafe(o OSD) OSD {
 	o.SafeToDestroy.RC, o.SafeToDestroy.Message = 0, ""
 	return o
 }
+
+// A failed verb's answer is its script's own when its container ran;
+// a Job that never ran (its node down) says nothing of the disk.
+func TestReadTellsAScriptsFailureFromAJobThatNeverRan(t *testing.T) {
+	failed := &batchv1.Job{Status: batchv1.JobStatus{Conditions: []batchv1.JobCondition{{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: "DeadlineExceeded", Message: "Job was active longer than specified deadline"}}}}
+	never := Read(failed, []corev1.Pod{{Status: corev1.PodStatus{Phase: corev1.PodPending}}})
+	assert.Equal(t, Answer{Done: true, Message: "DeadlineExceeded: Job was active longer than specified deadline"}, never)
+
+	ran := corev1.Pod{Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Message: "/dev/sdb cannot be read\n"}}}}}}
+	assert.Equal(t, Answer{Done: true, Ran: true, Message: "/dev/sdb cannot be read"}, Read(failed, []corev1.Pod{ran}))
+}

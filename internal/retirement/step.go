@@ -459,7 +459,10 @@ func identified(f Facts) Step {
 	}
 	down := f.Status.OSDBefore != nil && !f.Status.OSDBefore.Up
 	if !f.Answer.Succeeded {
-		if down {
+		// Only the script's own "cannot be read" is a dead disk: a Job that
+		// never ran says nothing of the disk (its node may be down, and
+		// back with the disk and its label).
+		if down && f.Answer.Ran {
 			return diskGone(f, fmt.Sprintf("its label cannot be read: %s", f.Answer.Message))
 		}
 		return refuse("the label of %s on node %s could not be read (%s)", f.Status.Device, f.Status.Node, f.Answer.Message)

@@ -495,8 +495,15 @@ func TestNext(t *testing.T) {
 			f := x.fresh()
 			f.Status.OSDID, f.Status.OSDUUID, f.Status.OSDBefore = &x.osd.ID, "uuid-3", &cephv1alpha1.OSDState{}
 			answer(&f, cephjob.VerbIdentify, false, "the label of /dev/sdb cannot be read: (5) Input/output error")
+			f.Answer.Ran = true
 			return f
 		}(), cephv1alpha1.RetirementDraining, ActCephJob, cephjob.VerbProbe, "osd.3 is down and out and its label cannot be read"},
+		{"OSD down, but the identify Job never ran (its node down): refused, not taken for a dead disk", func() Facts {
+			f := x.fresh()
+			f.Status.OSDID, f.Status.OSDUUID, f.Status.OSDBefore = &x.osd.ID, "uuid-3", &cephv1alpha1.OSDState{}
+			answer(&f, cephjob.VerbIdentify, false, "DeadlineExceeded: Job was active longer than specified deadline")
+			return f
+		}(), cephv1alpha1.RetirementRefused, ActRelease, "", "could not be read (DeadlineExceeded"},
 		{"unreadable while Ceph has the OSD up: refused", func() Facts {
 			f := x.fresh()
 			f.Status.OSDID, f.Status.OSDUUID, f.Status.OSDBefore = &x.osd.ID, "uuid-3", &cephv1alpha1.OSDState{Up: true, In: true}
