@@ -82,9 +82,13 @@ func (s retirementViewRead) PreflightInput(ctx context.Context, gone, joining *c
 			if !c.GetDeletionTimestamp().IsZero() {
 				continue
 			}
-			place, err := kind.Place(c, union.Tiers)
+			// A refused consumer keeps the pools it has, and needs them.
+			place, ok, err := kind.Kept(ctx, s.client, s.view.Cluster.Namespace, c, union.Tiers)
 			if err != nil {
-				continue // no disks (of its class): the consumer holds no data
+				return retirement.PreflightInput{}, err
+			}
+			if !ok {
+				continue // refused before it had pools: it holds no data
 			}
 			name := kind.Kind() + " " + c.GetName()
 			in.Consumers = append(in.Consumers, retirement.ConsumerNeed{Consumer: name, Size: place.Data.Size, Domain: place.Data.FailureDomain, Class: place.Data.DeviceClass})
