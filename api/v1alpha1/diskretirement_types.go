@@ -183,12 +183,13 @@ type DiskRetirementStatus struct {
 	// Purged says Ceph purged the OSD: nothing can be given back from here.
 	// +optional
 	Purged bool `json:"purged,omitempty"`
-	// PGsLeft is how many PGs Ceph still maps to the OSD while it drains.
+	// PGsLeft is the fewest PGs Ceph has mapped to the OSD since its drain
+	// began (the drain's low-water mark).
 	// +optional
 	PGsLeft *int32 `json:"pgsLeft,omitempty"`
-	// ObjectsToMove is how many object copies Ceph still had to recover or
-	// move (degraded plus misplaced, cluster-wide) at the last probe of a
-	// drain: a drain progresses when this or PGsLeft falls.
+	// ObjectsToMove is the fewest object copies Ceph had to recover or move
+	// (degraded plus misplaced, cluster-wide) since the drain began: a
+	// drain progresses when this or PGsLeft reaches a new low.
 	// +optional
 	ObjectsToMove *int64 `json:"objectsToMove,omitempty"`
 	// Progressed is when PGsLeft or ObjectsToMove last fell (or the current wait began): a
@@ -207,6 +208,13 @@ type DiskRetirementStatus struct {
 	// AbortReason is why an abort runs; the terminal message names it.
 	// +optional
 	AbortReason string `json:"abortReason,omitempty"`
+	// Wiped says the purged OSD's device was wiped; LeftUnwiped says why
+	// it was not (its disk is gone, or the operator acknowledged it):
+	// either ends the wipe, and the OSD's Deployment goes.
+	// +optional
+	Wiped bool `json:"wiped,omitempty"`
+	// +optional
+	LeftUnwiped string `json:"leftUnwiped,omitempty"`
 	// LeftOut says why an abort left the OSD out that the retirement had
 	// marked out: it did not come up (an OSD marked in while down takes
 	// PGs it cannot serve), its disk is dead, or Ceph did not answer.

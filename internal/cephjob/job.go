@@ -112,8 +112,9 @@ var probeScript string
 // decodes as no label), and readable: then ENOENT is "no label", and any
 // other failure (EIO, a bad checksum, a short read) is "cannot be read". device_identity is what names the disk whatever its kernel
 // name: its size, udev's serial and WWN, a loop device's backing file.
-// osd_state prints absent, down or up, and fails when the OSD map cannot
-// be read (a failed dump is never "absent").
+// osd_state prints absent, down or up, and osd_uuid the OSD's UUID (""
+// when absent); both fail when the OSD map cannot be read (a failed dump
+// is never "absent").
 const cephPreamble = `set -euo pipefail
 mon_host=$(printf '%s' "$ROOK_MON_ENDPOINTS" | sed 's/[a-z0-9_-]*=//g')
 printf '[global]\nmon_host = %s\n' "$mon_host" > /tmp/ceph.conf
@@ -144,6 +145,10 @@ device_identity() {
 	printf 'sectors=%s serial=%s wwn=%s backing=%s' "$(cat "/sys/class/block/$name/size")" \
 		"$(udev_property "$majmin" ID_SERIAL)" "$(udev_property "$majmin" ID_WWN)" "$(cat "/sys/class/block/$name/loop/backing_file" 2>/dev/null || true)"
 }
+osd_uuid() {
+	ceph osd dump -f json > /tmp/osd_dump.json || return 1
+	python3 -c 'import json, sys; o = [o for o in json.load(sys.stdin)["osds"] if o["osd"] == int(sys.argv[1])]; print(o[0].get("uuid", "") if o else "")' "$1" < /tmp/osd_dump.json
+}
 osd_state() {
 	ceph osd dump -f json > /tmp/osd_dump.json || return 1
 	python3 -c 'import json, sys; o = [o for o in json.load(sys.stdin)["osds"] if o["osd"] == int(sys.argv[1])]; print("absent" if not o else "up" if o[0].get("up") == 1 else "down")' "$1" < /tmp/osd_dump.json
@@ -159,8 +164,11 @@ var verbScripts = map[Verb]string{
 	VerbIn: `state=$(osd_state "$OSD_ID")
 if [ "$state" != up ]; then echo "osd.$OSD_ID is $state: not marked in (an OSD marked in while down takes PGs it cannot serve)" > /dev/termination-log; exit 1; fi
 ceph osd in "osd.$OSD_ID" 2>&1 | tail -c 1000 > /dev/termination-log`,
-	VerbPurge: `if [ "$(osd_state "$OSD_ID")" != absent ]; then ceph osd purge "osd.$OSD_ID"; fi
-if [ "$(osd_state "$OSD_ID")" != absent ]; then echo "osd.$OSD_ID is still in Ceph's OSD map after its purge" > /dev/termination-log; exit 1; fi
+	VerbPurge: `uuid=$(osd_uuid "$OSD_ID")
+if [ -n "$uuid" ] && [ "$uuid" != "$OSD_UUID" ]; then echo "refused: osd.$OSD_ID now has UUID $uuid, not $OSD_UUID (Ceph gave the purged OSD's ID to another)" > /dev/termination-log; exit 1; fi
+if [ -n "$uuid" ]; then ceph osd purge "osd.$OSD_ID"; fi
+after=$(osd_uuid "$OSD_ID")
+if [ "$after" = "$OSD_UUID" ]; then echo "osd.$OSD_ID is still in Ceph's OSD map after its purge" > /dev/termination-log; exit 1; fi
 if [ -n "$HOST" ] && [ -z "$(ceph osd crush ls "$HOST" 2>/dev/null)" ]; then ceph osd crush rm "$HOST" || true; fi
 echo "osd.$OSD_ID is not in Ceph's OSD map" > /dev/termination-log`,
 	VerbIdentify: `rc=0; uuid=$(read_label "$DEVICE" 2>/tmp/why) || rc=$?

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -93,13 +94,13 @@ func (n *fakeNode) write(rel, content string) {
 
 // osds sets the OSD map's OSDs, up; down ones are negative.
 func (n *fakeNode) osds(ids ...int) {
-	var osds []map[string]int
+	var osds []map[string]any
 	for _, id := range ids {
 		up := 1
 		if id < 0 {
 			id, up = -id, 0
 		}
-		osds = append(osds, map[string]int{"osd": id, "up": up})
+		osds = append(osds, map[string]any{"osd": id, "up": up, "uuid": fmt.Sprintf("uuid-%d", id)})
 	}
 	raw, err := json.Marshal(map[string]any{"osds": osds})
 	require.NoError(n.t, err)
@@ -205,22 +206,28 @@ func TestInOnlyAnOSDThatIsUp(t *testing.T) {
 // OSD; an OSD map that cannot be read is never "the OSD is not there".
 func TestPurgeSucceedsOnlyWhenTheOSDIsGone(t *testing.T) {
 	n := newFakeNode(t)
+	purge := map[string]string{EnvOSDUUID: "uuid-3"}
 	n.osds(1, 3)
-	code, answer := n.run(VerbPurge, nil)
+	code, answer := n.run(VerbPurge, purge)
 	assert.Zero(t, code)
 	assert.Equal(t, "osd.3 is not in Ceph's OSD map", answer)
 	assert.NotContains(t, n.dump(), `"osd": 3`)
-	code, _ = n.run(VerbPurge, nil)
+	code, _ = n.run(VerbPurge, purge)
 	assert.Zero(t, code, "purging a purged OSD is done")
 
 	n.osds(1, 3)
 	n.write("ceph/purge_ignored", "")
-	code, answer = n.run(VerbPurge, nil)
+	code, answer = n.run(VerbPurge, purge)
 	assert.NotZero(t, code, "the purge answered, but the OSD is still there")
 	assert.Contains(t, answer, "still in Ceph's OSD map")
 
+	code, answer = n.run(VerbPurge, map[string]string{EnvOSDUUID: "uuid-of-the-purged-one"})
+	assert.NotZero(t, code, "osd.3 is another OSD now: never purged")
+	assert.Contains(t, answer, "refused: osd.3 now has UUID uuid-3")
+	assert.Contains(t, n.dump(), `"osd":3`, "nothing purged")
+
 	n.write("ceph/unreachable", "")
-	code, _ = n.run(VerbPurge, nil)
+	code, _ = n.run(VerbPurge, purge)
 	assert.NotZero(t, code, "a failed `ceph osd dump` fails the purge")
 }
 

@@ -465,6 +465,9 @@ func (r *Reconciler) act(ctx context.Context, ret *cephv1alpha1.DiskRetirement, 
 			mark = fmt.Sprintf("osd.%d", *s.Status.OSDID)
 		}
 		disk := f.Disk // read for this reconcile: ours to change
+		if disk == nil {
+			return nil // gone: nothing left to mark, its device left the list with it
+		}
 		base := client.MergeFrom(disk.DeepCopy())
 		if disk.Annotations == nil {
 			disk.Annotations = map[string]string{}

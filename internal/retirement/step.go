@@ -622,12 +622,13 @@ func draining(f Facts) Step {
 		}
 		toMove := f.Ceph.Recovery.ToMove()
 		s := step(f, cephv1alpha1.RetirementDraining, ActNone, "osd.%d is out and drains: %d PGs left on it, %d object copies to recover or move (Ceph: %s)", id, left, toMove, f.Ceph.OSD.SafeToDestroy.Message)
-		if drained(f.Status, left, toMove) {
+		pgsLow, objectsLow, fell := lowWater(f.Status, left, toMove)
+		if fell {
 			progressed(&s, f.Now)
 		} else if stalled(f) {
 			return abort(f, fmt.Sprintf("neither a PG left osd.%d nor an object copy was recovered or moved for %s (%d PGs left, %d object copies; Ceph: %s)", id, f.Timing.Stall, left, toMove, f.Ceph.OSD.SafeToDestroy.Message))
 		}
-		s.Status.PGsLeft, s.Status.ObjectsToMove = &left, &toMove
+		s.Status.PGsLeft, s.Status.ObjectsToMove = &pgsLow, &objectsLow
 		return s
 	case probeDue(f):
 		return ask(f, cephv1alpha1.RetirementDraining, cephjob.VerbProbe, "%s", f.Status.Message)
@@ -635,13 +636,20 @@ func draining(f Facts) Step {
 	return step(f, cephv1alpha1.RetirementDraining, ActNone, "%s", f.Status.Message)
 }
 
-// drained says a drain progressed since the last probe: a PG left the
-// OSD, or Ceph has fewer object copies to recover or move. Whole PGs alone
-// are too coarse: on a big HDD one PG is hundreds of GB, and with mClock's
-// one backfill at a time it takes longer than any stall limit to move; a
-// dead OSD's PGs left it at once, and only the recovery shows.
-func drained(s cephv1alpha1.DiskRetirementStatus, pgs int32, objects int64) bool {
-	return s.PGsLeft == nil || pgs < *s.PGsLeft || s.ObjectsToMove == nil || objects < *s.ObjectsToMove
+// lowWater keeps the drain's low-water marks, the fewest PGs left on the
+// OSD and object copies to move seen since it began, and says whether
+// either fell: progress is a new low, so counts that only go up and down
+// (cluster-wide recovery from other causes) never hold the stall off.
+// Whole PGs alone are too coarse: on a big HDD one PG is hundreds of GB,
+// and with mClock's one backfill at a time it takes longer than any stall
+// limit to move; a dead OSD's PGs left it at once, and only the recovery
+// shows.
+func lowWater(s cephv1alpha1.DiskRetirementStatus, pgs int32, objects int64) (int32, int64, bool) {
+	if s.PGsLeft == nil || s.ObjectsToMove == nil {
+		return pgs, objects, true
+	}
+	lowPGs, lowObjects := min(*s.PGsLeft, pgs), min(*s.ObjectsToMove, objects)
+	return lowPGs, lowObjects, lowPGs < *s.PGsLeft || lowObjects < *s.ObjectsToMove
 }
 
 // drainTrouble says why a drain cannot go on: another OSD is out (Ceph
@@ -694,19 +702,23 @@ func stopping(f Facts) Step {
 	case f.Deployment != nil && f.Deployment.Replicas != 0:
 		return step(f, cephv1alpha1.RetirementStoppingOSD, ActScaleDown, "stopping osd.%d", id)
 	case f.Deployment != nil && f.Deployment.Running > 0:
-		return step(f, cephv1alpha1.RetirementStoppingOSD, ActNone, "waiting for osd.%d's pod to stop (%d still there, terminating ones counted)", id, f.Deployment.Running)
+		// A pod on a node that went NotReady stays Terminating for ever.
+		return waitOrAbort(f, fmt.Sprintf("waiting for osd.%d's pod to stop (%d still there, terminating ones counted)", id, f.Deployment.Running))
 	case answered(f, cephjob.VerbProbe):
 		switch {
 		case f.Ceph == nil:
 			return waitOrAbort(f, fmt.Sprintf("Ceph did not answer (%s)", f.Answer.Message))
-		case !f.Ceph.OSD.Exists:
-			s := step(f, cephv1alpha1.RetirementRemoving, ActNone, "Ceph no longer has osd.%d", id)
+		case !ours(f):
+			s := step(f, cephv1alpha1.RetirementRemoving, ActNone, "Ceph no longer has osd.%d with UUID %s", id, f.Status.OSDUUID)
 			s.Status.Purged = true
 			return s
 		case f.Ceph.OSD.Up:
 			return waitOrAbort(f, fmt.Sprintf("osd.%d's pod is gone, but Ceph still sees it up", id))
 		case !f.Ceph.SafeToDestroy():
 			return waitOrAbort(f, fmt.Sprintf("osd.%d is down, and Ceph does not call it safe to destroy (%s)", id, f.Ceph.OSD.SafeToDestroy.Message))
+		case stalled(f):
+			// Down and safe, and still here: purges that Ceph refused.
+			return abort(f, fmt.Sprintf("Ceph did not purge osd.%d within %s", id, f.Timing.Stall))
 		}
 		s := ask(f, cephv1alpha1.RetirementRemoving, cephjob.VerbPurge, "osd.%d is down and safe to destroy; purging it (Ceph checks once more)", id)
 		if host, ok := f.Ceph.HostOf(int(id)); ok {
@@ -719,17 +731,15 @@ func stopping(f Facts) Step {
 	return step(f, cephv1alpha1.RetirementStoppingOSD, ActNone, "%s", f.Status.Message)
 }
 
-// removing purges the OSD from Ceph, then deletes its Deployment.
+// removing purges the OSD from Ceph. Whatever the purge Job answered, a
+// probe then says whether the OSD is gone: a purge can succeed while its
+// Job fails (a timeout after Ceph acted), and an OSD that may be purged is
+// never started again. Only a probe that finds it still in the map sends
+// the retirement back to StoppingOSD, to check and purge again (and there
+// only may it be aborted).
 func removing(f Facts) Step {
 	id := osdID(f)
 	switch {
-	case answered(f, cephjob.VerbPurge) && !f.Answer.Succeeded:
-		// Ceph refused (EBUSY, EAGAIN): nothing was purged; ask again.
-		s := waitOrAbort(f, fmt.Sprintf("Ceph did not purge osd.%d (%s)", id, f.Answer.Message))
-		if s.Status.Phase == cephv1alpha1.RetirementRemoving {
-			s.Status.Phase = cephv1alpha1.RetirementStoppingOSD // probe, then purge again
-		}
-		return s
 	case answered(f, cephjob.VerbPurge):
 		return ask(f, cephv1alpha1.RetirementRemoving, cephjob.VerbProbe, "Ceph answered osd.%d's purge (%s); asking it whether osd.%d is gone from its OSD map", id, f.Answer.Message, id)
 	case answered(f, cephjob.VerbProbe) && !f.Status.Purged:
@@ -739,10 +749,8 @@ func removing(f Facts) Step {
 			// again (Ceph checks once more; a purged OSD stays purged),
 			// until a probe says it is gone.
 			return step(f, cephv1alpha1.RetirementRemoving, ActNone, "Ceph did not say whether osd.%d is gone after its purge (%s); purging it again", id, f.Answer.Message)
-		case f.Ceph.OSD.Exists:
-			s := step(f, cephv1alpha1.RetirementStoppingOSD, ActNone, "osd.%d is still in Ceph's OSD map after its purge; checking it once more before purging it again", id)
-			progressed(&s, f.Now)
-			return s
+		case ours(f):
+			return step(f, cephv1alpha1.RetirementStoppingOSD, ActNone, "osd.%d is still in Ceph's OSD map after its purge (%s); checking it once more before purging it again", id, f.Status.Message)
 		}
 		s := step(f, cephv1alpha1.RetirementRemoving, ActNone, "osd.%d is purged from Ceph", id)
 		s.Status.Purged = true
@@ -750,69 +758,96 @@ func removing(f Facts) Step {
 	case !f.Status.Purged:
 		return ask(f, cephv1alpha1.RetirementRemoving, cephjob.VerbPurge, "purging osd.%d (Ceph checks once more that it is safe to destroy)", id)
 	}
-	// Wiped before its Deployment goes: Rook's prepare may run on the node at
-	// any time, and for a labelled device without a Deployment it makes one
-	// and starts the purged OSD again (seen on real Ceph: osd.2 was back,
-	// up, a minute after its Deployment was deleted). A stopped Deployment
-	// with the do-not-reconcile label is left alone.
-	if f.Status.DiskGone {
-		return unwiped(f, "its disk could not be read when it was retired, so it is not wiped")
-	}
-	return ask(f, cephv1alpha1.RetirementWiping, cephjob.VerbZap, "osd.%d is purged; wiping %s on node %s once its label is checked to name it", id, f.Status.Device, f.Status.Node)
+	// Out of the CephCluster before it is wiped: a prepare of a listed
+	// device could make a new OSD on the freshly wiped disk. Its held
+	// Deployment stays until the wipe (see wiping).
+	return step(f, cephv1alpha1.RetirementWiping, ActMarkRetired, "osd.%d is purged; taking %s out of the CephCluster before it is wiped", id, f.Status.Device)
 }
 
-// wiping wipes the device, takes it out of the CephCluster, then deletes
-// the OSD's Deployment, as Rook's own removal does. A zap that cannot run
-// (the node is gone or NotReady) or cannot prove the device is the OSD's
-// is asked again each stall limit until the operator acknowledges the
-// device wiped by hand or gone (spec.acknowledge): the status says so.
+// ours says the probed OSD is still the retirement's: in Ceph's map with
+// the recorded UUID (Ceph gives a purged OSD's ID to the next one made).
+func ours(f Facts) bool {
+	return f.Ceph.OSD.Exists && f.Ceph.OSD.UUID == f.Status.OSDUUID
+}
+
+// wiping takes the device out of the CephCluster, waits until it has
+// left the list, wipes it, then deletes the OSD's Deployment, as Rook's own
+// removal does. Wiped while the stopped Deployment (do-not-reconcile) is
+// still there: Rook's prepare lists every labelled device of a node,
+// listed or not, and for a labelled device without a Deployment it makes
+// one and starts the purged OSD again (seen on real Ceph: osd.2 was back,
+// up, a minute after its Deployment was deleted). A dead disk is looked
+// at once more first: wiped if it is back, else left unwiped. A zap that
+// cannot run (the node is gone or NotReady) or cannot prove the device is
+// the OSD's is asked again each stall limit until the operator
+// acknowledges the device wiped by hand or gone (spec.acknowledge).
 func wiping(f Facts) Step {
 	// A Disk that is gone (its device left the node for good) has nothing
 	// left to mark; its device left the CephCluster's list with it.
 	retired := f.Disk == nil || f.Disk.Annotations[cephv1alpha1.RetiredAnnotation] != ""
+	toWipe := f.Status.OSDID != nil && !f.Status.Wiped && f.Status.LeftUnwiped == ""
 	switch {
 	case answered(f, cephjob.VerbZap) && !f.Answer.Succeeded:
-		s := step(f, cephv1alpha1.RetirementWiping, ActNone, "%s was not wiped (%s); it stays in the CephCluster, and the plugin asks again in %s. To finish without the plugin's wipe, wipe the disk by hand (manualSteps) and set spec.acknowledge to %s, or to %s if the disk is no longer in node %s",
+		s := step(f, cephv1alpha1.RetirementWiping, ActNone, "%s was not wiped (%s); the plugin asks again in %s. To finish without the plugin's wipe, wipe the disk by hand (manualSteps) and set spec.acknowledge to %s, or to %s if the disk is no longer in node %s",
 			f.Status.Device, f.Answer.Message, f.Timing.Stall, cephv1alpha1.WipedByHand, cephv1alpha1.DiskGone, f.Status.Node)
 		s.Status.ManualSteps = manualWipe(f)
 		progressed(&s, f.Now)
 		return s
 	case answered(f, cephjob.VerbZap):
-		s := step(f, cephv1alpha1.RetirementWiping, ActMarkRetired, "%s: taking it out of the CephCluster", f.Answer.Message)
-		s.Status.ManualSteps = ""
-		return s
-	case !retired && f.Status.Purged && f.Acknowledge != "":
-		return unwiped(f, fmt.Sprintf("spec.acknowledge says %s", f.Acknowledge))
-	case !retired && f.Status.ManualSteps != "" && !stalled(f):
-		return step(f, cephv1alpha1.RetirementWiping, ActNone, "%s", f.Status.Message)
-	case !retired && f.Status.OSDID != nil && !f.Status.DiskGone:
-		return ask(f, cephv1alpha1.RetirementWiping, cephjob.VerbZap, "wiping %s on node %s", f.Status.Device, f.Status.Node)
+		s := step(f, cephv1alpha1.RetirementWiping, ActNone, "%s", f.Answer.Message)
+		s.Status.ManualSteps, s.Status.Wiped = "", true
+		return wiping(f.then(s))
+	case answered(f, cephjob.VerbIdentify):
+		return deadDiskLookedAt(f)
 	case !retired:
 		return step(f, cephv1alpha1.RetirementWiping, ActMarkRetired, "taking %s out of the CephCluster", f.Status.Device)
-	case f.Deployment != nil && f.Deployment.UUID == f.Status.OSDUUID:
-		return step(f, cephv1alpha1.RetirementWiping, ActDeleteDeployment, "%s is out of the CephCluster; deleting osd.%d's Deployment %s", f.Status.Device, osdID(f), f.Deployment.Deployment)
 	case f.Listed:
 		return step(f, cephv1alpha1.RetirementWiping, ActNone, "waiting for %s to leave the CephCluster's device list", f.Status.Device)
+	case toWipe && f.Acknowledge != "":
+		return unwiped(f, fmt.Sprintf("spec.acknowledge says %s", f.Acknowledge))
+	case toWipe && f.Status.ManualSteps != "" && !stalled(f):
+		return step(f, cephv1alpha1.RetirementWiping, ActNone, "%s", f.Status.Message)
+	case toWipe && f.Status.DiskGone:
+		return ask(f, cephv1alpha1.RetirementWiping, cephjob.VerbIdentify, "osd.%d is purged and %s is out of the CephCluster; looking whether its dead disk is back on node %s before leaving it unwiped", osdID(f), f.Status.Device, f.Status.Node)
+	case toWipe:
+		return ask(f, cephv1alpha1.RetirementWiping, cephjob.VerbZap, "osd.%d is purged and %s is out of the CephCluster; wiping it on node %s once its label is checked to name the OSD", osdID(f), f.Status.Device, f.Status.Node)
+	case f.Deployment != nil && f.Deployment.UUID == f.Status.OSDUUID:
+		return step(f, cephv1alpha1.RetirementWiping, ActDeleteDeployment, "%s is out of the CephCluster; deleting osd.%d's Deployment %s", f.Status.Device, osdID(f), f.Deployment.Deployment)
 	}
 	// A Deployment of the same name with another UUID is a new OSD that
 	// took the purged one's ID (Ceph reuses the lowest free ID): not ours.
 	done := step(f, cephv1alpha1.RetirementRetired, ActRelease, "retired: %s", retiredWhat(f))
-	done.Status.ManualSteps = fmt.Sprintf("To give the disk to Ceph again, remove the %s annotation from Disk %s (it stays in its DiskPool's spec.disks until taken out).", cephv1alpha1.RetiredAnnotation, f.DiskName)
-	if f.Status.DiskGone || f.Acknowledge != "" {
-		done.Status.ManualSteps = f.Status.ManualSteps + " " + done.Status.ManualSteps
-	}
+	done.Status.ManualSteps = strings.TrimSpace(f.Status.ManualSteps + " " + fmt.Sprintf("To give the disk to Ceph again, remove the %s annotation from Disk %s (it stays in its DiskPool's spec.disks until taken out).", cephv1alpha1.RetiredAnnotation, f.DiskName))
 	done.Status.OSDStopped = false // removed: nothing to give back
 	return done
 }
 
-// unwiped takes the purged OSD's device out of the CephCluster without a
-// wipe, for why; the manual steps say what the operator must do before
-// the disk is used again.
+// deadDiskLookedAt reads a dead disk's second identify, once its OSD is
+// purged: back with the purged OSD's label, it is wiped; gone, or not
+// readable, it is left unwiped with the manual steps.
+func deadDiskLookedAt(f Facts) Step {
+	label := cephjob.ReadLabel(f.Answer.Message)
+	switch {
+	case f.Answer.Succeeded && label.State == cephjob.LabelFound && label.OSDUUID == f.Status.OSDUUID:
+		s := ask(f, cephv1alpha1.RetirementWiping, cephjob.VerbZap, "the dead disk is back on node %s with osd.%d's label: wiping it", f.Status.Node, osdID(f))
+		s.Status.DeviceIdentity = label.Identity
+		return s
+	case f.Answer.Succeeded && label.State == cephjob.LabelMissing:
+		return unwiped(f, "its disk is gone")
+	case f.Answer.Succeeded:
+		return unwiped(f, fmt.Sprintf("%s now holds %s", f.Status.Device, holds(label, f.Answer.Message)))
+	}
+	return unwiped(f, fmt.Sprintf("its disk cannot be read (%s)", f.Answer.Message))
+}
+
+// unwiped ends the wipe without one, for why; the manual steps say what
+// the operator must do before the disk is used again.
 func unwiped(f Facts, why string) Step {
-	s := step(f, cephv1alpha1.RetirementWiping, ActMarkRetired, "osd.%d is purged; %s: taking %s out of the CephCluster unwiped", osdID(f), why, f.Status.Device)
-	s.Status.ManualSteps = fmt.Sprintf("%s of node %s was not wiped by the plugin. If the disk is (or comes back) in a node, wipe it before it is used again: it may still carry osd.%d's label, and Rook's next prepare would start the purged OSD again. %s",
-		f.Status.Device, f.Status.Node, osdID(f), WipeInstructions(f.Status.Node, f.Status.Device, f.Status.OSDUUID))
-	return s
+	s := step(f, cephv1alpha1.RetirementWiping, ActNone, "osd.%d is purged; %s: %s stays unwiped", osdID(f), why, f.Status.Device)
+	s.Status.LeftUnwiped = why
+	s.Status.ManualSteps = fmt.Sprintf("%s of node %s was not wiped by the plugin (%s). If the disk is (or comes back) in a node, wipe it before it is used again: it may still carry osd.%d's label, and Rook's next prepare would start the purged OSD again. %s",
+		f.Status.Device, f.Status.Node, why, osdID(f), WipeInstructions(f.Status.Node, f.Status.Device, f.Status.OSDUUID))
+	return wiping(f.then(s))
 }
 
 // manualWipe is what the operator must do by hand after a zap that did
@@ -874,11 +909,13 @@ func markInOnceUp(f Facts) Step {
 	switch o := f.Ceph; {
 	case o == nil:
 		return waitOrGiveUp(f, fmt.Sprintf("aborting (%s): Ceph did not answer (%s); asking again", f.Status.AbortReason, f.Answer.Message))
-	case !o.OSD.Exists || o.OSD.In:
+	case !ours(f):
+		return gaveUp(fmt.Sprintf("Ceph no longer has osd.%d with UUID %s", id, f.Status.OSDUUID))
+	case o.OSD.In:
 		s := step(f, cephv1alpha1.RetirementAborting, ActNone, "aborting (%s): osd.%d is in again", f.Status.AbortReason, id)
 		s.Status.MarkedOut = false
 		return aborting(f.then(s))
-	case f.Status.DiskGone:
+	case f.Status.DiskGone && !o.OSD.Up:
 		return gaveUp("its disk cannot be read")
 	case !o.OSD.Up && stalled(f):
 		return gaveUp(fmt.Sprintf("Ceph did not see it up within %s", f.Timing.Stall))
@@ -917,6 +954,9 @@ func givenBack(s cephv1alpha1.DiskRetirementStatus) string {
 func retiredWhat(f Facts) string {
 	if f.Status.OSDID == nil {
 		return fmt.Sprintf("%s of node %s is out of the CephCluster (it carried no OSD)", f.Status.Device, f.Status.Node)
+	}
+	if f.Status.LeftUnwiped != "" {
+		return fmt.Sprintf("osd.%d is purged from Ceph, %s of node %s is out of the CephCluster, not wiped (%s; see manualSteps)", *f.Status.OSDID, f.Status.Device, f.Status.Node, f.Status.LeftUnwiped)
 	}
 	return fmt.Sprintf("osd.%d is purged from Ceph, %s of node %s is wiped and out of the CephCluster", *f.Status.OSDID, f.Status.Device, f.Status.Node)
 }

@@ -278,6 +278,13 @@ func TestNext(t *testing.T) {
 				osdOf(c, 3).PGs, osdOf(c, 3).In, c.Recovery.Misplaced = 20, false, 3990
 			}))
 		}), cephv1alpha1.RetirementDraining, ActNone, "", "20 PGs left on it, 3990 object copies to recover or move"},
+		{"counts that go up and down are no progress: the low-water marks decide", x.at(cephv1alpha1.RetirementDraining, func(f *Facts) {
+			left, objects, long := int32(10), int64(100), metav1.NewTime(x.now.Add(-time.Hour))
+			f.Status.PGsLeft, f.Status.ObjectsToMove, f.Status.Progressed = &left, &objects, &long
+			probed(f, cephWith(func(c *cephjob.Facts) {
+				osdOf(c, 3).PGs, osdOf(c, 3).In, c.Recovery.Degraded = 10, false, 120
+			}))
+		}), cephv1alpha1.RetirementAborting, ActNone, "", "neither a PG left osd.3 nor an object copy was recovered or moved"},
 		{"Ceph still has it in after the out: abort", x.at(cephv1alpha1.RetirementDraining, func(f *Facts) {
 			probed(f, cephWith(func(c *cephjob.Facts) { osdOf(c, 3).PGs = 20 }))
 		}), cephv1alpha1.RetirementAborting, ActNone, "", "Ceph still has osd.3 in after it was marked out"},
@@ -347,19 +354,24 @@ func TestNext(t *testing.T) {
 		{"cancelled while stopping: start it again first", x.at(cephv1alpha1.RetirementStoppingOSD, func(f *Facts) { f.Status.OSDStopped, f.Deployment, f.Deleting = true, &stopped, true }),
 			cephv1alpha1.RetirementAborting, ActScaleUp, "", "starting osd.3 again"},
 
-		// Removing, wiping.
-		{"Ceph refused the purge: probe again", x.at(cephv1alpha1.RetirementRemoving, func(f *Facts) {
+		// Removing, wiping: out of the CephCluster first, then wiped, then
+		// the Deployment goes.
+		{"Ceph refused the purge: a probe says whether it is gone", x.at(cephv1alpha1.RetirementRemoving, func(f *Facts) {
 			f.Status.OSDStopped, f.Deployment = true, &stopped
 			answer(f, cephjob.VerbPurge, false, "Error EBUSY: OSD(s) 3 have 2 pgs currently mapped to them.")
-		}), cephv1alpha1.RetirementStoppingOSD, ActNone, "", "Ceph did not purge osd.3 (Error EBUSY"},
+		}), cephv1alpha1.RetirementRemoving, ActCephJob, cephjob.VerbProbe, "Ceph answered osd.3's purge (Error EBUSY"},
 		{"Ceph answered the purge: ask whether the OSD is gone", x.at(cephv1alpha1.RetirementRemoving, func(f *Facts) {
 			f.Status.OSDStopped, f.Deployment = true, &stopped
 			answer(f, cephjob.VerbPurge, true, "osd.3 is not in Ceph's OSD map")
 		}), cephv1alpha1.RetirementRemoving, ActCephJob, cephjob.VerbProbe, "Ceph answered osd.3's purge (osd.3 is not in Ceph's OSD map); asking it whether osd.3 is gone"},
-		{"purged: wipe the device while its stopped Deployment keeps Rook away", x.at(cephv1alpha1.RetirementRemoving, func(f *Facts) {
+		{"purged: out of the CephCluster before it is wiped", x.at(cephv1alpha1.RetirementRemoving, func(f *Facts) {
 			f.Status.OSDStopped, f.Deployment = true, &stopped
 			probed(f, cephWith(func(c *cephjob.Facts) { c.OSD = cephjob.OSD{ID: 3} }))
-		}), cephv1alpha1.RetirementWiping, ActCephJob, cephjob.VerbZap, "osd.3 is purged; wiping /dev/disk/by-id/wwn-0xb on node node-a once its label is checked"},
+		}), cephv1alpha1.RetirementWiping, ActMarkRetired, "", "osd.3 is purged; taking /dev/disk/by-id/wwn-0xb out of the CephCluster before it is wiped"},
+		{"the ID is another OSD's now: ours is purged", x.at(cephv1alpha1.RetirementRemoving, func(f *Facts) {
+			f.Status.OSDStopped, f.Deployment = true, &stopped
+			probed(f, cephWith(func(c *cephjob.Facts) { c.OSD.UUID = "uuid-new" }))
+		}), cephv1alpha1.RetirementWiping, ActMarkRetired, "", "osd.3 is purged"},
 		{"the purge answered, but the OSD is still in the map: not purged, checked again", x.at(cephv1alpha1.RetirementRemoving, func(f *Facts) {
 			f.Status.OSDStopped, f.Deployment = true, &stopped
 			probed(f, cephWith(func(c *cephjob.Facts) { safe(c); c.OSD.Up = false }))
@@ -368,27 +380,38 @@ func TestNext(t *testing.T) {
 			f.Status.OSDStopped, f.Deployment = true, &stopped
 			answer(f, cephjob.VerbProbe, false, "Error ETIMEDOUT")
 		}), cephv1alpha1.RetirementRemoving, ActNone, "", "Ceph did not say whether osd.3 is gone after its purge (Error ETIMEDOUT); purging it again"},
+		{"down and safe, purges refused for the stall limit: abort (the OSD is known to exist)", x.at(cephv1alpha1.RetirementStoppingOSD, func(f *Facts) {
+			long := metav1.NewTime(x.now.Add(-time.Hour))
+			f.Status.OSDStopped, f.Deployment, f.Status.Progressed = true, &stopped, &long
+			probed(f, cephWith(func(c *cephjob.Facts) { safe(c); c.OSD.Up = false; osdOf(c, 3).Up = false }))
+		}), cephv1alpha1.RetirementAborting, ActScaleUp, "", "Ceph did not purge osd.3 within 30m0s"},
+		{"a pod that never stops (its node NotReady) is waited for up to the stall limit", x.at(cephv1alpha1.RetirementStoppingOSD, func(f *Facts) {
+			long := metav1.NewTime(x.now.Add(-time.Hour))
+			f.Status.OSDStopped, f.Deployment, f.Status.Progressed = true, &stopping, &long
+		}), cephv1alpha1.RetirementAborting, ActScaleUp, "", "waiting for osd.3's pod to stop (1 still there, terminating ones counted) for 30m0s"},
 		{"cancelling does not stop a purge", x.at(cephv1alpha1.RetirementRemoving, func(f *Facts) {
 			f.Status.OSDStopped, f.Status.Purged, f.Deployment, f.Deleting = true, true, &stopped, true
-		}), cephv1alpha1.RetirementWiping, ActCephJob, cephjob.VerbZap, ""},
-		{"wiped and out: delete its Deployment", x.at(cephv1alpha1.RetirementWiping, func(f *Facts) {
-			f.Status.OSDStopped, f.Status.Purged, f.Deployment = true, true, &stopped
-			f.Disk.Annotations = map[string]string{cephv1alpha1.RetiredAnnotation: "osd.3"}
-		}), cephv1alpha1.RetirementWiping, ActDeleteDeployment, "", "deleting osd.3's Deployment rook-ceph-osd-3"},
-		{"wiped: out of the CephCluster", x.at(cephv1alpha1.RetirementWiping, func(f *Facts) {
-			f.Status.Purged, f.Deployment = true, nil
-			answer(f, cephjob.VerbZap, true, "wiped /dev/sdb (it held the OSD with UUID uuid-3)")
-		}), cephv1alpha1.RetirementWiping, ActMarkRetired, "", "wiped /dev/sdb"},
-		{"the label names another OSD: not wiped, the operator told", x.at(cephv1alpha1.RetirementWiping, func(f *Facts) {
-			f.Status.Purged, f.Deployment = true, nil
-			answer(f, cephjob.VerbZap, false, "refused: /dev/sdb holds the OSD with UUID uuid-5, not uuid-3")
-		}), cephv1alpha1.RetirementWiping, ActNone, "", "was not wiped (refused: /dev/sdb holds the OSD with UUID uuid-5"},
-		{"waiting for the device to leave the list", x.at(cephv1alpha1.RetirementWiping, func(f *Facts) {
-			f.Status.Purged, f.Deployment = true, nil
+		}), cephv1alpha1.RetirementWiping, ActMarkRetired, "", ""},
+		{"waiting for the device to leave the list before the wipe", x.at(cephv1alpha1.RetirementWiping, func(f *Facts) {
+			f.Status.Purged, f.Deployment = true, &stopped
 			f.Disk.Annotations = map[string]string{cephv1alpha1.RetiredAnnotation: "osd.3"}
 		}), cephv1alpha1.RetirementWiping, ActNone, "", "waiting for /dev/disk/by-id/wwn-0xb to leave"},
+		{"out of the list: wiped, its Deployment still there", x.at(cephv1alpha1.RetirementWiping, func(f *Facts) {
+			f.Status.Purged, f.Deployment, f.Listed = true, &stopped, false
+			f.Disk.Annotations = map[string]string{cephv1alpha1.RetiredAnnotation: "osd.3"}
+		}), cephv1alpha1.RetirementWiping, ActCephJob, cephjob.VerbZap, "osd.3 is purged and /dev/disk/by-id/wwn-0xb is out of the CephCluster; wiping it"},
+		{"wiped: its Deployment goes", x.at(cephv1alpha1.RetirementWiping, func(f *Facts) {
+			f.Status.Purged, f.Deployment, f.Listed = true, &stopped, false
+			f.Disk.Annotations = map[string]string{cephv1alpha1.RetiredAnnotation: "osd.3"}
+			answer(f, cephjob.VerbZap, true, "wiped /dev/sdb (it held the OSD with UUID uuid-3)")
+		}), cephv1alpha1.RetirementWiping, ActDeleteDeployment, "", "deleting osd.3's Deployment rook-ceph-osd-3"},
+		{"the label names another OSD: not wiped, the operator told", x.at(cephv1alpha1.RetirementWiping, func(f *Facts) {
+			f.Status.Purged, f.Deployment, f.Listed = true, &stopped, false
+			f.Disk.Annotations = map[string]string{cephv1alpha1.RetiredAnnotation: "osd.3"}
+			answer(f, cephjob.VerbZap, false, "refused: /dev/sdb holds the OSD with UUID uuid-5, not uuid-3")
+		}), cephv1alpha1.RetirementWiping, ActNone, "", "was not wiped (refused: /dev/sdb holds the OSD with UUID uuid-5"},
 		{"retired", x.at(cephv1alpha1.RetirementWiping, func(f *Facts) {
-			f.Status.Purged, f.Deployment, f.Listed = true, nil, false
+			f.Status.Purged, f.Status.Wiped, f.Deployment, f.Listed = true, true, nil, false
 			f.Disk.Annotations = map[string]string{cephv1alpha1.RetiredAnnotation: "osd.3"}
 		}), cephv1alpha1.RetirementRetired, ActRelease, "", "retired: osd.3 is purged from Ceph, /dev/disk/by-id/wwn-0xb of node node-a is wiped and out of the CephCluster"},
 
@@ -510,24 +533,44 @@ func TestNext(t *testing.T) {
 			answer(&f, cephjob.VerbIdentify, false, "the label of /dev/sdb cannot be read: (5) Input/output error")
 			return f
 		}(), cephv1alpha1.RetirementRefused, ActRelease, "", "could not be read"},
-		{"a dead disk's purged OSD: not wiped, out of the CephCluster", x.at(cephv1alpha1.RetirementRemoving, func(f *Facts) {
-			f.Status.DiskGone, f.Status.OSDStopped, f.Deployment = true, true, &stopped
-			probed(f, cephWith(func(c *cephjob.Facts) { c.OSD = cephjob.OSD{ID: 3} }))
-		}), cephv1alpha1.RetirementWiping, ActMarkRetired, "", "its disk could not be read when it was retired, so it is not wiped"},
+		{"a dead disk's purged OSD: out of the list, then its disk looked at once more", x.at(cephv1alpha1.RetirementWiping, func(f *Facts) {
+			f.Status.DiskGone, f.Status.Purged, f.Deployment, f.Listed = true, true, &stopped, false
+			f.Disk.Annotations = map[string]string{cephv1alpha1.RetiredAnnotation: "osd.3"}
+		}), cephv1alpha1.RetirementWiping, ActCephJob, cephjob.VerbIdentify, "looking whether its dead disk is back"},
+		{"the dead disk is still gone: left unwiped, its Deployment goes", x.at(cephv1alpha1.RetirementWiping, func(f *Facts) {
+			f.Status.DiskGone, f.Status.Purged, f.Deployment, f.Listed = true, true, &stopped, false
+			f.Disk.Annotations = map[string]string{cephv1alpha1.RetiredAnnotation: "osd.3"}
+			answer(f, cephjob.VerbIdentify, true, `{"label":"missing","osdUUID":"","identity":""}`)
+		}), cephv1alpha1.RetirementWiping, ActDeleteDeployment, "", "deleting osd.3's Deployment"},
+		{"the dead disk came back with its label: wiped", x.at(cephv1alpha1.RetirementWiping, func(f *Facts) {
+			f.Status.DiskGone, f.Status.Purged, f.Deployment, f.Listed = true, true, &stopped, false
+			f.Disk.Annotations = map[string]string{cephv1alpha1.RetiredAnnotation: "osd.3"}
+			answer(f, cephjob.VerbIdentify, true, label("uuid-3"))
+		}), cephv1alpha1.RetirementWiping, ActCephJob, cephjob.VerbZap, "the dead disk is back on node node-a with osd.3's label: wiping it"},
 		{"a dead disk's abort never marks its OSD in", x.at(cephv1alpha1.RetirementAborting, func(f *Facts) {
 			f.Status.AbortReason, f.Status.DiskGone = "cancelled", true
 			probed(f, cephWith(func(c *cephjob.Facts) { osdOf(c, 3).In, osdOf(c, 3).Up = false, false }))
 		}), cephv1alpha1.RetirementCancelled, ActRelease, "", "osd.3 was left out: its disk cannot be read"},
+
+		{"a dead disk that came back up is marked in on a cancel", x.at(cephv1alpha1.RetirementAborting, func(f *Facts) {
+			f.Status.AbortReason, f.Status.DiskGone = "cancelled", true
+			probed(f, cephWith(func(c *cephjob.Facts) { osdOf(c, 3).In = false }))
+		}), cephv1alpha1.RetirementAborting, ActCephJob, cephjob.VerbIn, "osd.3 is up; marking it in again"},
 
 		// A wipe that cannot run ends on the operator's word (H1).
 		{"not wiped: the status says what is asked", x.at(cephv1alpha1.RetirementWiping, func(f *Facts) {
 			f.Status.Purged, f.Deployment = true, nil
 			answer(f, cephjob.VerbZap, false, "DeadlineExceeded: Job was active longer than specified deadline")
 		}), cephv1alpha1.RetirementWiping, ActNone, "", "set spec.acknowledge to WipedByHand, or to DiskGone if the disk is no longer in node node-a"},
-		{"acknowledged: out of the CephCluster unwiped", x.at(cephv1alpha1.RetirementWiping, func(f *Facts) {
-			f.Status.Purged, f.Deployment, f.Status.ManualSteps = true, nil, "wipe it"
+		{"acknowledged: left unwiped, its Deployment goes", x.at(cephv1alpha1.RetirementWiping, func(f *Facts) {
+			f.Status.Purged, f.Deployment, f.Listed, f.Status.ManualSteps = true, &stopped, false, "wipe it"
+			f.Disk.Annotations = map[string]string{cephv1alpha1.RetiredAnnotation: "osd.3"}
 			f.Acknowledge = cephv1alpha1.DiskGone
-		}), cephv1alpha1.RetirementWiping, ActMarkRetired, "", "spec.acknowledge says DiskGone"},
+		}), cephv1alpha1.RetirementWiping, ActDeleteDeployment, "", "deleting osd.3's Deployment"},
+		{"acknowledged and done: retired, saying it was not wiped", x.at(cephv1alpha1.RetirementWiping, func(f *Facts) {
+			f.Status.Purged, f.Status.LeftUnwiped, f.Deployment, f.Listed = true, "spec.acknowledge says DiskGone", nil, false
+			f.Disk.Annotations = map[string]string{cephv1alpha1.RetiredAnnotation: "osd.3"}
+		}), cephv1alpha1.RetirementRetired, ActRelease, "", "not wiped (spec.acknowledge says DiskGone; see manualSteps)"},
 		{"an acknowledgement before the purge changes nothing", x.at(cephv1alpha1.RetirementDraining, func(f *Facts) {
 			f.Acknowledge = cephv1alpha1.WipedByHand
 		}), cephv1alpha1.RetirementDraining, ActCephJob, cephjob.VerbProbe, ""},
@@ -542,17 +585,17 @@ func TestNext(t *testing.T) {
 		}(), cephv1alpha1.RetirementFailed, ActRelease, "", "Rook did not make replacement Disk a-sdd an OSD within 30m0s"},
 
 		{"the Disk went away after the purge: its Deployment still goes", x.at(cephv1alpha1.RetirementWiping, func(f *Facts) {
-			f.Status.Purged, f.Status.DiskGone, f.Deployment, f.Disk = true, true, &stopped, nil
+			f.Status.Purged, f.Status.DiskGone, f.Status.LeftUnwiped, f.Deployment, f.Disk, f.Listed = true, true, "its disk is gone", &stopped, nil, false
 		}), cephv1alpha1.RetirementWiping, ActDeleteDeployment, "", "deleting osd.3's Deployment rook-ceph-osd-3"},
 		{"the Disk went away: retired", x.at(cephv1alpha1.RetirementWiping, func(f *Facts) {
-			f.Status.Purged, f.Status.DiskGone, f.Deployment, f.Disk, f.Listed = true, true, nil, nil, false
+			f.Status.Purged, f.Status.DiskGone, f.Status.LeftUnwiped, f.Deployment, f.Disk, f.Listed = true, true, "its disk is gone", nil, nil, false
 		}), cephv1alpha1.RetirementRetired, ActRelease, "", "retired: osd.3 is purged"},
 
 		// A Deployment of the purged OSD's ID with another UUID (L1).
 		{"a new OSD took the purged one's ID: its Deployment is not deleted", x.at(cephv1alpha1.RetirementWiping, func(f *Facts) {
 			reused := x.osd
 			reused.UUID = "uuid-new"
-			f.Status.Purged, f.Deployment, f.Listed = true, &reused, false
+			f.Status.Purged, f.Status.Wiped, f.Deployment, f.Listed = true, true, &reused, false
 			f.Disk.Annotations = map[string]string{cephv1alpha1.RetiredAnnotation: "osd.3"}
 		}), cephv1alpha1.RetirementRetired, ActRelease, "", "retired: osd.3 is purged"},
 
@@ -672,7 +715,7 @@ func TestEveryAbortGivesEverythingBack(t *testing.T) {
 func TestRetiredStatusSaysWhatIsLeftToDo(t *testing.T) {
 	x := newStepFixture()
 	got := Next(x.at(cephv1alpha1.RetirementWiping, func(f *Facts) {
-		f.Status.Purged, f.Deployment, f.Listed = true, nil, false
+		f.Status.Purged, f.Status.Wiped, f.Deployment, f.Listed = true, true, nil, false
 		f.Disk.Annotations = map[string]string{cephv1alpha1.RetiredAnnotation: "osd.3"}
 	}))
 	assert.Equal(t, cephv1alpha1.RetirementRetired, got.Status.Phase)
@@ -684,4 +727,32 @@ func availableDisk(name string) *cephv1alpha1.Disk {
 	d := retirementDisk(name, "node-b", "/dev/sdc", "/dev/disk/by-id/wwn-0xc")
 	d.Status.State, d.Status.ClaimedBy, d.Status.Available = cephv1alpha1.DiskAvailable, "", true
 	return d
+}
+
+func TestLowWater(t *testing.T) {
+	status := func(pgs int32, objects int64) cephv1alpha1.DiskRetirementStatus {
+		return cephv1alpha1.DiskRetirementStatus{PGsLeft: &pgs, ObjectsToMove: &objects}
+	}
+	for _, tc := range []struct {
+		name         string
+		before       cephv1alpha1.DiskRetirementStatus
+		pgs          int32
+		objects      int64
+		wantPGs      int32
+		wantObj      int64
+		wantProgress bool
+	}{
+		{"the first probe", cephv1alpha1.DiskRetirementStatus{}, 20, 500, 20, 500, true},
+		{"a PG left", status(20, 500), 19, 600, 19, 500, true},
+		{"objects moved", status(20, 500), 20, 499, 20, 499, true},
+		{"up again: no progress, the marks stay", status(20, 500), 21, 510, 20, 500, false},
+		{"back to the mark: no progress", status(20, 500), 20, 500, 20, 500, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pgs, objects, progress := lowWater(tc.before, tc.pgs, tc.objects)
+			assert.Equal(t, tc.wantPGs, pgs)
+			assert.Equal(t, tc.wantObj, objects)
+			assert.Equal(t, tc.wantProgress, progress)
+		})
+	}
 }

@@ -90,6 +90,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		return reconcile.Result{}, err
 	}
 	plan := PlanFrom(o, r.Targets, r.Clock.Now(), nil)
+	if !plan.Passed() {
+		// A PG-states ask the plan no longer warrants is forgotten: its
+		// annotation holds every retirement back (UnderWay).
+		if err := r.forgetPGJob(ctx, o.Cluster); err != nil {
+			return reconcile.Result{}, err
+		}
+	}
 	asking := false
 	if plan.Passed() && !plan.PGsRead {
 		// Every check passed: ask Ceph for its PG states, and judge again
@@ -180,6 +187,25 @@ func (r *Reconciler) askPGStates(ctx context.Context, cluster *cephv1.CephCluste
 	}
 	pgs, err = cephjob.ParsePGStates(answer.Message)
 	return pgs, false, err
+}
+
+// forgetPGJob deletes the PG-states Job the CephCluster names, if it is
+// this cluster's own, and takes the name off.
+func (r *Reconciler) forgetPGJob(ctx context.Context, cluster *cephv1.CephCluster) error {
+	if cluster == nil {
+		return nil
+	}
+	req, recorded := recordedPGRequest(cluster)
+	if recorded == "" {
+		return nil
+	}
+	if req != nil {
+		name := cephjob.Name(cluster.UID, *req)
+		if err := cephjob.Delete(ctx, r.Client, r.Targets.ClusterNamespace, name); err != nil {
+			return fmt.Errorf("delete Ceph Job %s: %w", name, err)
+		}
+	}
+	return r.annotateCluster(ctx, cluster, cephv1alpha1.UpgradePGJobAnnotation, nil)
 }
 
 // recordedPGRequest reads the PG-states Job the CephCluster names: the

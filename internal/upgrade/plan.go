@@ -87,7 +87,7 @@ func FactsFrom(cluster *cephv1.CephCluster, daemons []appsv1.Deployment, retirem
 	slices.Sort(f.HeldOSDs)
 	slices.Sort(f.Unavailable)
 	for _, r := range retirements {
-		if !r.Status.Phase.Finished() {
+		if retirementHolds(r.Status) {
 			f.Retirements = append(f.Retirements, r.Name)
 		}
 	}
@@ -212,6 +212,19 @@ func (p Plan) CephImageToApply(configured string) string {
 		return configured
 	}
 	return p.ClusterImage
+}
+
+// retirementHolds says a retirement holds an upgrade step back: it has
+// begun to change the cluster (or its pool). One that touched nothing yet
+// (Pending, Suspended) does not: it waits for the upgrade itself before it
+// touches anything (UnderWay), and counting it would have each wait for
+// the other.
+func retirementHolds(s cephv1alpha1.DiskRetirementStatus) bool {
+	switch s.Phase {
+	case "", cephv1alpha1.RetirementPending, cephv1alpha1.RetirementSuspended:
+		return s.MarkedOut || s.OSDStopped
+	}
+	return !s.Phase.Finished()
 }
 
 // UnfitNodes says which of the nodes that host daemons (nil: the node is

@@ -77,7 +77,7 @@ func TestUpgradeFactsFrom(t *testing.T) {
 	assert.Equal(t, []string{"19.2.3-0", "19.2.4-0"}, f.CephVersions)
 	assert.Equal(t, []string{"rook-ceph-mon-b"}, f.Unavailable, "a scaled-down daemon that is no OSD is not waited for")
 	assert.Equal(t, []string{"rook-ceph-osd-1", "rook-ceph-osd-2"}, f.HeldOSDs)
-	assert.Equal(t, []string{"draining", "new"}, f.Retirements, "every retirement not in a terminal phase")
+	assert.Equal(t, []string{"draining"}, f.Retirements, "every retirement that began to change the cluster (a new one waits for the upgrade)")
 	assert.True(t, f.DoNotReconcile)
 	assert.True(t, f.SkipUpgradeChecks)
 	assert.True(t, f.AllowUnsupported)
@@ -122,5 +122,26 @@ func TestRookReleaseMayChange(t *testing.T) {
 		{"a Ceph step first, the chart behind", Plan{Step: StepCeph, RookBehind: true, Checks: passed, PGsRead: true}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) { assert.Equal(t, tc.want, tc.plan.RookReleaseMayChange()) })
+	}
+}
+
+// A retirement that touched nothing waits for the upgrade (UnderWay); only
+// one that began to change the cluster holds the upgrade back, so neither
+// waits for the other.
+func TestRetirementHolds(t *testing.T) {
+	for _, tc := range []struct {
+		status cephv1alpha1.DiskRetirementStatus
+		want   bool
+	}{
+		{cephv1alpha1.DiskRetirementStatus{}, false},
+		{cephv1alpha1.DiskRetirementStatus{Phase: cephv1alpha1.RetirementPending}, false},
+		{cephv1alpha1.DiskRetirementStatus{Phase: cephv1alpha1.RetirementSuspended}, false},
+		{cephv1alpha1.DiskRetirementStatus{Phase: cephv1alpha1.RetirementPending, MarkedOut: true}, true},
+		{cephv1alpha1.DiskRetirementStatus{Phase: cephv1alpha1.RetirementWaitingForReplacement}, true},
+		{cephv1alpha1.DiskRetirementStatus{Phase: cephv1alpha1.RetirementDraining}, true},
+		{cephv1alpha1.DiskRetirementStatus{Phase: cephv1alpha1.RetirementWiping}, true},
+		{cephv1alpha1.DiskRetirementStatus{Phase: cephv1alpha1.RetirementRetired}, false},
+	} {
+		assert.Equal(t, tc.want, retirementHolds(tc.status), "%+v", tc.status)
 	}
 }

@@ -370,7 +370,7 @@ func (r *run) osdStaysGone(id int, node string) error {
 	if strings.TrimSpace(out) != "" {
 		return fmt.Errorf("rook-ceph-osd-%d came back after Rook prepared %s again", id, node)
 	}
-	r.step("Rook's operator restarted and prepared %s again: no rook-ceph-osd-%d came back (the device was wiped)", node, id)
+	r.step("Rook's operator restarted and prepared %s again: no rook-ceph-osd-%d came back", node, id)
 	return nil
 }
 
