@@ -31,7 +31,10 @@
 //     BlockStorage on each class gets a pool whose CRUSH rule takes only
 //     that class's shadow tree, sized on that class's hosts (2 for ssd, 3
 //     for hdd), every PG active+clean on OSDs of the class, one rule each
-//     as the plugin counts; both deleted, their pools gone
+//     as the plugin counts; moving the hdd one (3 copies) to ssd (2 hosts)
+//     is refused with the numbers, its pool untouched; moving the ssd one
+//     to hdd fits and moves its data (3 copies on hdd, the old rule left
+//     and counted); both deleted, their pools gone
 //  10. upgrade (with -upgrade; `just e2e-upgrade`): the current plugin
 //     deployed over it: the Rook step (helm
 //     upgrade to v1.18.11) once its preflight passes, every daemon rewritten

@@ -9,6 +9,7 @@ import (
 
 	"github.com/fundament-oss/ceph-rook/internal/rook"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -54,15 +55,65 @@ func (r *run) tiers() error {
 		if err := r.waitPhase(consumers[i], "Ready", 10*time.Minute); err != nil {
 			return err
 		}
-		if err := r.checkTier(consumers[i], t, classes[t.class]); err != nil {
+		if err := r.checkTier(consumers[i], t, classes[t.class], 1); err != nil {
 			return err
 		}
+	}
+	if err := r.classNeverLowersCopies(consumers[1], tiers[1], classes); err != nil {
+		return err
+	}
+	if err := r.classMoveThatFits(consumers[0], tiers[1], classes); err != nil {
+		return err
 	}
 	return r.deleteTierConsumers(consumers)
 }
 
-// checkTier reads from Ceph that the consumer's pool is on its class alone.
-func (r *run) checkTier(consumer *unstructured.Unstructured, t tier, classOSDs []int) error {
+// classNeverLowersCopies moves the consumer on hdd (three copies on three
+// hosts) to ssd, which two hosts have: the plugin refuses, with the
+// numbers, and Ceph's pool stays as it was, three copies on hdd. The class
+// is then set back.
+func (r *run) classNeverLowersCopies(consumer *unstructured.Unstructured, was tier, classes map[string][]int) error {
+	if err := r.setDeviceClass(consumer, "ssd"); err != nil {
+		return err
+	}
+	if err := r.waitPhaseSaying(consumer, "Degraded", "device class ssd has disks on only 2 nodes", 5*time.Minute); err != nil {
+		return err
+	}
+	msg, _, _ := unstructured.NestedString(consumer.Object, "status", "message")
+	r.step("BlockStorage %s moved to ssd (2 hosts) with 3 copies: refused: %s", consumer.GetName(), msg)
+	if err := r.checkTier(consumer, was, classes[was.class], 1); err != nil {
+		return fmt.Errorf("after the refused class change: %w", err)
+	}
+	if err := r.setDeviceClass(consumer, was.class); err != nil {
+		return err
+	}
+	return r.waitPhase(consumer, "Ready", 5*time.Minute)
+}
+
+// classMoveThatFits moves the consumer on ssd (two copies) to hdd, which
+// three hosts have: its pool goes onto a new rule taking default~hdd, three
+// copies on three hosts, every PG on hdd OSDs, the old rule left behind
+// and counted.
+func (r *run) classMoveThatFits(consumer *unstructured.Unstructured, to tier, classes map[string][]int) error {
+	if err := r.setDeviceClass(consumer, to.class); err != nil {
+		return err
+	}
+	if err := r.waitPhase(consumer, "Ready", 5*time.Minute); err != nil {
+		return err
+	}
+	return r.checkTier(consumer, to, classes[to.class], 2)
+}
+
+// setDeviceClass patches a BlockStorage's spec.deviceClass.
+func (r *run) setDeviceClass(consumer *unstructured.Unstructured, class string) error {
+	patch := client.RawPatch(types.MergePatchType, mustJSON(map[string]any{"spec": map[string]any{"deviceClass": class}}))
+	return r.c.Patch(r.ctx, consumer, patch)
+}
+
+// checkTier reads from Ceph that the consumer's pool is on its class alone,
+// with rules CRUSH rules named after it (one when it was made on the
+// class; the ones Rook moved it from stay).
+func (r *run) checkTier(consumer *unstructured.Unstructured, t tier, classOSDs []int, rules int) error {
 	pool := "ceph-" + consumer.GetName()
 	return r.until(10*time.Minute, func(ctx context.Context) error {
 		p, err := r.readPlacement(ctx)
@@ -79,8 +130,8 @@ func (r *run) checkTier(consumer *unstructured.Unstructured, t tier, classOSDs [
 		if cp.size != t.hosts || cp.domain != rook.FailureDomainHost {
 			return fmt.Errorf("pool %s: size %d on %s, want %d on host (%s is on %d hosts)", pool, cp.size, cp.domain, t.hosts, t.class, t.hosts)
 		}
-		if left := rulesOf(p.rules, pool); len(left) != 1 || left[0] != pool {
-			return fmt.Errorf("pool %s: rules %v, want only %s (made on its class, Rook keeps it on the rule named after it)", pool, left, pool)
+		if left := rulesOf(p.rules, pool); len(left) != rules || rules == 1 && left[0] != pool {
+			return fmt.Errorf("pool %s: rules %v, want %d (made on its class, Rook keeps it on the rule named after it; a move leaves the old one)", pool, left, rules)
 		}
 		for _, pg := range p.pgs {
 			if pg.pool != pool {
@@ -98,12 +149,15 @@ func (r *run) checkTier(consumer *unstructured.Unstructured, t tier, classOSDs [
 				return fmt.Errorf("PG %s of %s acts on hosts %v, want %d", pg.id, pool, hosts, t.hosts)
 			}
 		}
-		budget, _, _ := unstructured.NestedInt64(consumer.Object, "status", "cephBudget", "crushRules")
-		if budget != 1 {
-			return fmt.Errorf("BlockStorage %s counts %d CRUSH rules; Ceph holds 1", consumer.GetName(), budget)
+		if err := r.c.Get(ctx, client.ObjectKeyFromObject(consumer), consumer); err != nil {
+			return err
 		}
-		r.step("pool %s: rule %s takes default~%s, size %d on %d hosts, every PG active+clean on %s OSDs %v, one CRUSH rule as the plugin counts",
-			pool, cp.rule, t.class, cp.size, t.hosts, t.class, classOSDs)
+		budget, _, _ := unstructured.NestedInt64(consumer.Object, "status", "cephBudget", "crushRules")
+		if budget != int64(rules) {
+			return fmt.Errorf("BlockStorage %s counts %d CRUSH rules; Ceph holds %d", consumer.GetName(), budget, rules)
+		}
+		r.step("pool %s: rule %s takes default~%s, size %d on %d hosts, every PG active+clean on %s OSDs %v, %d CRUSH rules as the plugin counts",
+			pool, cp.rule, t.class, cp.size, t.hosts, t.class, classOSDs, rules)
 		return nil
 	})
 }
