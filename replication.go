@@ -74,6 +74,13 @@ func ComputeReplication(requested *int32, nodes int) (Replication, error) {
 	if requested != nil {
 		size, message = clampRequested(*requested, nodes)
 	}
+	return sized(size, nodes, message), nil
+}
+
+// sized is size copies over nodes: on separate hosts when at least two
+// copies span at least two nodes, else on OSDs (a single-node cluster
+// still provisions); Ceph's size-1 safety check only for one copy.
+func sized(size int32, nodes int, message string) Replication {
 	domain := rook.FailureDomainOSD
 	if size >= 2 && nodes >= 2 {
 		domain = rook.FailureDomainHost
@@ -84,7 +91,7 @@ func ComputeReplication(requested *int32, nodes int) (Replication, error) {
 		RequireSafeReplicaSize: size > 1,
 		Message:                message,
 		Nodes:                  nodes,
-	}, nil
+	}
 }
 
 // clampRequested keeps an explicit replica count within 1..3 (the CRD

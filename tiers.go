@@ -220,18 +220,9 @@ func TierReplication(requested *int32, have int32, class cephv1alpha1.DiskType, 
 	}
 	// ClassCopies keeps size within the nodes: two copies or more are on
 	// separate hosts.
-	domain := rook.FailureDomainOSD
-	if size >= 2 {
-		domain = rook.FailureDomainHost
-	}
-	return Replication{
-		Size:                   size,
-		FailureDomain:          domain,
-		RequireSafeReplicaSize: size > 1,
-		Message:                message,
-		Nodes:                  tier.Nodes,
-		DeviceClass:            class,
-	}, nil
+	r := sized(size, tier.Nodes, message)
+	r.DeviceClass = class
+	return r, nil
 }
 
 // MetadataReplication is a FileStorage's metadata pool's replication, its
