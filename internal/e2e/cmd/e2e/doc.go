@@ -54,7 +54,10 @@
 //  13. replace: a disk plugged in while the cluster runs replaces one, its
 //     OSD up and in before the old one goes out
 //  14. swap: two disks trade kernel names under running OSDs; retiring
-//     the Disk at one name retires the OSD that device holds
+//     the Disk at one name retires the OSD that device holds; retiring the
+//     Disk at the other name, which no OSD Deployment records any more,
+//     reads its label, finds its OSD by it, and is refused (the node's
+//     last OSD), never marked retired as a disk without an OSD
 //  15. dead: an OSD marked out by hand is still out after its retirement
 //     is cancelled; a disk dies under its running OSD (its loop device
 //     detached), and its retirement purges the OSD by ID once Ceph has

@@ -8,7 +8,9 @@ import (
 	"strings"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // swap trades the kernel names of node A's two disks under the running
@@ -73,7 +75,56 @@ func (r *run) swap() error {
 	if err := r.verifyPayload("after the swapped-name retirement of osd." + strconv.Itoa(id)); err != nil {
 		return err
 	}
+	if err := r.renamedDiskFoundByLabel(node, second, onFirst); err != nil {
+		return err
+	}
 	return r.noCephJobsLeft()
+}
+
+// renamedDiskFoundByLabel retires the Disk at second, which holds osd.osd
+// while no OSD Deployment records second (osd's records first, the name of
+// the Disk just retired): its label must be read and name osd, whose
+// retirement node's last OSD is then refused by the checks; the Disk is
+// never marked retired as "no OSD", and osd stays up and in.
+func (r *run) renamedDiskFoundByLabel(node, second string, osd int) error {
+	disks, err := r.listDisks(r.ctx)
+	if err != nil {
+		return err
+	}
+	name := diskAt(disks.Items, node, second, "")
+	ret := object("DiskRetirement", "e2e-renamed", map[string]any{"disk": name})
+	if err := r.c.Create(r.ctx, ret); err != nil {
+		return err
+	}
+	if err := r.waitPhase(ret, "Refused", 10*time.Minute); err != nil {
+		return err
+	}
+	msg, _, _ := unstructured.NestedString(ret.Object, "status", "message")
+	id, found, _ := unstructured.NestedInt64(ret.Object, "status", "osdID")
+	label, _, _ := unstructured.NestedString(ret.Object, "status", "deviceLabel")
+	if !found || int(id) != osd || label == "" {
+		return fmt.Errorf("DiskRetirement e2e-renamed of %s (%s) found osd %v (label %q), want osd.%d by its label: %s", name, second, id, label, osd, msg)
+	}
+	disk := object("Disk", name, nil)
+	if err := r.c.Get(r.ctx, client.ObjectKeyFromObject(disk), disk); err != nil {
+		return err
+	}
+	if mark := disk.GetAnnotations()["ceph.fundament.io/retired"]; mark != "" {
+		return fmt.Errorf("Disk %s was marked retired (%s): %s", name, mark, msg)
+	}
+	if in, up, err := r.osdInUp(osd); err != nil || in != 1 || up != 1 {
+		return fmt.Errorf("osd.%d after the refused retirement of %s: in=%d up=%d (%v)", osd, second, in, up, err)
+	}
+	r.step("DiskRetirement e2e-renamed of Disk %s (%s, recorded by no OSD Deployment) read its label, found osd.%d (label %s) and refused, nothing touched: %s", name, second, osd, label, msg)
+	if err := r.c.Delete(r.ctx, ret); err != nil {
+		return err
+	}
+	return r.until(time.Minute, func(ctx context.Context) error {
+		if err := r.c.Get(ctx, client.ObjectKeyFromObject(ret), ret); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("the refused retirement is still there (%v)", err)
+		}
+		return nil
+	})
 }
 
 // swapLoops stops the OSDs on two loop devices of node (their Deployments
