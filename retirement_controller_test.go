@@ -347,7 +347,7 @@ func TestRetiringADiskFollowsCephsOrder(t *testing.T) {
 			order = append(order, verb)
 		}
 	}
-	assert.Equal(t, []string{"probe", "identify", "out", "probe", "purge", "probe", "zap"}, order, "the Ceph Jobs run, repeats folded (a probe checks the purge)")
+	assert.Equal(t, []string{"probe", "identify", "out", "probe", "purge", "zap"}, order, "the Ceph Jobs run, repeats folded")
 	exists, _, _, _ := rookSim.ceph.OSD(int(id))
 	assert.False(t, exists, "Ceph has no osd.%d", id)
 	assert.Empty(t, rookSim.ceph.Label("ret-1", "/dev/sdb"), "the device is wiped")
@@ -728,10 +728,10 @@ func TestCancellingARetirement(t *testing.T) {
 		h, rookSim, disks := retirementCluster(t)
 		disk := disks["ret-3"]["/dev/sdb"]
 		rookSim.mu.Lock()
-		rookSim.pauseAfter = cephjob.VerbPurge // the probe that checks the purge waits
+		rookSim.pauseAfter = cephjob.VerbPurge // the wipe waits
 		rookSim.mu.Unlock()
 		h.retire("cancel-late", disk.Name, "")
-		r := h.waitRetirement("cancel-late", cephv1alpha1.RetirementRemoving)
+		r := h.waitRetirement("cancel-late", cephv1alpha1.RetirementWiping)
 		h.eventually("the purge answered", func() error {
 			if rookSim.ceph.Exists(int(*r.Status.OSDID)) {
 				return fmt.Errorf("osd.%d still exists", *r.Status.OSDID)

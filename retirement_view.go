@@ -72,7 +72,7 @@ func (s retirementViewRead) PreflightInput(ctx context.Context, gone, joining *c
 	if joining != nil {
 		after = append(after, joining)
 	}
-	in := retirement.PreflightInput{After: roomByClass(TiersOf(after))}
+	in := retirement.PreflightInput{After: roomByClass(TiersOf(after)), Before: roomByClass(union.Tiers)}
 	for _, kind := range consumerKinds {
 		consumers, err := kind.List(ctx, s.client)
 		if err != nil {

@@ -241,6 +241,11 @@ func (r *Reconciler) gather(ctx context.Context, ret *cephv1alpha1.DiskRetiremen
 			return f, err
 		}
 	}
+	if f.Status.Phase == cephv1alpha1.RetirementWiping && f.Status.Node != "" {
+		if f.PrepareRunning, err = r.prepareRunning(ctx, f.Status.Node); err != nil {
+			return f, err
+		}
+	}
 	if untouchedPhase(f.Status.Phase) && f.Lookup.OSD != nil {
 		if f.Preflight, err = preflight(ctx, cluster, disk, f.joining()); err != nil {
 			return f, err
@@ -362,6 +367,22 @@ func (r *Reconciler) osdDeployment(ctx context.Context, id int32) (*rook.OSD, st
 	}
 	osd.Running = max(osd.Running, int32(len(pods.Items)))
 	return &osd, "", nil
+}
+
+// prepareRunning names a Rook OSD prepare pod on node that has not ended,
+// "" when there is none.
+func (r *Reconciler) prepareRunning(ctx context.Context, node string) (string, error) {
+	var pods corev1.PodList
+	if err := r.Live.List(ctx, &pods, client.InNamespace(r.ClusterNamespace), client.MatchingLabels{rook.AppLabel: rook.OSDPrepareApp}); err != nil {
+		return "", fmt.Errorf("list Rook's OSD prepare pods: %w", err)
+	}
+	for _, p := range pods.Items {
+		onNode := p.Spec.NodeName == node || p.Spec.NodeSelector[corev1.LabelHostname] == node
+		if onNode && p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
+			return p.Name, nil
+		}
+	}
+	return "", nil
 }
 
 // nodePaths are the kernel and stable paths of every Disk on node.

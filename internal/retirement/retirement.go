@@ -113,8 +113,9 @@ type PreflightInput struct {
 	// After is the shared OSD set by device class once the disk is gone
 	// (its replacement, when it joined or is joining, included); "" is
 	// every OSD, whatever its class, and a class not there has no room.
-	After     map[cephv1alpha1.DiskType]Room
-	Consumers []ConsumerNeed
+	// Before is the same now, with the disk.
+	After, Before map[cephv1alpha1.DiskType]Room
+	Consumers     []ConsumerNeed
 }
 
 // Preflight checks a retirement against what the consumers ask, before
@@ -146,15 +147,14 @@ func copiesCheck(in PreflightInput) cephv1alpha1.PreflightCheck {
 func hostsCheck(in PreflightInput) cephv1alpha1.PreflightCheck {
 	var short []string
 	for _, c := range in.Consumers {
-		room := in.After[c.Class]
-		have, unit := room.Hosts, "hosts"
-		if c.Domain == rook.FailureDomainOSD {
-			have, unit = room.OSDs, "OSDs"
-		}
+		have, unit := roomFor(c, in.After[c.Class])
+		had, _ := roomFor(c, in.Before[c.Class])
 		if c.Class != "" {
 			unit = string(c.Class) + " " + unit
 		}
-		if int(c.Size) > have {
+		// A consumer its class is already short for (refused, its pools
+		// kept) refuses only a retirement that takes more of that room.
+		if int(c.Size) > have && (in.Before == nil || have < had) {
 			short = append(short, fmt.Sprintf("%s keeps %d copies on different %s", c.Consumer, c.Size, unit))
 		}
 	}
@@ -163,6 +163,15 @@ func hostsCheck(in PreflightInput) cephv1alpha1.PreflightCheck {
 		return cephv1alpha1.PreflightCheck{Name: CheckHosts, Message: fmt.Sprintf("%s: too few for %s; add a disk on another node first (a replacement does)", after, message.Clauses(short))}
 	}
 	return cephv1alpha1.PreflightCheck{Name: CheckHosts, Passed: true, Message: after + ": enough for every consumer's copies"}
+}
+
+// roomFor is the hosts (or, for a consumer whose copies sit on OSDs, the
+// OSDs) of room that can hold c's copies, and their unit.
+func roomFor(c ConsumerNeed, room Room) (int, string) {
+	if c.Domain == rook.FailureDomainOSD {
+		return room.OSDs, "OSDs"
+	}
+	return room.Hosts, "hosts"
 }
 
 // Queue is where a retirement stands among the others.

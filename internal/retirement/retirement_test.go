@@ -208,3 +208,17 @@ func TestQueueOf(t *testing.T) {
 		})
 	}
 }
+
+// A consumer its class is already short for (refused by the plugin, its
+// pools kept as they are) does not refuse every retirement in the
+// cluster: only one that takes more of its class's room.
+func TestHostsCheckRefusesOnlyWhatTakesTheRoom(t *testing.T) {
+	refused := ConsumerNeed{Consumer: "BlockStorage fast", Size: 3, Domain: rook.FailureDomainHost, Class: cephv1alpha1.DiskTypeSSD}
+	before := map[cephv1alpha1.DiskType]Room{"": {Hosts: 3, OSDs: 6}, cephv1alpha1.DiskTypeSSD: {Hosts: 2, OSDs: 2}}
+	hdd := map[cephv1alpha1.DiskType]Room{"": {Hosts: 3, OSDs: 5}, cephv1alpha1.DiskTypeSSD: {Hosts: 2, OSDs: 2}}
+	ssd := map[cephv1alpha1.DiskType]Room{"": {Hosts: 3, OSDs: 5}, cephv1alpha1.DiskTypeSSD: {Hosts: 1, OSDs: 1}}
+	assert.True(t, hostsCheck(PreflightInput{Before: before, After: hdd, Consumers: []ConsumerNeed{refused}}).Passed, "an hdd disk takes nothing of ssd's room")
+	check := hostsCheck(PreflightInput{Before: before, After: ssd, Consumers: []ConsumerNeed{refused}})
+	assert.False(t, check.Passed)
+	assert.Contains(t, check.Message, "BlockStorage fast keeps 3 copies on different ssd hosts")
+}

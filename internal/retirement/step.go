@@ -92,6 +92,9 @@ type Facts struct {
 	ReplacementOSD                       *rook.OSD
 	// Lookup is the disk's OSD, from Rook's OSD Deployments.
 	Lookup OSDLookup
+	// PrepareRunning names Rook's OSD prepare pod that runs on the
+	// retirement's node, "" when none does.
+	PrepareRunning string
 	// Deployment is the Deployment of the OSD the status records; nil when
 	// it is gone. DeploymentUnreadable says why it exists but cannot be
 	// read: then nobody can tell whether the OSD still runs, and it is
@@ -644,11 +647,19 @@ func draining(f Facts) Step {
 // and with mClock's one backfill at a time it takes longer than any stall
 // limit to move; a dead OSD's PGs left it at once, and only the recovery
 // shows.
+//
+// An objects mark of 0 is none yet: right after the out, before the PGs
+// have peered, Ceph reports nothing misplaced, and the first count it
+// reports seeds the mark.
 func lowWater(s cephv1alpha1.DiskRetirementStatus, pgs int32, objects int64) (int32, int64, bool) {
 	if s.PGsLeft == nil || s.ObjectsToMove == nil {
 		return pgs, objects, true
 	}
-	lowPGs, lowObjects := min(*s.PGsLeft, pgs), min(*s.ObjectsToMove, objects)
+	lowObjects := min(*s.ObjectsToMove, objects)
+	if *s.ObjectsToMove == 0 {
+		lowObjects = objects
+	}
+	lowPGs := min(*s.PGsLeft, pgs)
 	return lowPGs, lowObjects, lowPGs < *s.PGsLeft || lowObjects < *s.ObjectsToMove
 }
 
@@ -731,17 +742,24 @@ func stopping(f Facts) Step {
 	return step(f, cephv1alpha1.RetirementStoppingOSD, ActNone, "%s", f.Status.Message)
 }
 
-// removing purges the OSD from Ceph. Whatever the purge Job answered, a
-// probe then says whether the OSD is gone: a purge can succeed while its
-// Job fails (a timeout after Ceph acted), and an OSD that may be purged is
-// never started again. Only a probe that finds it still in the map sends
+// removing purges the OSD from Ceph. A purge Job that succeeded read the
+// OSD map after the purge; one that failed is followed by a probe, which
+// says whether the OSD is gone: a purge can succeed while its Job fails (a
+// timeout after Ceph acted), and an OSD that may be purged is never
+// started again. Only a probe that finds it still in the map sends
 // the retirement back to StoppingOSD, to check and purge again (and there
 // only may it be aborted).
 func removing(f Facts) Step {
 	id := osdID(f)
 	switch {
+	case answered(f, cephjob.VerbPurge) && f.Answer.Succeeded:
+		// The purge Job succeeds only when the OSD map it read after the
+		// purge lacks the OSD's UUID (job.go): a verified answer.
+		s := step(f, cephv1alpha1.RetirementRemoving, ActNone, "osd.%d is purged from Ceph (%s)", id, f.Answer.Message)
+		s.Status.Purged = true
+		return removing(f.then(s))
 	case answered(f, cephjob.VerbPurge):
-		return ask(f, cephv1alpha1.RetirementRemoving, cephjob.VerbProbe, "Ceph answered osd.%d's purge (%s); asking it whether osd.%d is gone from its OSD map", id, f.Answer.Message, id)
+		return ask(f, cephv1alpha1.RetirementRemoving, cephjob.VerbProbe, "Ceph did not confirm osd.%d's purge (%s); asking it whether osd.%d is gone from its OSD map", id, f.Answer.Message, id)
 	case answered(f, cephjob.VerbProbe) && !f.Status.Purged:
 		switch {
 		case f.Ceph == nil:
@@ -803,6 +821,10 @@ func wiping(f Facts) Step {
 		return step(f, cephv1alpha1.RetirementWiping, ActMarkRetired, "taking %s out of the CephCluster", f.Status.Device)
 	case f.Listed:
 		return step(f, cephv1alpha1.RetirementWiping, ActNone, "waiting for %s to leave the CephCluster's device list", f.Status.Device)
+	case toWipe && f.PrepareRunning != "":
+		// A prepare Rook started while the device was listed keeps that
+		// list and could make a new OSD on the freshly wiped disk.
+		return step(f, cephv1alpha1.RetirementWiping, ActNone, "waiting for Rook's OSD prepare on node %s (%s) to end before %s is wiped", f.Status.Node, f.PrepareRunning, f.Status.Device)
 	case toWipe && f.Acknowledge != "":
 		return unwiped(f, fmt.Sprintf("spec.acknowledge says %s", f.Acknowledge))
 	case toWipe && f.Status.ManualSteps != "" && !stalled(f):
@@ -836,8 +858,16 @@ func deadDiskLookedAt(f Facts) Step {
 		return unwiped(f, "its disk is gone")
 	case f.Answer.Succeeded:
 		return unwiped(f, fmt.Sprintf("%s now holds %s", f.Status.Device, holds(label, f.Answer.Message)))
+	case f.Answer.Ran:
+		return unwiped(f, fmt.Sprintf("its disk cannot be read (%s)", f.Answer.Message))
 	}
-	return unwiped(f, fmt.Sprintf("its disk cannot be read (%s)", f.Answer.Message))
+	// The Job never ran (its node down): nothing is known of the disk,
+	// which may come back with its label; asked again each stall limit.
+	s := step(f, cephv1alpha1.RetirementWiping, ActNone, "node %s did not run the look at the dead disk (%s); the plugin asks again in %s. If the disk is gone for good, set spec.acknowledge to %s",
+		f.Status.Node, f.Answer.Message, f.Timing.Stall, cephv1alpha1.DiskGone)
+	s.Status.ManualSteps = manualWipe(f)
+	progressed(&s, f.Now)
+	return s
 }
 
 // unwiped ends the wipe without one, for why; the manual steps say what

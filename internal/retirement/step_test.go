@@ -359,11 +359,11 @@ func TestNext(t *testing.T) {
 		{"Ceph refused the purge: a probe says whether it is gone", x.at(cephv1alpha1.RetirementRemoving, func(f *Facts) {
 			f.Status.OSDStopped, f.Deployment = true, &stopped
 			answer(f, cephjob.VerbPurge, false, "Error EBUSY: OSD(s) 3 have 2 pgs currently mapped to them.")
-		}), cephv1alpha1.RetirementRemoving, ActCephJob, cephjob.VerbProbe, "Ceph answered osd.3's purge (Error EBUSY"},
-		{"Ceph answered the purge: ask whether the OSD is gone", x.at(cephv1alpha1.RetirementRemoving, func(f *Facts) {
+		}), cephv1alpha1.RetirementRemoving, ActCephJob, cephjob.VerbProbe, "Ceph did not confirm osd.3's purge (Error EBUSY"},
+		{"the purge Job succeeded (it read the map after): purged, out of the CephCluster", x.at(cephv1alpha1.RetirementRemoving, func(f *Facts) {
 			f.Status.OSDStopped, f.Deployment = true, &stopped
 			answer(f, cephjob.VerbPurge, true, "osd.3 is not in Ceph's OSD map")
-		}), cephv1alpha1.RetirementRemoving, ActCephJob, cephjob.VerbProbe, "Ceph answered osd.3's purge (osd.3 is not in Ceph's OSD map); asking it whether osd.3 is gone"},
+		}), cephv1alpha1.RetirementWiping, ActMarkRetired, "", "taking /dev/disk/by-id/wwn-0xb out of the CephCluster before it is wiped"},
 		{"purged: out of the CephCluster before it is wiped", x.at(cephv1alpha1.RetirementRemoving, func(f *Facts) {
 			f.Status.OSDStopped, f.Deployment = true, &stopped
 			probed(f, cephWith(func(c *cephjob.Facts) { c.OSD = cephjob.OSD{ID: 3} }))
@@ -400,6 +400,10 @@ func TestNext(t *testing.T) {
 			f.Status.Purged, f.Deployment, f.Listed = true, &stopped, false
 			f.Disk.Annotations = map[string]string{cephv1alpha1.RetiredAnnotation: "osd.3"}
 		}), cephv1alpha1.RetirementWiping, ActCephJob, cephjob.VerbZap, "osd.3 is purged and /dev/disk/by-id/wwn-0xb is out of the CephCluster; wiping it"},
+		{"a prepare Rook started while the device was listed: wait before the wipe", x.at(cephv1alpha1.RetirementWiping, func(f *Facts) {
+			f.Status.Purged, f.Deployment, f.Listed, f.PrepareRunning = true, &stopped, false, "rook-ceph-osd-prepare-node-a-x7k2p"
+			f.Disk.Annotations = map[string]string{cephv1alpha1.RetiredAnnotation: "osd.3"}
+		}), cephv1alpha1.RetirementWiping, ActNone, "", "waiting for Rook's OSD prepare on node node-a (rook-ceph-osd-prepare-node-a-x7k2p) to end"},
 		{"wiped: its Deployment goes", x.at(cephv1alpha1.RetirementWiping, func(f *Facts) {
 			f.Status.Purged, f.Deployment, f.Listed = true, &stopped, false
 			f.Disk.Annotations = map[string]string{cephv1alpha1.RetiredAnnotation: "osd.3"}
@@ -542,6 +546,11 @@ func TestNext(t *testing.T) {
 			f.Disk.Annotations = map[string]string{cephv1alpha1.RetiredAnnotation: "osd.3"}
 			answer(f, cephjob.VerbIdentify, true, `{"label":"missing","osdUUID":"","identity":""}`)
 		}), cephv1alpha1.RetirementWiping, ActDeleteDeployment, "", "deleting osd.3's Deployment"},
+		{"the second look at a dead disk never ran (its node down): asked again, nothing deleted", x.at(cephv1alpha1.RetirementWiping, func(f *Facts) {
+			f.Status.DiskGone, f.Status.Purged, f.Deployment, f.Listed = true, true, &stopped, false
+			f.Disk.Annotations = map[string]string{cephv1alpha1.RetiredAnnotation: "osd.3"}
+			answer(f, cephjob.VerbIdentify, false, "DeadlineExceeded: Job was active longer than specified deadline")
+		}), cephv1alpha1.RetirementWiping, ActNone, "", "node node-a did not run the look at the dead disk"},
 		{"the dead disk came back with its label: wiped", x.at(cephv1alpha1.RetirementWiping, func(f *Facts) {
 			f.Status.DiskGone, f.Status.Purged, f.Deployment, f.Listed = true, true, &stopped, false
 			f.Disk.Annotations = map[string]string{cephv1alpha1.RetiredAnnotation: "osd.3"}
@@ -747,6 +756,8 @@ func TestLowWater(t *testing.T) {
 		{"objects moved", status(20, 500), 20, 499, 20, 499, true},
 		{"up again: no progress, the marks stay", status(20, 500), 21, 510, 20, 500, false},
 		{"back to the mark: no progress", status(20, 500), 20, 500, 20, 500, false},
+		{"nothing misplaced yet at the first probe: the first count seeds the mark", status(20, 0), 20, 900000, 20, 900000, false},
+		{"then a new low", status(20, 900000), 20, 620000, 20, 620000, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			pgs, objects, progress := lowWater(tc.before, tc.pgs, tc.objects)

@@ -17,6 +17,10 @@ const (
 	AppLabel = "app"
 	// OSDApp is the app label of an OSD's Deployment and pods.
 	OSDApp = "rook-ceph-osd"
+	// OSDPrepareApp is the app label of Rook's OSD prepare Jobs and their
+	// pods (pkg/operator/ceph/cluster/osd: prepareAppName), one per node
+	// and orchestration.
+	OSDPrepareApp = "rook-ceph-osd-prepare"
 	// OSDIDLabel carries an OSD's ID on its Deployment (OsdIdLabelKey).
 	OSDIDLabel = "ceph-osd-id"
 	// MonApp is the app label of a mon's pods.
