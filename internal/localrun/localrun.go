@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
 	"io"
 	"net"
 	"net/http"
@@ -99,7 +100,12 @@ func Run(ctx context.Context, o Options) (err error) {
 	// The snapshot API's CRDs, as a distribution that ships snapshots has
 	// them: BlockStorage and FileStorage get their VolumeSnapshotClass.
 	fmt.Fprintln(o.Out, "• starting the local control plane (etcd, kube-apiserver, garbage collector, the snapshot CRDs)")
-	env, err := testenv.Start(testenv.Options{GarbageCollector: true, SnapshotCRDs: true, DataDir: o.DataDir})
+	// The simulation reads the plugin's own kinds (Disks) typed.
+	scheme := testenv.DefaultScheme()
+	if err := cephv1alpha1.AddToScheme(scheme); err != nil {
+		return err
+	}
+	env, err := testenv.Start(testenv.Options{GarbageCollector: true, SnapshotCRDs: true, DataDir: o.DataDir, Scheme: scheme})
 	if err != nil {
 		return err
 	}
@@ -214,6 +220,7 @@ func simulateRook(ctx context.Context, c client.Client, discovery *simulate.Disc
 		if err == nil || ctx.Err() != nil {
 			return nil
 		}
+		fmt.Fprintln(out, "• simulation:", err)
 		// Until the chart's CRDs are in, listing Rook kinds fails: retry.
 		select {
 		case <-ctx.Done():
