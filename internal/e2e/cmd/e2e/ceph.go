@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"slices"
 	"strings"
 	"time"
@@ -249,6 +250,19 @@ func (r *run) waitPhaseSaying(obj *unstructured.Unstructured, phase, text string
 		msg, _, _ := unstructured.NestedString(obj.Object, "status", "message")
 		if got != phase || !strings.Contains(msg, text) {
 			return fmt.Errorf("%s %s is %q (%s)", obj.GetKind(), obj.GetName(), got, msg)
+		}
+		return nil
+	})
+}
+
+// waitRetirementGone waits until the DiskRetirement ret (what: "the
+// refused retirement") is gone, saying its phase and message meanwhile.
+func (r *run) waitRetirementGone(ret *unstructured.Unstructured, what string, timeout time.Duration) error {
+	return r.until(timeout, func(ctx context.Context) error {
+		if err := r.c.Get(ctx, client.ObjectKeyFromObject(ret), ret); !apierrors.IsNotFound(err) {
+			phase, _, _ := unstructured.NestedString(ret.Object, "status", "phase")
+			msg, _, _ := unstructured.NestedString(ret.Object, "status", "message")
+			return fmt.Errorf("%s is still there (%v): %s: %s", what, err, phase, msg)
 		}
 		return nil
 	})

@@ -8,9 +8,7 @@ import (
 	"strings"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // dead runs two retirements on the last node's two disks that the issue's
@@ -102,15 +100,7 @@ func (r *run) outStaysOut(node, dev, name string) error {
 	if err := release(); err != nil {
 		return err
 	}
-	err = r.until(10*time.Minute, func(ctx context.Context) error {
-		if err := r.c.Get(ctx, client.ObjectKeyFromObject(ret), ret); !apierrors.IsNotFound(err) {
-			phase, _, _ := unstructured.NestedString(ret.Object, "status", "phase")
-			msg, _, _ := unstructured.NestedString(ret.Object, "status", "message")
-			return fmt.Errorf("the cancelled retirement is still there (%v): %s: %s", err, phase, msg)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := r.waitRetirementGone(ret, "the cancelled retirement", 10*time.Minute); err != nil {
 		return err
 	}
 	err = r.until(5*time.Minute, func(ctx context.Context) error {

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -203,12 +202,7 @@ func (r *run) abortOnFailure(ret *unstructured.Unstructured) error {
 	if err := r.c.Delete(r.ctx, ret); err != nil {
 		return err
 	}
-	return r.until(2*time.Minute, func(ctx context.Context) error {
-		if err := r.c.Get(ctx, client.ObjectKeyFromObject(ret), ret); !apierrors.IsNotFound(err) {
-			return fmt.Errorf("the failed retirement is still there (%v)", err)
-		}
-		return nil
-	})
+	return r.waitRetirementGone(ret, "the failed retirement", 2*time.Minute)
 }
 
 // backfillFlags keep Ceph from moving PGs: set, a drain stays a drain.

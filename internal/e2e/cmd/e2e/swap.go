@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -119,12 +118,7 @@ func (r *run) renamedDiskFoundByLabel(node, second string, osd int) error {
 	if err := r.c.Delete(r.ctx, ret); err != nil {
 		return err
 	}
-	return r.until(time.Minute, func(ctx context.Context) error {
-		if err := r.c.Get(ctx, client.ObjectKeyFromObject(ret), ret); !apierrors.IsNotFound(err) {
-			return fmt.Errorf("the refused retirement is still there (%v)", err)
-		}
-		return nil
-	})
+	return r.waitRetirementGone(ret, "the refused retirement", time.Minute)
 }
 
 // swapLoops stops the OSDs on two loop devices of node (their Deployments
