@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/fundament-oss/ceph-rook/internal/message"
 )
 
 // Facts is a probe's answer (probe.py): what Ceph itself says
@@ -26,18 +28,59 @@ type Facts struct {
 	// osd_max_pg_per_osd_hard_ratio).
 	MaxPGPerOSD int     `json:"maxPGPerOSD"`
 	HardRatio   float64 `json:"hardRatio"`
-	Pools       []Pool  `json:"-"`
+	// Pools are Ceph's pools, one entry per kind: copies, failure domain
+	// and device class.
+	Pools []Pool `json:"-"`
 	// PGStates counts PGs by state ("active+clean": 201).
 	PGStates map[string]int `json:"pgs"`
 	// Recovery is how many object copies Ceph still has to recover
 	// (degraded) or move (misplaced): what a drain moves, object by
 	// object, however big its PGs are.
 	Recovery Recovery `json:"recovery"`
-	Hosts    []Host   `json:"-"`
-	OSD      OSD      `json:"osd"`
-	// Truncated: the cluster was too large for the answer, and Hosts holds
-	// the OSD's own host only.
-	Truncated bool `json:"truncated"`
+	// Classes is the room each device class keeps without the probed OSD
+	// ("": every class), for its class, every pool's and every class.
+	Classes map[string]Room `json:"-"`
+	// OwnHost is the load of the probed OSD's host, for its class and
+	// every class ("").
+	OwnHost map[string]Load `json:"-"`
+	// Missing are the OSDs besides the probed one that CRUSH places
+	// under a host and are not up and in, the out ones first, up to a
+	// few; MissingCount counts them all.
+	Missing      []MissingOSD `json:"-"`
+	MissingCount int          `json:"missingCount"`
+	// Also is the other OSD the probe was asked about (a replacement's).
+	Also *AlsoOSD `json:"also"`
+	OSD  OSD      `json:"osd"`
+}
+
+// Room is what one device class keeps once the probed OSD is gone: hosts
+// with an OSD up and in, the same counting the probed OSD's host, OSDs up
+// and in, and the load of those OSDs.
+type Room struct {
+	Hosts, HostsWithOwn, OSDs int
+	Load
+}
+
+// Load is what a set of OSDs holds: the size and use of those in (the
+// probed one counted), and the OSDs up and in that would take its PGs with
+// the most PGs one of them holds.
+type Load struct {
+	KB, KBUsed      int64
+	Takers, MostPGs int
+}
+
+// MissingOSD is an OSD that is not up and in, and its CRUSH host.
+type MissingOSD struct {
+	ID     int
+	Up, In bool
+	Host   string
+}
+
+// AlsoOSD is the state of the probe's other OSD: whether CRUSH places it
+// under a host and the OSD map has it up and in.
+type AlsoOSD struct {
+	ID      int  `json:"id"`
+	UpAndIn bool `json:"upAndIn"`
 }
 
 // Recovery counts object copies still to recover or move.
@@ -49,26 +92,22 @@ type Recovery struct {
 // ToMove is every object copy Ceph still has to recover or move.
 func (r Recovery) ToMove() int64 { return r.Degraded + r.Misplaced }
 
-// Pool is one pool of the OSD map: its copies and the CRUSH type its
-// rule spreads them over.
+// Pool is a kind of pool of the OSD map: its copies, the CRUSH type its
+// rule spreads them over and the device class it takes ("": every
+// class); Name is the first such pool's, Count how many there are.
 type Pool struct {
 	Name          string
 	Size, MinSize int
-	Domain        string
+	Domain, Class string
+	Count         int
 }
 
-// Host is one CRUSH host and its OSDs.
-type Host struct {
-	Name string    `json:"name"`
-	OSDs []HostOSD `json:"-"`
-}
-
-// HostOSD is one OSD as `ceph osd df tree` and the OSD map see it.
-type HostOSD struct {
-	ID         int
-	Up, In     bool
-	PGs        int
-	KB, KBUsed int64
+// Describe names the pool, and how many more are like it.
+func (p Pool) Describe() string {
+	if p.Count > 1 {
+		return fmt.Sprintf("pool %s (and %s like it)", p.Name, message.Plural(p.Count-1, "more"))
+	}
+	return "pool " + p.Name
 }
 
 // OSD is the probed OSD.
@@ -78,6 +117,13 @@ type OSD struct {
 	UUID   string `json:"uuid"`
 	Up     bool   `json:"up"`
 	In     bool   `json:"in"`
+	// Host is the CRUSH host CRUSH places it under ("": none yet, it has
+	// not booted), DeviceClass its class there; PGs and KB are its PGs and
+	// size as `ceph osd df` reports them.
+	Host        string `json:"host"`
+	DeviceClass string `json:"deviceClass"`
+	PGs         int    `json:"pgs"`
+	KB          int64  `json:"kb"`
 	// DevNode, Devices and DeviceIDs are `ceph osd metadata`: what the
 	// running OSD opened when it started (not refreshed until it restarts).
 	DevNode   string `json:"devNode"`
@@ -91,100 +137,107 @@ type OSD struct {
 	} `json:"safeToDestroy"`
 }
 
+// wireFacts is the probe's answer as it prints it: the lists and counts
+// as JSON arrays, to keep it short.
+type wireFacts struct {
+	Facts
+	Pools   [][]any            `json:"pools"`
+	Classes map[string][]int64 `json:"classes"`
+	Host    map[string][]int64 `json:"host"`
+	Missing [][]any            `json:"missing"`
+}
+
 // ParseFacts reads a probe's answer. The answer is a termination
 // message, which Kubernetes cuts at 4096 bytes: a cut one does not parse,
 // and says so.
 func ParseFacts(answer string) (Facts, error) {
-	var raw struct {
-		Facts
-		Pools []json.RawMessage `json:"pools"`
-		Hosts []struct {
-			Name string    `json:"name"`
-			OSDs [][]int64 `json:"osds"`
-		} `json:"hosts"`
-	}
+	var raw wireFacts
 	if err := json.Unmarshal([]byte(answer), &raw); err != nil {
 		return Facts{}, fmt.Errorf("Ceph's answer (%d bytes) does not parse: %w", len(answer), err)
 	}
 	f := raw.Facts
-	f.Pools, f.Hosts = nil, nil
-	for _, p := range raw.Pools {
-		var fields []any
-		if err := json.Unmarshal(p, &fields); err != nil || len(fields) != 4 {
-			return Facts{}, fmt.Errorf("Ceph's answer: pool %s is not [name, size, min_size, domain]", p)
-		}
-		name, _ := fields[0].(string)
-		size, _ := fields[1].(float64)
-		minSize, _ := fields[2].(float64)
-		domain, _ := fields[3].(string)
-		f.Pools = append(f.Pools, Pool{Name: name, Size: int(size), MinSize: int(minSize), Domain: domain})
-	}
-	for _, h := range raw.Hosts {
-		host := Host{Name: h.Name}
-		for _, o := range h.OSDs {
-			if len(o) != 6 {
-				return Facts{}, fmt.Errorf("Ceph's answer: an OSD of host %s is not [id, up, in, pgs, kb, kb_used]", h.Name)
-			}
-			host.OSDs = append(host.OSDs, HostOSD{ID: int(o[0]), Up: o[1] == 1, In: o[2] == 1, PGs: int(o[3]), KB: o[4], KBUsed: o[5]})
-		}
-		f.Hosts = append(f.Hosts, host)
-	}
 	if f.Health.Status == "" {
 		return Facts{}, fmt.Errorf("Ceph's answer names no health status")
+	}
+	for _, p := range raw.Pools {
+		pool, ok := parsePool(p)
+		if !ok {
+			return Facts{}, fmt.Errorf("Ceph's answer: pool %v is not [name, size, min_size, domain, class, count]", p)
+		}
+		f.Pools = append(f.Pools, pool)
+	}
+	f.Classes, f.OwnHost = map[string]Room{}, map[string]Load{}
+	for class, n := range raw.Classes {
+		if len(n) != 7 {
+			return Facts{}, fmt.Errorf("Ceph's answer: class %q is not [hosts, hosts with the OSD's, OSDs, kb, kb_used, takers, most PGs]", class)
+		}
+		f.Classes[class] = Room{Hosts: int(n[0]), HostsWithOwn: int(n[1]), OSDs: int(n[2]), Load: load(n[3:])}
+	}
+	for class, n := range raw.Host {
+		if len(n) != 4 {
+			return Facts{}, fmt.Errorf("Ceph's answer: the host load of class %q is not [kb, kb_used, takers, most PGs]", class)
+		}
+		f.OwnHost[class] = load(n)
+	}
+	for _, m := range raw.Missing {
+		osd, ok := parseMissing(m)
+		if !ok {
+			return Facts{}, fmt.Errorf("Ceph's answer: missing OSD %v is not [id, up, in, host]", m)
+		}
+		f.Missing = append(f.Missing, osd)
+	}
+	if _, ok := f.Classes[""]; !ok {
+		return Facts{}, fmt.Errorf("Ceph's answer counts no OSDs")
 	}
 	return f, nil
 }
 
-// HostOf is the host that holds osd, and whether one does.
-func (f Facts) HostOf(osd int) (Host, bool) {
-	for _, h := range f.Hosts {
-		for _, o := range h.OSDs {
-			if o.ID == osd {
-				return h, true
-			}
-		}
-	}
-	return Host{}, false
+func load(n []int64) Load {
+	return Load{KB: n[0], KBUsed: n[1], Takers: int(n[2]), MostPGs: int(n[3])}
 }
 
-// hostOSD is osd as CRUSH places it under a host, and whether it does.
-func (f Facts) hostOSD(osd int) (HostOSD, bool) {
-	h, _ := f.HostOf(osd)
-	for _, o := range h.OSDs {
-		if o.ID == osd {
-			return o, true
-		}
+func parsePool(fields []any) (Pool, bool) {
+	if len(fields) != 6 {
+		return Pool{}, false
 	}
-	return HostOSD{}, false
+	name, ok1 := fields[0].(string)
+	size, ok2 := fields[1].(float64)
+	minSize, ok3 := fields[2].(float64)
+	domain, ok4 := fields[3].(string)
+	class, ok5 := fields[4].(string)
+	count, ok6 := fields[5].(float64)
+	return Pool{Name: name, Size: int(size), MinSize: int(minSize), Domain: domain, Class: class, Count: int(count)}, ok1 && ok2 && ok3 && ok4 && ok5 && ok6
 }
 
-// UpAndIn says whether CRUSH places osd under a host and the OSD map has
-// it up and in: an OSD ceph-volume created but that has not booted yet is
-// in no host (it joins CRUSH when it first starts) and holds no data.
+func parseMissing(fields []any) (MissingOSD, bool) {
+	if len(fields) != 4 {
+		return MissingOSD{}, false
+	}
+	id, ok1 := fields[0].(float64)
+	up, ok2 := fields[1].(float64)
+	in, ok3 := fields[2].(float64)
+	host, ok4 := fields[3].(string)
+	return MissingOSD{ID: int(id), Up: up == 1, In: in == 1, Host: host}, ok1 && ok2 && ok3 && ok4
+}
+
+// UpAndIn says whether CRUSH places osd (the probed OSD or the other one
+// asked about) under a host and the OSD map has it up and in: an OSD
+// ceph-volume created but that has not booted yet is in no host (it
+// joins CRUSH when it first starts) and holds no data. An OSD the probe
+// was not asked about is not known to be.
 func (f Facts) UpAndIn(osd int) bool {
-	o, _ := f.hostOSD(osd)
-	return o.Up && o.In
-}
-
-// PGsOn is how many PGs Ceph maps to osd.
-func (f Facts) PGsOn(osd int) int {
-	o, _ := f.hostOSD(osd)
-	return o.PGs
+	switch {
+	case f.OSD.ID == osd:
+		return f.OSD.Exists && f.OSD.Host != "" && f.OSD.Up && f.OSD.In
+	case f.Also != nil && f.Also.ID == osd:
+		return f.Also.UpAndIn
+	}
+	return false
 }
 
 // SafeToDestroy says whether Ceph calls the probed OSD safe to destroy.
 func (f Facts) SafeToDestroy() bool {
 	return f.OSD.Exists && f.OSD.SafeToDestroy.RC == 0
-}
-
-// OSDCount is how many OSDs the CRUSH hosts hold; a lower bound when the
-// answer was Truncated.
-func (f Facts) OSDCount() int {
-	n := 0
-	for _, h := range f.Hosts {
-		n += len(h.OSDs)
-	}
-	return n
 }
 
 // AllPGsActiveClean reports whether every PG is active and clean.

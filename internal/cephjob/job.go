@@ -66,10 +66,13 @@ const (
 // A verb's inputs, as the environment of its container: the scripts read
 // them from there, never spliced into their text.
 const (
-	EnvOSDID   = "OSD_ID"
-	EnvOSDUUID = "OSD_UUID"
-	EnvDevice  = "DEVICE"
-	EnvHost    = "HOST"
+	EnvOSDID = "OSD_ID"
+	// EnvAlsoOSDID is the probe's other OSD, whose state it tells
+	// besides (-1: none).
+	EnvAlsoOSDID = "ALSO_OSD_ID"
+	EnvOSDUUID   = "OSD_UUID"
+	EnvDevice    = "DEVICE"
+	EnvHost      = "HOST"
 	// EnvIdentity is the device's identity as the identify verb read it
 	// (device_identity): a zap that finds no label wipes only that disk.
 	EnvIdentity = "IDENTITY"
@@ -159,7 +162,7 @@ osd_state() {
 // from the environment (OSD_ID, OSD_UUID, DEVICE, IDENTITY, HOST), never
 // spliced into the script, and their answer goes to the termination log.
 var verbScripts = map[Verb]string{
-	VerbProbe: `python3 -c "$PROBE" "$OSD_ID" $CONN > /dev/termination-log`,
+	VerbProbe: `python3 -c "$PROBE" "$OSD_ID" "$ALSO_OSD_ID" $CONN > /dev/termination-log`,
 	VerbOut:   `ceph osd out "osd.$OSD_ID" 2>&1 | tail -c 1000 > /dev/termination-log`,
 	VerbIn: `state=$(osd_state "$OSD_ID")
 if [ "$state" != up ]; then echo "osd.$OSD_ID is $state: not marked in (an OSD marked in while down takes PGs it cannot serve)" > /dev/termination-log; exit 1; fi
@@ -227,6 +230,9 @@ type Request struct {
 	// per poll).
 	Seq   int32
 	OSDID int32
+	// AlsoOSDID is a probe's other OSD (a replacement's), whose state it
+	// tells besides; nil: none.
+	AlsoOSDID *int32
 	// OSDUUID, Device and Node are a node verb's: the OSD the device must
 	// hold, the device, and its node. Host is purge's CRUSH host.
 	OSDUUID, Device, Node, Host string
@@ -259,7 +265,11 @@ func Render(namespace string, owner metav1.OwnerReference, req Request, rookImag
 	}
 	switch req.Verb {
 	case VerbProbe:
-		env = append(env, corev1.EnvVar{Name: "PROBE", Value: probeScript})
+		also := "-1"
+		if req.AlsoOSDID != nil {
+			also = strconv.Itoa(int(*req.AlsoOSDID))
+		}
+		env = append(env, corev1.EnvVar{Name: "PROBE", Value: probeScript}, corev1.EnvVar{Name: EnvAlsoOSDID, Value: also})
 	case VerbPGStates:
 		env = append(env, corev1.EnvVar{Name: "PG_STATES", Value: pgStatesScript})
 	}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -90,45 +91,59 @@ func TestParseCephJobName(t *testing.T) {
 	}
 }
 
+// handWritten is testdata/ceph's cluster as a Cluster: what probe.py
+// reads there, for osd.1.
+func handWritten() Cluster {
+	return Cluster{
+		OSDs: []ClusterOSD{
+			{ID: 0, Host: "node-a", Class: "hdd", Up: true, In: true, PGs: 41, KB: 10485760, KBUsed: 1572864},
+			{ID: 1, UUID: "1b7e2f4c-1f0a-4d3e-9c1a-6a1d2b3c4d51", Host: "node-a", Class: "hdd", In: true, KB: 10485760, KBUsed: 524288},
+			{ID: 2, Host: "node-b", Class: "hdd", Up: true, In: true, PGs: 41, KB: 10485760, KBUsed: 1048576},
+			{ID: 3, Host: "node-b", Class: "hdd", Up: true},
+		},
+		Pools: []ClusterPool{{".mgr", 3, 2, "host", ""}, {"ceph-rook-db", 2, 1, "host", "hdd"}, {"scratch", 2, 1, "osd", ""}},
+	}
+}
+
+// What the simulation answers (Summarize, then Wire) parses back to the
+// same facts; what does not have the probe's shape does not parse.
 func TestParseCephFacts(t *testing.T) {
-	f, err := ParseFacts(`{"health":{"status":"HEALTH_WARN","checks":{"OSD_DOWN":"1 osds down"}},` +
-		`"ratios":{"nearfull":0.85,"backfillfull":0.9,"full":0.95},"maxPGPerOSD":250,"hardRatio":3.0,` +
-		`"pools":[[".mgr",3,2,"host"],["ceph-rook-db",2,1,"osd"]],"pgs":{"active+clean":33},` +
-		`"hosts":[{"name":"node-a","osds":[[0,1,1,33,10485760,1048576],[1,0,1,0,10485760,0]]}],` +
-		`"osd":{"id":1,"exists":true,"uuid":"u-1","up":false,"in":true,"devNode":"/dev/loop3","devices":"loop3","deviceIDs":"","safeToDestroy":{"rc":11,"message":"Error EAGAIN: pgs not clean"}}}`)
+	var f Facts
+	f.Health.Status, f.Health.Checks = "HEALTH_WARN", map[string]string{"OSD_DOWN": "1 osds down"}
+	f.Ratios.Nearfull, f.Ratios.Backfillfull, f.Ratios.Full = 0.85, 0.9, 0.95
+	f.MaxPGPerOSD, f.HardRatio, f.PGStates = 250, 3, map[string]int{"active+clean": 33}
+	handWritten().Summarize(&f, 1, 3)
+	f.OSD.SafeToDestroy.RC, f.OSD.SafeToDestroy.Message = 11, "Error EAGAIN: pgs not clean"
+	wire, err := f.Wire()
 	require.NoError(t, err)
-	assert.Equal(t, []Pool{{".mgr", 3, 2, "host"}, {"ceph-rook-db", 2, 1, "osd"}}, f.Pools)
-	assert.Equal(t, []Host{{Name: "node-a", OSDs: []HostOSD{{ID: 0, Up: true, In: true, PGs: 33, KB: 10485760, KBUsed: 1048576}, {ID: 1, In: true, KB: 10485760}}}}, f.Hosts)
-	assert.Equal(t, "1 osds down", f.Health.Checks["OSD_DOWN"])
-	assert.False(t, f.SafeToDestroy())
-	assert.Equal(t, "/dev/loop3", f.OSD.DevNode)
-	assert.Equal(t, 33, f.PGsOn(0))
+	got, err := ParseFacts(wire)
+	require.NoError(t, err, wire)
+	assert.Equal(t, f, got)
+	assert.Equal(t, []Pool{{".mgr", 3, 2, "host", "", 1}, {"ceph-rook-db", 2, 1, "host", "hdd", 1}, {"scratch", 2, 1, "osd", "", 1}}, got.Pools)
+	assert.False(t, got.SafeToDestroy())
+	assert.False(t, got.UpAndIn(1), "osd.1 is down")
+	assert.False(t, got.UpAndIn(3), "osd.3, the other OSD asked about, is out")
+	assert.False(t, got.UpAndIn(0), "osd.0 was not asked about")
 
 	for name, answer := range map[string]string{
-		"cut at 4096 bytes": `{"health":{"status":"HEALTH_OK"},"pools":[[".mgr",3,2,"ho`,
-		"a pool of three":   `{"health":{"status":"HEALTH_OK"},"pools":[[".mgr",3,2]]}`,
-		"an OSD of five":    `{"health":{"status":"HEALTH_OK"},"hosts":[{"name":"a","osds":[[0,1,1,3,4]]}]}`,
-		"no health":         `{"pools":[]}`,
-		"an error message":  `Error EACCES: access denied`,
+		"cut at 4096 bytes":  `{"health":{"status":"HEALTH_OK"},"pools":[[".mgr",3,2,"ho`,
+		"a pool of four":     `{"health":{"status":"HEALTH_OK"},"classes":{"":[1,1,1,1,1,1,1]},"pools":[[".mgr",3,2,"host"]]}`,
+		"a class of five":    `{"health":{"status":"HEALTH_OK"},"classes":{"":[1,1,1,1,1]}}`,
+		"a missing OSD of 3": `{"health":{"status":"HEALTH_OK"},"classes":{"":[1,1,1,1,1,1,1]},"missing":[[1,0,1]]}`,
+		"no class counted":   `{"health":{"status":"HEALTH_OK"},"pools":[]}`,
+		"no health":          `{"pools":[]}`,
+		"an error message":   `Error EACCES: access denied`,
 	} {
 		_, err := ParseFacts(answer)
 		assert.Error(t, err, name)
 	}
 }
 
-// The probe (probe.py) run by python3 against a fake librados that
-// answers with Ceph's formats (testdata/ceph): what it prints parses, and
-// says what the answers said.
-func TestProbeScript(t *testing.T) {
-	python, err := exec.LookPath("python3")
-	require.NoError(t, err, "the probe runs in Rook's image with python3; its test needs one too")
-	data, err := filepath.Abs("testdata/ceph")
-	require.NoError(t, err)
-	lib := t.TempDir()
-	// A fake librados: each command, as the probe sends it (its JSON with
-	// sorted keys) to the daemon that answers it, gets Ceph's answer; any
-	// other fails as Ceph would an unknown command.
-	fake := `import json, os
+// fakeRados is a fake librados for probe.py: each command, as the probe
+// sends it (its JSON with sorted keys) to the daemon that answers it, gets
+// Ceph's answer from $FAKE_CEPH_DATA (Ceph's formats); any other fails as
+// Ceph would an unknown command.
+const fakeRados = `import json, os
 DATA = os.environ["FAKE_CEPH_DATA"]
 def data(name):
     return 0, open(os.path.join(DATA, name), "rb").read(), ""
@@ -158,18 +173,48 @@ class Rados:
     def mgr_command(self, cmd, inbuf, timeout=0):
         return self.answer("mgr", cmd)
 `
-	require.NoError(t, os.WriteFile(filepath.Join(lib, "rados.py"), []byte(fake), 0o644))
-	cmd := exec.Command(python, "-c", probeScript, "1", "--conf", "/tmp/ceph.conf", "--keyring", "/tmp/keyring", "--name", "client.admin")
-	cmd.Env = append(os.Environ(), "PYTHONPATH="+lib, "FAKE_CEPH_DATA="+data)
-	out, err := cmd.Output()
+
+// runProbe runs probe.py by python3, as the probe Job does, for osd.1
+// and also, against Ceph's answers in data; it returns what it printed.
+func runProbe(t *testing.T, data string, also int) string {
+	t.Helper()
+	python, lib := fakeRadosLib(t)
+	out, err := probeCommand(python, lib, data, also).Output()
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {
 		t.Fatalf("probe: %v: %s", err, exit.Stderr)
 	}
 	require.NoError(t, err)
+	return string(out)
+}
+
+// fakeRadosLib is python3 and a directory that holds fakeRados.
+func fakeRadosLib(t *testing.T) (python, lib string) {
+	t.Helper()
+	python, err := exec.LookPath("python3")
+	require.NoError(t, err, "the probe runs in Rook's image with python3; its test needs one too")
+	lib = t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(lib, "rados.py"), []byte(fakeRados), 0o644))
+	return python, lib
+}
+
+// probeCommand runs probe.py as the probe Job does, for osd.1 and also.
+func probeCommand(python, lib, data string, also int) *exec.Cmd {
+	cmd := exec.Command(python, "-c", probeScript, "1", strconv.Itoa(also), "--conf", "/tmp/ceph.conf", "--keyring", "/tmp/keyring", "--name", "client.admin")
+	cmd.Env = append(os.Environ(), "PYTHONPATH="+lib, "FAKE_CEPH_DATA="+data)
+	return cmd
+}
+
+// The probe against a small cluster in Ceph's own formats (testdata/ceph):
+// what it prints parses, and says what the answers said, summed as
+// Summarize sums the same cluster.
+func TestProbeScript(t *testing.T) {
+	data, err := filepath.Abs("testdata/ceph")
+	require.NoError(t, err)
+	out := runProbe(t, data, 3)
 	assert.Less(t, len(out), 4096, "the answer fits a termination message")
 
-	f, err := ParseFacts(string(out))
+	f, err := ParseFacts(out)
 	require.NoError(t, err, "%s", out)
 	assert.Equal(t, "HEALTH_WARN", f.Health.Status)
 	assert.Equal(t, "1 osds down", f.Health.Checks["OSD_DOWN"])
@@ -178,17 +223,29 @@ class Rados:
 	assert.InDelta(t, 0.95, f.Ratios.Full, 1e-6)
 	assert.Equal(t, 250, f.MaxPGPerOSD)
 	assert.InDelta(t, 3.0, f.HardRatio, 1e-9)
-	assert.Equal(t, []Pool{{".mgr", 3, 2, "host"}, {"ceph-rook-db", 2, 1, "host"}, {"scratch", 2, 1, "osd"}}, f.Pools)
 	assert.Equal(t, map[string]int{"active+clean": 29, "active+undersized+degraded": 12}, f.PGStates)
 	assert.Equal(t, Recovery{Degraded: 1200, Misplaced: 35}, f.Recovery)
-	assert.Equal(t, []Host{
-		{Name: "node-a", OSDs: []HostOSD{{ID: 0, Up: true, In: true, PGs: 41, KB: 10485760, KBUsed: 1572864}, {ID: 1, In: true, KB: 10485760, KBUsed: 524288}}},
-		{Name: "node-b", OSDs: []HostOSD{{ID: 2, Up: true, In: true, PGs: 41, KB: 10485760, KBUsed: 1048576}, {ID: 3, Up: true}}},
-	}, f.Hosts)
-	assert.Equal(t, OSD{ID: 1, Exists: true, UUID: "1b7e2f4c-1f0a-4d3e-9c1a-6a1d2b3c4d51", In: true, DevNode: "/dev/loop3", Devices: "loop3"}, withoutSafe(f.OSD))
+	assert.Equal(t, []Pool{{".mgr", 3, 2, "host", "", 1}, {"ceph-rook-db", 2, 1, "host", "hdd", 1}, {"scratch", 2, 1, "osd", "", 1}}, f.Pools,
+		"the class from the rule's take step (default~hdd)")
+	assert.Equal(t, Room{Hosts: 2, HostsWithOwn: 2, OSDs: 2, Load: Load{KB: 31457280, KBUsed: 3145728, Takers: 2, MostPGs: 41}}, f.Classes["hdd"],
+		"osd.0 and osd.2 up and in, osd.1 (down, in) counted in the load, osd.3 (out) not")
+	assert.Equal(t, Load{KB: 20971520, KBUsed: 2097152, Takers: 1, MostPGs: 41}, f.OwnHost[""])
+	assert.Equal(t, []MissingOSD{{ID: 3, Up: true, Host: "node-b"}}, f.Missing)
+	assert.Equal(t, OSD{ID: 1, Exists: true, UUID: "1b7e2f4c-1f0a-4d3e-9c1a-6a1d2b3c4d51", In: true, Host: "node-a", DeviceClass: "hdd", KB: 10485760,
+		DevNode: "/dev/loop3", Devices: "loop3"}, withoutSafe(f.OSD))
 	assert.Equal(t, 16, f.OSD.SafeToDestroy.RC)
 	assert.Equal(t, "Error EBUSY: OSD(s) 1 have 12 pgs currently mapped to them.", f.OSD.SafeToDestroy.Message, "as the ceph CLI says it")
 	assert.False(t, f.SafeToDestroy())
+	assert.Equal(t, &AlsoOSD{ID: 3}, f.Also, "osd.3 is out")
+
+	var want Facts
+	handWritten().Summarize(&want, 1, 3)
+	assert.Equal(t, want.Pools, f.Pools)
+	assert.Equal(t, want.Classes, f.Classes)
+	assert.Equal(t, want.OwnHost, f.OwnHost)
+	assert.Equal(t, want.Missing, f.Missing)
+	assert.Equal(t, want.MissingCount, f.MissingCount)
+	assert.Equal(t, want.Also, f.Also)
 }
 
 // TestPGStatesScript runs the pgs verb's script on what Ceph 18.2.7 prints

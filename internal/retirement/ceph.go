@@ -44,105 +44,98 @@ func CephChecks(f cephjob.Facts, osd int) []cephv1alpha1.PreflightCheck {
 	return []cephv1alpha1.PreflightCheck{poolsCheck(f, osd), cephCapacityCheck(f, osd), pgsPerOSDCheck(f, osd), cephHealthCheck(f, osd)}
 }
 
-// remaining counts what stays up and in without osd: hosts with at least
-// one such OSD, and the OSDs.
-func remaining(f cephjob.Facts, osd int) (hosts, osds int) {
-	for _, h := range f.Hosts {
-		n := 0
-		for _, o := range h.OSDs {
-			if o.ID != osd && o.Up && o.In {
-				n++
-			}
-		}
-		if n > 0 {
-			hosts++
-		}
-		osds += n
+// ofClass says "" for every class, " of class ssd" for one.
+func ofClass(class string) string {
+	if class == "" {
+		return ""
 	}
-	return hosts, osds
+	return " of class " + class
 }
 
 // poolsCheck: every pool Ceph has (.mgr, the object stores' metadata pools
 // and the consumers' alike) can place all its copies on distinct members
-// of its failure domain without osd. With fewer, the drained OSD's PGs have
-// nowhere to go, Ceph never calls it safe to destroy, and the retirement
-// would wait for ever.
+// of its failure domain in its device class without osd. With fewer, the
+// drained OSD's PGs have nowhere to go, Ceph never calls it safe to
+// destroy, and the retirement would wait for ever.
 func poolsCheck(f cephjob.Facts, osd int) cephv1alpha1.PreflightCheck {
-	hosts, osds := remaining(f, osd)
 	var short []string
+	pools := 0
 	for _, p := range f.Pools {
-		have, unit := hosts, "hosts"
+		pools += p.Count
+		room := f.Classes[p.Class]
+		have, unit := room.Hosts, "hosts"
 		switch p.Domain {
 		case "host":
 		case "osd":
-			have, unit = osds, "OSDs"
+			have, unit = room.OSDs, "OSDs"
 		default:
-			short = append(short, fmt.Sprintf("pool %s spreads over %q, which the plugin cannot count", p.Name, p.Domain))
+			short = append(short, fmt.Sprintf("%s spreads over %q, which the plugin cannot count", p.Describe(), p.Domain))
 			continue
 		}
 		if p.Size > have {
-			short = append(short, fmt.Sprintf("pool %s keeps %d copies on different %s", p.Name, p.Size, unit))
+			short = append(short, fmt.Sprintf("%s keeps %d copies on different %s%s, and %d remain", p.Describe(), p.Size, unit, ofClass(p.Class), have))
 		}
 	}
-	after := fmt.Sprintf("without osd.%d, %s and %s stay up and in", osd, message.Plural(hosts, "host"), message.Plural(osds, "OSD"))
+	class := scopeClass(f)
+	own := f.Classes[class]
+	after := fmt.Sprintf("without osd.%d, %s and %s%s stay up and in", osd, message.Plural(own.Hosts, "host"), message.Plural(own.OSDs, "OSD"), ofClass(class))
 	if len(short) > 0 {
 		return cephv1alpha1.PreflightCheck{Name: CheckPools, Message: fmt.Sprintf("%s: too few for %s; add a disk on another node first (a replacement does), or lower the copies", after, message.Clauses(short))}
 	}
-	return cephv1alpha1.PreflightCheck{Name: CheckPools, Passed: true, Message: fmt.Sprintf("%s: every one of Ceph's %s keeps its copies", after, message.Plural(len(f.Pools), "pool"))}
+	return cephv1alpha1.PreflightCheck{Name: CheckPools, Passed: true, Message: fmt.Sprintf("%s: every one of Ceph's %s keeps its copies", after, message.Plural(pools, "pool"))}
 }
 
-// fullCopyPerHost: some host-domain pool keeps as many copies as there are
-// hosts (the retired OSD's counted), so each host holds a whole copy and
-// the retired OSD's data must stay on its own host.
-func fullCopyPerHost(f cephjob.Facts, osd int) bool {
-	hosts := 0
-	for _, h := range f.Hosts {
-		if slices.ContainsFunc(h.OSDs, func(o cephjob.HostOSD) bool { return o.ID == osd || o.Up && o.In }) {
-			hosts++
-		}
+// scopeClass is the device class osd's data must stay in: its own when a
+// pool's rule takes that class (the data of such a pool moves only within
+// it), else every class ("").
+func scopeClass(f cephjob.Facts) string {
+	class := f.OSD.DeviceClass
+	if class != "" && slices.ContainsFunc(f.Pools, func(p cephjob.Pool) bool { return p.Class == class }) {
+		return class
 	}
-	return slices.ContainsFunc(f.Pools, func(p cephjob.Pool) bool { return p.Domain == "host" && p.Size >= hosts })
+	return ""
 }
 
-// receivers are the hosts osd's data moves within: its own when each host
-// holds a whole copy and it keeps another OSD, else all of them (a host
-// left empty is the pools check's refusal); scope says which in words.
-func receivers(f cephjob.Facts, osd int) (hosts []cephjob.Host, scope string) {
-	host, ok := f.HostOf(osd)
-	keeps := slices.ContainsFunc(host.OSDs, func(o cephjob.HostOSD) bool { return o.ID != osd && o.Up && o.In })
-	if ok && keeps && fullCopyPerHost(f, osd) {
-		return []cephjob.Host{host}, "host " + host.Name + " (it holds a whole copy)"
+// fullCopyPerHost: some host-domain pool with data on osd (of its class,
+// or of none) keeps as many copies as there are hosts of that class (the
+// retired OSD's counted), so each host holds a whole copy and the retired
+// OSD's data must stay on its own host.
+func fullCopyPerHost(f cephjob.Facts) bool {
+	return slices.ContainsFunc(f.Pools, func(p cephjob.Pool) bool {
+		return p.Domain == "host" && (p.Class == "" || p.Class == f.OSD.DeviceClass) && p.Size >= f.Classes[p.Class].HostsWithOwn
+	})
+}
+
+// receivers are the load of the OSDs osd's data moves to, in its scope
+// class: its own host's when each host holds a whole copy and it keeps
+// another such OSD, else the cluster's (a host left empty is the pools
+// check's refusal); scope says which in words.
+func receivers(f cephjob.Facts) (load cephjob.Load, scope string) {
+	class := scopeClass(f)
+	if host, ok := f.OwnHost[class]; ok && host.Takers > 0 && fullCopyPerHost(f) {
+		return host, "host " + f.OSD.Host + ofClass(class) + " (it holds a whole copy)"
 	}
-	return f.Hosts, "the cluster"
+	if class != "" {
+		return f.Classes[class].Load, "the OSDs of class " + class
+	}
+	return f.Classes[""].Load, "the cluster"
 }
 
 // cephCapacityCheck projects the usage once osd's data has moved within its
 // receivers. It must stay below the nearfull ratio (above backfillfull Ceph
 // stops moving data onto an OSD, above full it stops writes).
 func cephCapacityCheck(f cephjob.Facts, osd int) cephv1alpha1.PreflightCheck {
-	hosts, scope := receivers(f, osd)
-	var kb, used, gone int64
-	for _, h := range hosts {
-		for _, o := range h.OSDs {
-			if o.ID == osd {
-				gone = o.KB
-			}
-			if o.In || o.ID == osd {
-				kb += o.KB
-				used += o.KBUsed
-			}
-		}
-	}
-	left := kb - gone
+	load, scope := receivers(f)
+	left := load.KB - f.OSD.KB
 	if f.Ratios.Nearfull <= 0 {
 		return cephv1alpha1.PreflightCheck{Name: CheckCapacity, Message: "Ceph's OSD map names no nearfull ratio"}
 	}
 	if left <= 0 {
 		return cephv1alpha1.PreflightCheck{Name: CheckCapacity, Message: fmt.Sprintf("nothing would remain in %s to hold osd.%d's data", scope, osd)}
 	}
-	share := float64(used) / float64(left)
+	share := float64(load.KBUsed) / float64(left)
 	msg := fmt.Sprintf("%s would hold %s in %s: %.0f%% (Ceph's nearfull ratio %.0f%%, backfillfull %.0f%%, full %.0f%%)",
-		scope, message.Bytes(used*1024), message.Bytes(left*1024), share*100, f.Ratios.Nearfull*100, f.Ratios.Backfillfull*100, f.Ratios.Full*100)
+		scope, message.Bytes(load.KBUsed*1024), message.Bytes(left*1024), share*100, f.Ratios.Nearfull*100, f.Ratios.Backfillfull*100, f.Ratios.Full*100)
 	if share >= f.Ratios.Nearfull {
 		return cephv1alpha1.PreflightCheck{Name: CheckCapacity, Message: msg + ": the data would not fit; add capacity there first"}
 	}
@@ -150,30 +143,18 @@ func cephCapacityCheck(f cephjob.Facts, osd int) cephv1alpha1.PreflightCheck {
 }
 
 // pgsPerOSDCheck projects the PGs of the OSDs that take osd's: its PGs
-// spread over the rest of its host when each host holds a whole copy,
-// else over every OSD that stays. Above mon_max_pg_per_osd ×
-// osd_max_pg_per_osd_hard_ratio an OSD refuses new PGs and the drain hangs.
+// spread over its receivers, on top of the most any of them holds. Above
+// mon_max_pg_per_osd × osd_max_pg_per_osd_hard_ratio an OSD refuses new
+// PGs and the drain hangs.
 func pgsPerOSDCheck(f cephjob.Facts, osd int) cephv1alpha1.PreflightCheck {
-	hosts, _ := receivers(f, osd)
-	var takers []cephjob.HostOSD
-	for _, h := range hosts {
-		for _, o := range h.OSDs {
-			if o.ID != osd && o.Up && o.In {
-				takers = append(takers, o)
-			}
-		}
-	}
+	load, scope := receivers(f)
 	limit := int(math.Floor(float64(f.MaxPGPerOSD) * f.HardRatio))
-	if len(takers) == 0 || limit <= 0 {
-		return cephv1alpha1.PreflightCheck{Name: CheckPGsPerOSD, Message: fmt.Sprintf("no OSD would take osd.%d's %d PGs", osd, f.PGsOn(osd))}
+	if load.Takers == 0 || limit <= 0 {
+		return cephv1alpha1.PreflightCheck{Name: CheckPGsPerOSD, Message: fmt.Sprintf("no OSD in %s would take osd.%d's %d PGs", scope, osd, f.OSD.PGs)}
 	}
-	extra := (f.PGsOn(osd) + len(takers) - 1) / len(takers)
-	most := 0
-	for _, o := range takers {
-		most = max(most, o.PGs+extra)
-	}
-	msg := fmt.Sprintf("osd.%d's %d PGs spread over %s: at most %d PGs on one (Ceph refuses more than %d = mon_max_pg_per_osd %d × osd_max_pg_per_osd_hard_ratio %g)",
-		osd, f.PGsOn(osd), message.Plural(len(takers), "OSD"), most, limit, f.MaxPGPerOSD, f.HardRatio)
+	most := load.MostPGs + (f.OSD.PGs+load.Takers-1)/load.Takers
+	msg := fmt.Sprintf("osd.%d's %d PGs spread over %s in %s: at most %d PGs on one (Ceph refuses more than %d = mon_max_pg_per_osd %d × osd_max_pg_per_osd_hard_ratio %g)",
+		osd, f.OSD.PGs, message.Plural(load.Takers, "OSD"), scope, most, limit, f.MaxPGPerOSD, f.HardRatio)
 	if most > limit {
 		return cephv1alpha1.PreflightCheck{Name: CheckPGsPerOSD, Message: msg + ": add OSDs or lower the pools' PG counts first"}
 	}
@@ -200,10 +181,7 @@ func cephHealthCheck(f cephjob.Facts, osd int) cephv1alpha1.PreflightCheck {
 	if len(blocking) > 0 {
 		return fail("Ceph reports %s: resolve it first", strings.Join(blocking, "; "))
 	}
-	var othersDown []string
-	for _, o := range otherOSDsMissing(f, osd) {
-		othersDown = append(othersDown, fmt.Sprintf("osd.%d (%s)", o.ID, upIn(o.Up, o.In)))
-	}
+	othersDown := othersMissing(f, func(o cephjob.MissingOSD) string { return fmt.Sprintf("osd.%d (%s)", o.ID, upIn(o.Up, o.In)) })
 	if len(othersDown) > 0 {
 		return fail("%s: Ceph already lacks copies there; bring them back (or retire them) first", message.Clauses(othersDown))
 	}
@@ -245,10 +223,9 @@ func cephSettling(f cephjob.Facts, osd int) string {
 	if f.Health.Status == "HEALTH_ERR" || drainTrouble(f, osd) != "" {
 		return ""
 	}
-	var busy []string
-	for _, o := range otherOSDsMissing(f, osd) {
-		busy = append(busy, fmt.Sprintf("osd.%d down", o.ID)) // still in: drainTrouble found none out
-	}
+	// Still in, every one: drainTrouble found none out (the probe lists
+	// the out ones first).
+	busy := othersMissing(f, func(o cephjob.MissingOSD) string { return fmt.Sprintf("osd.%d down", o.ID) })
 	if !f.AllPGsActiveClean() {
 		busy = append(busy, f.PGsNotActiveClean())
 	}
@@ -276,24 +253,17 @@ func trailingPGChecks(f cephjob.Facts) []string {
 	return trailing
 }
 
-// missingOSD is an OSD Ceph has that is not up and in, and its host.
-type missingOSD struct {
-	cephjob.HostOSD
-	Host string
-}
-
-// otherOSDsMissing are the OSDs besides osd that are down or out, host by
-// host.
-func otherOSDsMissing(f cephjob.Facts, osd int) []missingOSD {
-	var missing []missingOSD
-	for _, h := range f.Hosts {
-		for _, o := range h.OSDs {
-			if o.ID != osd && (!o.Up || !o.In) {
-				missing = append(missing, missingOSD{o, h.Name})
-			}
-		}
+// othersMissing names the OSDs besides the probed one that are down or
+// out, as many as the probe listed, and how many more there are.
+func othersMissing(f cephjob.Facts, describe func(cephjob.MissingOSD) string) []string {
+	var names []string
+	for _, o := range f.Missing {
+		names = append(names, describe(o))
 	}
-	return missing
+	if more := f.MissingCount - len(f.Missing); more > 0 {
+		names = append(names, message.Plural(more, "more OSD"))
+	}
+	return names
 }
 
 // lastingCheck names the first blocking health check Ceph raises that

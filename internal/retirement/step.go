@@ -201,7 +201,7 @@ func (f Facts) then(s Step) Facts {
 // ask is a step that runs verb for the retirement's OSD in a new Ceph Job.
 func ask(f Facts, phase cephv1alpha1.DiskRetirementPhase, verb cephjob.Verb, format string, args ...any) Step {
 	s := step(f, phase, ActCephJob, format, args...)
-	s.Request = request(s.Status, verb, s.Status.CephJobs)
+	s.Request = request(s.Status, verb, s.Status.CephJobs, f.ReplacementOSD)
 	s.Status.CephJobs++
 	s.Status.CephJob = cephjob.Name(f.UID, s.Request)
 	return s
@@ -216,15 +216,19 @@ func again(f Facts) Step {
 		return s
 	}
 	s := step(f, f.Status.Phase, ActCephJob, "%s", f.Status.Message)
-	s.Request = request(f.Status, verb, seq)
+	s.Request = request(f.Status, verb, seq, f.ReplacementOSD)
 	return s
 }
 
-// request is the Ceph Job of verb for the retirement's OSD and device.
-func request(s cephv1alpha1.DiskRetirementStatus, verb cephjob.Verb, seq int32) cephjob.Request {
+// request is the Ceph Job of verb for the retirement's OSD and device; a
+// probe tells the replacement's OSD's state besides, when there is one.
+func request(s cephv1alpha1.DiskRetirementStatus, verb cephjob.Verb, seq int32, replacement *rook.OSD) cephjob.Request {
 	r := cephjob.Request{Verb: verb, Seq: seq, OSDUUID: s.OSDUUID, Node: s.Node, Device: s.Device, Identity: s.DeviceIdentity, OSDID: -1}
 	if s.OSDID != nil {
 		r.OSDID = *s.OSDID
+	}
+	if verb == cephjob.VerbProbe && replacement != nil {
+		r.AlsoOSDID = &replacement.ID
 	}
 	if verb == cephjob.VerbPurge {
 		r.Host = s.Node
@@ -612,11 +616,11 @@ func draining(f Facts) Step {
 		if trouble := drainTrouble(*f.Ceph, int(id)); trouble != "" {
 			return abort(f, trouble)
 		}
-		if down := othersDownButIn(*f.Ceph, int(id)); down != "" {
+		if down := othersDownButIn(*f.Ceph); down != "" {
 			// Nothing is stopped meanwhile; Ceph marking it out aborts.
 			return waitOrAbort(f, "waiting for "+down+", down but still in")
 		}
-		left := int32(f.Ceph.PGsOn(int(id)))
+		left := int32(f.Ceph.OSD.PGs)
 		if f.Ceph.SafeToDestroy() {
 			s := step(f, cephv1alpha1.RetirementStoppingOSD, ActScaleDown, "Ceph says osd.%d is safe to destroy (no PG maps to it); stopping it", id)
 			s.Status.PGsLeft, s.Status.OSDStopped = new(int32(0)), true
@@ -675,24 +679,21 @@ func drainTrouble(c cephjob.Facts, osd int) string {
 	if why := lastingCheck(c); why != "" {
 		return why
 	}
-	for _, o := range otherOSDsMissing(c, osd) {
-		if !o.In {
-			return fmt.Sprintf("osd.%d on host %s is %s: Ceph lacks copies there while osd.%d drains", o.ID, o.Host, upIn(o.Up, o.In), osd)
-		}
+	// The probe lists the out ones first.
+	if len(c.Missing) > 0 && !c.Missing[0].In {
+		o := c.Missing[0]
+		return fmt.Sprintf("osd.%d on host %s is %s: Ceph lacks copies there while osd.%d drains", o.ID, o.Host, upIn(o.Up, o.In), osd)
 	}
 	return ""
 }
 
 // othersDownButIn names the OSDs besides osd that are down but still in,
 // "" when there are none.
-func othersDownButIn(c cephjob.Facts, osd int) string {
-	var down []string
-	for _, o := range otherOSDsMissing(c, osd) {
-		if o.In {
-			down = append(down, fmt.Sprintf("osd.%d on host %s", o.ID, o.Host))
-		}
+func othersDownButIn(c cephjob.Facts) string {
+	if len(c.Missing) == 0 || !c.Missing[0].In {
+		return "" // none, or one is out: drainTrouble's
 	}
-	return message.Clauses(down)
+	return message.Clauses(othersMissing(c, func(o cephjob.MissingOSD) string { return fmt.Sprintf("osd.%d on host %s", o.ID, o.Host) }))
 }
 
 // waitOrAbort waits for the next probe unless the wait has stalled.
@@ -732,8 +733,8 @@ func stopping(f Facts) Step {
 			return abort(f, fmt.Sprintf("Ceph did not purge osd.%d within %s", id, f.Timing.Stall))
 		}
 		s := ask(f, cephv1alpha1.RetirementRemoving, cephjob.VerbPurge, "osd.%d is down and safe to destroy; purging it (Ceph checks once more)", id)
-		if host, ok := f.Ceph.HostOf(int(id)); ok {
-			s.Request.Host = host.Name // CRUSH's name for the node
+		if host := f.Ceph.OSD.Host; host != "" {
+			s.Request.Host = host // CRUSH's name for the node
 		}
 		return s
 	case probeDue(f):

@@ -71,17 +71,16 @@ func answer(f *Facts, verb cephjob.Verb, ok bool, message string) {
 	f.Answer, f.Verb = &cephjob.Answer{Done: true, Succeeded: ok, Message: message}, verb
 }
 
-// probed makes f read a probe answer of facts. The probed OSD is up
-// (in) only when its host's entry says so too: both are Ceph's one OSD map.
-func probed(f *Facts, facts cephjob.Facts) {
+// probed makes f read the answer of a probe of the scene, as the probe
+// sums it: for its probed OSD, and the replacement's when f has one.
+func probed(f *Facts, s scene) {
 	answer(f, cephjob.VerbProbe, true, "{...}")
-	for _, h := range facts.Hosts {
-		for _, o := range h.OSDs {
-			if o.ID == facts.OSD.ID {
-				facts.OSD.Up, facts.OSD.In = facts.OSD.Up && o.Up, facts.OSD.In && o.In
-			}
-		}
+	also := -1
+	if f.ReplacementOSD != nil {
+		also = int(f.ReplacementOSD.ID)
 	}
+	facts := s.Facts
+	s.cluster.Summarize(&facts, s.probe, also)
 	f.Ceph = &facts
 }
 
@@ -96,9 +95,9 @@ func label(uuid string) string {
 
 // cephWith is threeHosts probed for osd.3 (on node-b there), up and in
 // with its PGs, changed by change.
-func cephWith(change func(*cephjob.Facts)) cephjob.Facts {
+func cephWith(change func(*scene)) scene {
 	f := threeHosts()
-	f.OSD = cephjob.OSD{ID: 3, Exists: true, UUID: "uuid-3", Up: true, In: true}
+	f.probe, f.osd(3).UUID = 3, "uuid-3"
 	f.OSD.SafeToDestroy.RC, f.OSD.SafeToDestroy.Message = 16, "Error EBUSY: OSD(s) 3 have 60 pgs currently mapped to them."
 	if change != nil {
 		change(&f)
@@ -107,9 +106,9 @@ func cephWith(change func(*cephjob.Facts)) cephjob.Facts {
 }
 
 // safe: osd.3 is out and drained, and Ceph calls it safe to destroy.
-func safe(f *cephjob.Facts) {
-	osdOf(f, 3).PGs, osdOf(f, 3).In = 0, false
-	f.OSD.In, f.OSD.SafeToDestroy.RC, f.OSD.SafeToDestroy.Message = false, 0, "OSD(s) 3 are safe to destroy without reducing data durability."
+func safe(f *scene) {
+	f.osd(3).PGs, f.osd(3).In = 0, false
+	f.OSD.SafeToDestroy.RC, f.OSD.SafeToDestroy.Message = 0, "OSD(s) 3 are safe to destroy without reducing data durability."
 }
 
 func TestNext(t *testing.T) {
@@ -137,27 +136,27 @@ func TestNext(t *testing.T) {
 			cephv1alpha1.RetirementPending, ActCephJob, cephjob.VerbIdentify, "Ceph can lose osd.3 (up and in); reading the label of /dev/disk/by-id/wwn-0xb on node node-a"},
 		{"Ceph's checks refuse", func() Facts {
 			f := x.fresh()
-			probed(&f, cephWith(func(c *cephjob.Facts) { osdOf(c, 4).Up, osdOf(c, 4).In = false, false }))
+			probed(&f, cephWith(func(c *scene) { c.osd(4).Up, c.osd(4).In = false, false }))
 			return f
 		}(), cephv1alpha1.RetirementRefused, ActRelease, "", "Health: osd.4 (down and out): Ceph already lacks copies there"},
 		{"another OSD down but in (Rook restarting it): wait for it", func() Facts {
 			f := x.fresh()
-			probed(&f, cephWith(func(c *cephjob.Facts) {
-				osdOf(c, 4).Up = false
+			probed(&f, cephWith(func(c *scene) {
+				c.osd(4).Up = false
 				c.PGStates = map[string]int{"active+clean": 100, "active+undersized+degraded": 20}
 			}))
 			return f
 		}(), cephv1alpha1.RetirementPending, ActNone, "", "waiting for Ceph to settle (osd.4 down, 20 active+undersized+degraded) before anything is touched"},
 		{"PGs peering for a moment: wait for Ceph to settle", func() Facts {
 			f := x.fresh()
-			probed(&f, cephWith(func(c *cephjob.Facts) { c.PGStates = map[string]int{"active+clean": 119, "peering": 1} }))
+			probed(&f, cephWith(func(c *scene) { c.PGStates = map[string]int{"active+clean": 119, "peering": 1} }))
 			return f
 		}(), cephv1alpha1.RetirementPending, ActNone, "", "waiting for Ceph to settle (1 peering) before anything is touched"},
 		{"Ceph does not settle within the stall limit: refused", func() Facts {
 			f := x.fresh()
 			long := metav1.NewTime(x.now.Add(-time.Hour))
 			f.Status.Progressed = &long
-			probed(&f, cephWith(func(c *cephjob.Facts) { c.PGStates = map[string]int{"active+clean": 119, "peering": 1} }))
+			probed(&f, cephWith(func(c *scene) { c.PGStates = map[string]int{"active+clean": 119, "peering": 1} }))
 			return f
 		}(), cephv1alpha1.RetirementRefused, ActRelease, "", "Ceph did not settle in 30m0s: Health: 1 PGs are peering"},
 		{"settling: the next probe waits for the poll interval", func() Facts {
@@ -174,7 +173,7 @@ func TestNext(t *testing.T) {
 			cephv1alpha1.RetirementRefused, ActRelease, "", "Ceph did not answer (DeadlineExceeded"},
 		{"Ceph's osd.3 is another OSD than Rook's", func() Facts {
 			f := x.fresh()
-			probed(&f, cephWith(func(c *cephjob.Facts) { c.OSD.UUID = "uuid-other" }))
+			probed(&f, cephWith(func(c *scene) { c.osd(3).UUID = "uuid-other" }))
 			return f
 		}(), cephv1alpha1.RetirementRefused, ActRelease, "", "Ceph's osd.3 has UUID uuid-other, Rook's Deployment says uuid-3"},
 		{"the replacement has a Deployment but its OSD has not booted: wait, nothing touched", func() Facts {
@@ -184,15 +183,15 @@ func TestNext(t *testing.T) {
 		}(), cephv1alpha1.RetirementWaitingForReplacement, ActNone, "", "waiting for Ceph to have replacement Disk a-sdd's osd.9 up and in"},
 		{"the replacement's OSD booted but is not in yet: wait", func() Facts {
 			f := x.replacing()
-			probed(&f, cephWith(func(c *cephjob.Facts) {
-				c.Hosts[0].OSDs = append(c.Hosts[0].OSDs, cephjob.HostOSD{ID: 9, Up: true})
+			probed(&f, cephWith(func(c *scene) {
+				c.cluster.OSDs = append(c.cluster.OSDs, cephjob.ClusterOSD{ID: 9, Host: "node-a", Class: "hdd", Up: true})
 			}))
 			return f
 		}(), cephv1alpha1.RetirementWaitingForReplacement, ActNone, "", "osd.9 up and in"},
 		{"the replacement's OSD is up and in: on to the label", func() Facts {
 			f := x.replacing()
-			probed(&f, cephWith(func(c *cephjob.Facts) {
-				c.Hosts[0].OSDs = append(c.Hosts[0].OSDs, cephjob.HostOSD{ID: 9, Up: true, In: true, KB: 10 << 20})
+			probed(&f, cephWith(func(c *scene) {
+				c.cluster.OSDs = append(c.cluster.OSDs, cephjob.ClusterOSD{ID: 9, Host: "node-a", Class: "hdd", Up: true, In: true, KB: 10 << 20})
 			}))
 			return f
 		}(), cephv1alpha1.RetirementPending, ActCephJob, cephjob.VerbIdentify, "Ceph can lose osd.3"},
@@ -253,8 +252,8 @@ func TestNext(t *testing.T) {
 		{"Ceph refused to mark it out: abort", x.at(cephv1alpha1.RetirementDraining, func(f *Facts) { answer(f, cephjob.VerbOut, false, "Error EPERM") }),
 			cephv1alpha1.RetirementAborting, ActNone, "", "aborting: Ceph did not mark osd.3 out (Error EPERM); giving osd.3 back"},
 		{"PGs left: wait", x.at(cephv1alpha1.RetirementDraining, func(f *Facts) {
-			probed(f, cephWith(func(c *cephjob.Facts) {
-				osdOf(c, 3).PGs, osdOf(c, 3).In, c.PGStates = 20, false, map[string]int{"active+clean": 100, "active+remapped+backfilling": 20}
+			probed(f, cephWith(func(c *scene) {
+				c.osd(3).PGs, c.osd(3).In, c.PGStates = 20, false, map[string]int{"active+clean": 100, "active+remapped+backfilling": 20}
 			}))
 		}), cephv1alpha1.RetirementDraining, ActNone, "", "osd.3 is out and drains: 20 PGs left"},
 		{"no probe before the poll interval", x.at(cephv1alpha1.RetirementDraining, func(f *Facts) {
@@ -267,62 +266,62 @@ func TestNext(t *testing.T) {
 		{"no PG moved for the stall limit: abort", x.at(cephv1alpha1.RetirementDraining, func(f *Facts) {
 			left, objects, long := int32(20), int64(4000), metav1.NewTime(x.now.Add(-time.Hour))
 			f.Status.PGsLeft, f.Status.ObjectsToMove, f.Status.Progressed = &left, &objects, &long
-			probed(f, cephWith(func(c *cephjob.Facts) {
-				osdOf(c, 3).PGs, osdOf(c, 3).In, c.Recovery.Misplaced = 20, false, 4000
+			probed(f, cephWith(func(c *scene) {
+				c.osd(3).PGs, c.osd(3).In, c.Recovery.Misplaced = 20, false, 4000
 			}))
 		}), cephv1alpha1.RetirementAborting, ActNone, "", "neither a PG left osd.3 nor an object copy was recovered or moved for 30m0s (20 PGs left, 4000 object copies"},
 		{"objects moved, no whole PG yet: not stalled (big PGs drain slowly)", x.at(cephv1alpha1.RetirementDraining, func(f *Facts) {
 			left, objects, long := int32(20), int64(4000), metav1.NewTime(x.now.Add(-time.Hour))
 			f.Status.PGsLeft, f.Status.ObjectsToMove, f.Status.Progressed = &left, &objects, &long
-			probed(f, cephWith(func(c *cephjob.Facts) {
-				osdOf(c, 3).PGs, osdOf(c, 3).In, c.Recovery.Misplaced = 20, false, 3990
+			probed(f, cephWith(func(c *scene) {
+				c.osd(3).PGs, c.osd(3).In, c.Recovery.Misplaced = 20, false, 3990
 			}))
 		}), cephv1alpha1.RetirementDraining, ActNone, "", "20 PGs left on it, 3990 object copies to recover or move"},
 		{"counts that go up and down are no progress: the low-water marks decide", x.at(cephv1alpha1.RetirementDraining, func(f *Facts) {
 			left, objects, long := int32(10), int64(100), metav1.NewTime(x.now.Add(-time.Hour))
 			f.Status.PGsLeft, f.Status.ObjectsToMove, f.Status.Progressed = &left, &objects, &long
-			probed(f, cephWith(func(c *cephjob.Facts) {
-				osdOf(c, 3).PGs, osdOf(c, 3).In, c.Recovery.Degraded = 10, false, 120
+			probed(f, cephWith(func(c *scene) {
+				c.osd(3).PGs, c.osd(3).In, c.Recovery.Degraded = 10, false, 120
 			}))
 		}), cephv1alpha1.RetirementAborting, ActNone, "", "neither a PG left osd.3 nor an object copy was recovered or moved"},
 		{"Ceph still has it in after the out: abort", x.at(cephv1alpha1.RetirementDraining, func(f *Facts) {
-			probed(f, cephWith(func(c *cephjob.Facts) { osdOf(c, 3).PGs = 20 }))
+			probed(f, cephWith(func(c *scene) { c.osd(3).PGs = 20 }))
 		}), cephv1alpha1.RetirementAborting, ActNone, "", "Ceph still has osd.3 in after it was marked out"},
 		{"a PG moved: not stalled", x.at(cephv1alpha1.RetirementDraining, func(f *Facts) {
 			left, long := int32(21), metav1.NewTime(x.now.Add(-time.Hour))
 			f.Status.PGsLeft, f.Status.Progressed = &left, &long
-			probed(f, cephWith(func(c *cephjob.Facts) { osdOf(c, 3).PGs, osdOf(c, 3).In = 20, false }))
+			probed(f, cephWith(func(c *scene) { c.osd(3).PGs, c.osd(3).In = 20, false }))
 		}), cephv1alpha1.RetirementDraining, ActNone, "", "20 PGs left"},
 		{"another host goes down while it drains (Rook restarting its OSDs): hold", x.at(cephv1alpha1.RetirementDraining, func(f *Facts) {
-			probed(f, cephWith(func(c *cephjob.Facts) {
-				osdOf(c, 3).In = false
-				osdOf(c, 4).Up, osdOf(c, 5).Up = false, false
+			probed(f, cephWith(func(c *scene) {
+				c.osd(3).In = false
+				c.osd(4).Up, c.osd(5).Up = false, false
 			}))
 		}), cephv1alpha1.RetirementDraining, ActNone, "", "waiting for osd.4 on host node-c; osd.5 on host node-c, down but still in; asking again"},
 		{"held for the stall limit: abort", x.at(cephv1alpha1.RetirementDraining, func(f *Facts) {
 			long := metav1.NewTime(x.now.Add(-time.Hour))
 			f.Status.Progressed = &long
-			probed(f, cephWith(func(c *cephjob.Facts) { osdOf(c, 3).In, osdOf(c, 4).Up = false, false }))
+			probed(f, cephWith(func(c *scene) { c.osd(3).In, c.osd(4).Up = false, false }))
 		}), cephv1alpha1.RetirementAborting, ActNone, "", "aborting: waiting for osd.4 on host node-c, down but still in for 30m0s; giving osd.3 back"},
 		{"drained, but another OSD is down: not stopped", x.at(cephv1alpha1.RetirementDraining, func(f *Facts) {
-			probed(f, cephWith(func(c *cephjob.Facts) { safe(c); osdOf(c, 4).Up = false }))
+			probed(f, cephWith(func(c *scene) { safe(c); c.osd(4).Up = false }))
 		}), cephv1alpha1.RetirementDraining, ActNone, "", "waiting for osd.4 on host node-c, down but still in"},
 		{"Ceph marks the down OSDs out: abort", x.at(cephv1alpha1.RetirementDraining, func(f *Facts) {
-			probed(f, cephWith(func(c *cephjob.Facts) {
-				osdOf(c, 3).In = false
-				osdOf(c, 4).Up, osdOf(c, 4).In = false, false
+			probed(f, cephWith(func(c *scene) {
+				c.osd(3).In = false
+				c.osd(4).Up, c.osd(4).In = false, false
 			}))
 		}), cephv1alpha1.RetirementAborting, ActNone, "", "osd.4 on host node-c is down and out: Ceph lacks copies there while osd.3 drains"},
 		{"PGs peering right after the out: wait, not abort", x.at(cephv1alpha1.RetirementDraining, func(f *Facts) {
-			probed(f, cephWith(func(c *cephjob.Facts) {
-				osdOf(c, 3).In = false
+			probed(f, cephWith(func(c *scene) {
+				c.osd(3).In = false
 				c.Health.Status, c.Health.Checks = "HEALTH_WARN", map[string]string{"PG_AVAILABILITY": "Reduced data availability: 10 pgs peering"}
 				c.PGStates = map[string]int{"active+clean": 110, "peering": 10}
 			}))
 		}), cephv1alpha1.RetirementDraining, ActNone, "", "osd.3 is out and drains: 60 PGs left"},
 		{"an OSD nearly full while it drains: abort", x.at(cephv1alpha1.RetirementDraining, func(f *Facts) {
-			probed(f, cephWith(func(c *cephjob.Facts) {
-				osdOf(c, 3).In = false
+			probed(f, cephWith(func(c *scene) {
+				c.osd(3).In = false
 				c.Health.Status, c.Health.Checks = "HEALTH_WARN", map[string]string{"OSD_NEARFULL": "1 nearfull osd(s)"}
 			}))
 		}), cephv1alpha1.RetirementAborting, ActNone, "", "Ceph reports OSD_NEARFULL"},
@@ -342,13 +341,13 @@ func TestNext(t *testing.T) {
 		}), cephv1alpha1.RetirementStoppingOSD, ActNone, "", "Ceph still sees it up"},
 		{"down and safe: purge", x.at(cephv1alpha1.RetirementStoppingOSD, func(f *Facts) {
 			f.Status.OSDStopped, f.Deployment = true, &stopped
-			probed(f, cephWith(func(c *cephjob.Facts) { safe(c); c.OSD.Up = false; osdOf(c, 3).Up = false }))
+			probed(f, cephWith(func(c *scene) { safe(c); c.osd(3).Up = false }))
 		}), cephv1alpha1.RetirementRemoving, ActCephJob, cephjob.VerbPurge, "osd.3 is down and safe to destroy; purging it"},
 		{"down but not safe for the stall limit: abort", x.at(cephv1alpha1.RetirementStoppingOSD, func(f *Facts) {
 			long := metav1.NewTime(x.now.Add(-time.Hour))
 			f.Status.OSDStopped, f.Deployment, f.Status.Progressed = true, &stopped, &long
-			probed(f, cephWith(func(c *cephjob.Facts) {
-				c.OSD.Up, c.OSD.SafeToDestroy.RC, c.OSD.SafeToDestroy.Message = false, 11, "Error EAGAIN: not all PGs are active+clean"
+			probed(f, cephWith(func(c *scene) {
+				c.osd(3).Up, c.OSD.SafeToDestroy.RC, c.OSD.SafeToDestroy.Message = false, 11, "Error EAGAIN: not all PGs are active+clean"
 			}))
 		}), cephv1alpha1.RetirementAborting, ActScaleUp, "", "aborting (osd.3 is down, and Ceph does not call it safe to destroy (Error EAGAIN"},
 		{"cancelled while stopping: start it again first", x.at(cephv1alpha1.RetirementStoppingOSD, func(f *Facts) { f.Status.OSDStopped, f.Deployment, f.Deleting = true, &stopped, true }),
@@ -366,15 +365,15 @@ func TestNext(t *testing.T) {
 		}), cephv1alpha1.RetirementWiping, ActMarkRetired, "", "taking /dev/disk/by-id/wwn-0xb out of the CephCluster before it is wiped"},
 		{"purged: out of the CephCluster before it is wiped", x.at(cephv1alpha1.RetirementRemoving, func(f *Facts) {
 			f.Status.OSDStopped, f.Deployment = true, &stopped
-			probed(f, cephWith(func(c *cephjob.Facts) { c.OSD = cephjob.OSD{ID: 3} }))
+			probed(f, cephWith(func(c *scene) { c.remove(3) }))
 		}), cephv1alpha1.RetirementWiping, ActMarkRetired, "", "osd.3 is purged; taking /dev/disk/by-id/wwn-0xb out of the CephCluster before it is wiped"},
 		{"the ID is another OSD's now: ours is purged", x.at(cephv1alpha1.RetirementRemoving, func(f *Facts) {
 			f.Status.OSDStopped, f.Deployment = true, &stopped
-			probed(f, cephWith(func(c *cephjob.Facts) { c.OSD.UUID = "uuid-new" }))
+			probed(f, cephWith(func(c *scene) { c.osd(3).UUID = "uuid-new" }))
 		}), cephv1alpha1.RetirementWiping, ActMarkRetired, "", "osd.3 is purged"},
 		{"the purge answered, but the OSD is still in the map: not purged, checked again", x.at(cephv1alpha1.RetirementRemoving, func(f *Facts) {
 			f.Status.OSDStopped, f.Deployment = true, &stopped
-			probed(f, cephWith(func(c *cephjob.Facts) { safe(c); c.OSD.Up = false }))
+			probed(f, cephWith(func(c *scene) { safe(c); c.osd(3).Up = false }))
 		}), cephv1alpha1.RetirementStoppingOSD, ActNone, "", "osd.3 is still in Ceph's OSD map after its purge"},
 		{"no answer after the purge: purge again, never given back", x.at(cephv1alpha1.RetirementRemoving, func(f *Facts) {
 			f.Status.OSDStopped, f.Deployment = true, &stopped
@@ -383,7 +382,7 @@ func TestNext(t *testing.T) {
 		{"down and safe, purges refused for the stall limit: abort (the OSD is known to exist)", x.at(cephv1alpha1.RetirementStoppingOSD, func(f *Facts) {
 			long := metav1.NewTime(x.now.Add(-time.Hour))
 			f.Status.OSDStopped, f.Deployment, f.Status.Progressed = true, &stopped, &long
-			probed(f, cephWith(func(c *cephjob.Facts) { safe(c); c.OSD.Up = false; osdOf(c, 3).Up = false }))
+			probed(f, cephWith(func(c *scene) { safe(c); c.osd(3).Up = false }))
 		}), cephv1alpha1.RetirementAborting, ActScaleUp, "", "Ceph did not purge osd.3 within 30m0s"},
 		{"a pod that never stops (its node NotReady) is waited for up to the stall limit", x.at(cephv1alpha1.RetirementStoppingOSD, func(f *Facts) {
 			long := metav1.NewTime(x.now.Add(-time.Hour))
@@ -424,16 +423,16 @@ func TestNext(t *testing.T) {
 			cephv1alpha1.RetirementAborting, ActCephJob, cephjob.VerbProbe, "asking Ceph whether osd.3 is up"},
 		{"up: mark it in", x.at(cephv1alpha1.RetirementAborting, func(f *Facts) {
 			f.Status.AbortReason = "no PG moved"
-			probed(f, cephWith(func(c *cephjob.Facts) { osdOf(c, 3).In = false }))
+			probed(f, cephWith(func(c *scene) { c.osd(3).In = false }))
 		}), cephv1alpha1.RetirementAborting, ActCephJob, cephjob.VerbIn, "osd.3 is up; marking it in again"},
 		{"not up yet: never marked in while down", x.at(cephv1alpha1.RetirementAborting, func(f *Facts) {
 			f.Status.AbortReason = "no PG moved"
-			probed(f, cephWith(func(c *cephjob.Facts) { osdOf(c, 3).In, osdOf(c, 3).Up = false, false }))
+			probed(f, cephWith(func(c *scene) { c.osd(3).In, c.osd(3).Up = false, false }))
 		}), cephv1alpha1.RetirementAborting, ActNone, "", "waiting for Ceph to see osd.3 up before it is marked in"},
 		{"not up within the stall limit: left out, and said so", x.at(cephv1alpha1.RetirementAborting, func(f *Facts) {
 			long := metav1.NewTime(x.now.Add(-time.Hour))
 			f.Status.AbortReason, f.Status.Progressed = "no PG moved", &long
-			probed(f, cephWith(func(c *cephjob.Facts) { osdOf(c, 3).In, osdOf(c, 3).Up = false, false }))
+			probed(f, cephWith(func(c *scene) { c.osd(3).In, c.osd(3).Up = false, false }))
 		}), cephv1alpha1.RetirementFailed, ActRelease, "", "osd.3 was left out: Ceph did not see it up within 30m0s"},
 		{"whatever Ceph answered to the in, a probe says whether it is in", x.at(cephv1alpha1.RetirementAborting, func(f *Facts) {
 			f.Status.AbortReason = "no PG moved"
@@ -558,12 +557,12 @@ func TestNext(t *testing.T) {
 		}), cephv1alpha1.RetirementWiping, ActCephJob, cephjob.VerbZap, "the dead disk is back on node node-a with osd.3's label: wiping it"},
 		{"a dead disk's abort never marks its OSD in", x.at(cephv1alpha1.RetirementAborting, func(f *Facts) {
 			f.Status.AbortReason, f.Status.DiskGone = "cancelled", true
-			probed(f, cephWith(func(c *cephjob.Facts) { osdOf(c, 3).In, osdOf(c, 3).Up = false, false }))
+			probed(f, cephWith(func(c *scene) { c.osd(3).In, c.osd(3).Up = false, false }))
 		}), cephv1alpha1.RetirementCancelled, ActRelease, "", "osd.3 was left out: its disk cannot be read"},
 
 		{"a dead disk that came back up is marked in on a cancel", x.at(cephv1alpha1.RetirementAborting, func(f *Facts) {
 			f.Status.AbortReason, f.Status.DiskGone = "cancelled", true
-			probed(f, cephWith(func(c *cephjob.Facts) { osdOf(c, 3).In = false }))
+			probed(f, cephWith(func(c *scene) { c.osd(3).In = false }))
 		}), cephv1alpha1.RetirementAborting, ActCephJob, cephjob.VerbIn, "osd.3 is up; marking it in again"},
 
 		// A wipe that cannot run ends on the operator's word (H1).
@@ -659,7 +658,7 @@ func TestKernelNamesMovedTheLabelFindsTheOSD(t *testing.T) {
 	assert.Equal(t, "uuid-5", probe.Status.OSDUUID)
 
 	checked := next.then(probe)
-	probed(&checked, cephWith(func(c *cephjob.Facts) { c.OSD.ID, c.OSD.UUID = 5, "uuid-5"; osdOf(c, 3).ID = 5 }))
+	probed(&checked, cephWith(func(c *scene) { c.remove(5); o := c.osd(3); o.ID, o.UUID, c.probe = 5, "uuid-5", 5 }))
 	identify := Next(checked)
 	require.Equal(t, cephjob.VerbIdentify, identify.Request.Verb, identify.Status.Message)
 	labelled := checked.then(identify)
@@ -710,7 +709,7 @@ func TestEveryAbortGivesEverythingBack(t *testing.T) {
 				f.Answer, f.Verb, f.Ceph = nil, "", nil
 				switch {
 				case s.Action == ActCephJob && s.Request.Verb == cephjob.VerbProbe:
-					probed(&f, cephWith(func(c *cephjob.Facts) { osdOf(c, 3).Up, osdOf(c, 3).In = started, in }))
+					probed(&f, cephWith(func(c *scene) { c.osd(3).Up, c.osd(3).In = started, in }))
 				case s.Action == ActCephJob:
 					answer(&f, s.Request.Verb, true, "marked in osd.3.")
 				}
@@ -766,4 +765,23 @@ func TestLowWater(t *testing.T) {
 			assert.Equal(t, tc.wantProgress, progress)
 		})
 	}
+}
+
+// A probe asks about the replacement's OSD too (F1: the answer no longer
+// lists every OSD), and only a probe.
+func TestAProbeAsksAboutTheReplacement(t *testing.T) {
+	var s cephv1alpha1.DiskRetirementStatus
+	s.OSDID = new(int32(3))
+	replacement := &rook.OSD{ID: 9}
+	assert.Equal(t, new(int32(9)), request(s, cephjob.VerbProbe, 1, replacement).AlsoOSDID)
+	assert.Nil(t, request(s, cephjob.VerbProbe, 1, nil).AlsoOSDID)
+	assert.Nil(t, request(s, cephjob.VerbOut, 1, replacement).AlsoOSDID)
+
+	env := map[string]string{}
+	job := cephjob.Render("rook-ceph", metav1.OwnerReference{UID: "u"}, request(s, cephjob.VerbProbe, 1, replacement), "rook/ceph:v1.18.11")
+	for _, e := range job.Spec.Template.Spec.Containers[0].Env {
+		env[e.Name] = e.Value
+	}
+	assert.Equal(t, "3", env[cephjob.EnvOSDID])
+	assert.Equal(t, "9", env[cephjob.EnvAlsoOSDID])
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -109,6 +107,8 @@ const (
 type modelOSD struct {
 	ID         int
 	Host, UUID string
+	// Class is the device class the prepare gave it.
+	Class  string
 	Up, In     bool
 	PGs        int
 	// Booted: the OSD has started once. ceph-volume creates it in the OSD
@@ -126,12 +126,12 @@ func (c *Ceph) init() {
 
 // Prepared records a new OSD on a node's device as ceph-volume leaves it:
 // in the OSD map, not started (down, out, in no CRUSH host), its label on
-// the device. It boots when its pod first runs (SetUp).
-func (c *Ceph) Prepared(id int, node, kernelPath, uuid string) {
+// the device, of class. It boots when its pod first runs (SetUp).
+func (c *Ceph) Prepared(id int, node, kernelPath, uuid, class string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.init()
-	c.osds[id] = &modelOSD{ID: id, Host: node, UUID: uuid}
+	c.osds[id] = &modelOSD{ID: id, Host: node, UUID: uuid, Class: class}
 	c.labels[node+"\x00"+kernelPath] = bluestoreLabel{UUID: uuid, ID: id}
 }
 
@@ -241,18 +241,19 @@ func (c *Ceph) Step(ctx context.Context) error {
 	return c.runJobs(ctx, pools)
 }
 
-// simPool is a pool's copies and failure domain.
+// simPool is a pool's copies, failure domain and device class.
 type simPool struct {
 	Name   string
 	Size   int
 	Domain string
+	Class  string
 }
 
 // pools are .mgr (Ceph's default size 3, on hosts) and every pool Rook
 // makes for the CephBlockPools, CephFilesystems and CephObjectStores in the
 // namespace, with their spec's size and failure domain.
 func (c *Ceph) pools(ctx context.Context) ([]simPool, error) {
-	pools := []simPool{{".mgr", 3, rook.FailureDomainHost}}
+	pools := []simPool{{".mgr", 3, rook.FailureDomainHost, ""}}
 	for _, kind := range []string{"CephBlockPool", "CephFilesystem", "CephObjectStore"} {
 		list := &unstructured.UnstructuredList{}
 		list.SetGroupVersionKind(schema.GroupVersionKind{Group: "ceph.rook.io", Version: "v1", Kind: kind + "List"})
@@ -273,7 +274,8 @@ func (c *Ceph) pools(ctx context.Context) ([]simPool, error) {
 				if domain == "" {
 					domain = rook.FailureDomainHost
 				}
-				pools = append(pools, simPool{Name: o.GetName() + "/" + strings.Join(path[1:], "."), Size: int(size), Domain: domain})
+				class, _, _ := unstructured.NestedString(spec, "deviceClass")
+				pools = append(pools, simPool{Name: o.GetName() + "/" + strings.Join(path[1:], "."), Size: int(size), Domain: domain, Class: class})
 			}
 			dataPools, _, _ := unstructured.NestedSlice(o.Object, "spec", "dataPools")
 			for i, d := range dataPools {
@@ -283,7 +285,8 @@ func (c *Ceph) pools(ctx context.Context) ([]simPool, error) {
 				if domain == "" {
 					domain = rook.FailureDomainHost
 				}
-				pools = append(pools, simPool{Name: fmt.Sprintf("%s/data%d", o.GetName(), i), Size: int(size), Domain: domain})
+				class, _, _ := unstructured.NestedString(spec, "deviceClass")
+				pools = append(pools, simPool{Name: fmt.Sprintf("%s/data%d", o.GetName(), i), Size: int(size), Domain: domain, Class: class})
 			}
 		}
 	}
@@ -425,43 +428,34 @@ func (c *Ceph) health() (string, map[string]string) {
 	return status, checks
 }
 
-// probe answers internal/cephjob/probe.py for osd id, in its wire format.
-func (c *Ceph) probe(id int, pools []simPool) (string, error) {
-	status, checks := c.health()
-	hosts := map[string][][]int64{}
+// probe answers internal/cephjob/probe.py for osd id (and also), in its
+// wire format, summed as the probe sums Ceph's picture.
+func (c *Ceph) probe(id, also int, pools []simPool) (string, error) {
+	var f cephjob.Facts
+	f.Health.Status, f.Health.Checks = c.health()
+	f.Ratios.Nearfull, f.Ratios.Backfillfull, f.Ratios.Full = 0.85, 0.9, 0.95
+	f.MaxPGPerOSD, f.HardRatio = 250, 3
+	f.PGStates = c.pgStates()
+	var cluster cephjob.Cluster
 	for _, oid := range c.ids() {
 		o := c.osds[oid]
-		if !o.Booted {
-			continue // in no CRUSH host yet: `ceph osd df tree` has it under none
+		osd := cephjob.ClusterOSD{ID: o.ID, UUID: o.UUID, Class: o.Class, Up: o.Up, In: o.In, PGs: o.PGs}
+		if o.Booted { // else in no CRUSH host yet: `ceph osd df tree` has it under none
+			osd.Host, osd.KBUsed = o.Host, int64(o.PGs)*kbPerPG
+			if o.In {
+				osd.KB = osdKB // `ceph osd df` reports an out OSD's size as 0
+			}
 		}
-		kb := int64(osdKB)
-		if !o.In {
-			kb = 0 // `ceph osd df` reports an out OSD's size as 0
-		}
-		hosts[o.Host] = append(hosts[o.Host], []int64{int64(o.ID), b2i(o.Up), b2i(o.In), int64(o.PGs), kb, int64(o.PGs) * kbPerPG})
+		cluster.OSDs = append(cluster.OSDs, osd)
 	}
-	var hostList []map[string]any
-	for _, name := range slices.Sorted(maps.Keys(hosts)) {
-		hostList = append(hostList, map[string]any{"name": name, "osds": hosts[name]})
-	}
-	var poolList [][]any
 	for _, p := range pools {
-		poolList = append(poolList, []any{p.Name, p.Size, max(1, p.Size-1), p.Domain})
+		cluster.Pools = append(cluster.Pools, cephjob.ClusterPool{Name: p.Name, Size: p.Size, MinSize: max(1, p.Size-1), Domain: p.Domain, Class: p.Class})
 	}
-	osd := map[string]any{"id": id, "exists": false}
-	if o, ok := c.osds[id]; ok {
-		rc, msg := c.safeToDestroy(id)
-		osd = map[string]any{"id": id, "exists": true, "uuid": o.UUID, "up": o.Up, "in": o.In,
-			"safeToDestroy": map[string]any{"rc": rc, "message": msg}}
+	cluster.Summarize(&f, id, also)
+	if f.OSD.Exists {
+		f.OSD.SafeToDestroy.RC, f.OSD.SafeToDestroy.Message = c.safeToDestroy(id)
 	}
-	answer := map[string]any{
-		"health":      map[string]any{"status": status, "checks": checks},
-		"ratios":      map[string]any{"nearfull": 0.85, "backfillfull": 0.9, "full": 0.95},
-		"maxPGPerOSD": 250, "hardRatio": 3.0,
-		"pools": poolList, "pgs": c.pgStates(), "hosts": hostList, "osd": osd,
-	}
-	b, err := json.Marshal(answer)
-	return string(b), err
+	return f.Wire()
 }
 
 func b2i(b bool) int64 {
@@ -494,7 +488,11 @@ func (c *Ceph) answer(ctx context.Context, job *batchv1.Job, pools []simPool) (i
 	o := c.osds[id]
 	switch verb := cephjob.Verb(job.Labels[cephjob.VerbLabel]); verb {
 	case cephjob.VerbProbe:
-		out, err := c.probe(id, pools)
+		also, err := strconv.Atoi(env[cephjob.EnvAlsoOSDID])
+		if err != nil {
+			return 0, "", fmt.Errorf("job %s: %s %q", job.Name, cephjob.EnvAlsoOSDID, env[cephjob.EnvAlsoOSDID])
+		}
+		out, err := c.probe(id, also, pools)
 		return 0, out, err
 	case cephjob.VerbPGStates:
 		out, err := json.Marshal(map[string]any{"pgs": c.pgStates()})

@@ -201,7 +201,7 @@ func (o *OSDs) prepareListed(ctx context.Context, used map[int]bool) error {
 			class = detected[dev.Node+"\x00"+dev.Device]
 		}
 		withDeviceClass(d, class)
-		o.Ceph.Prepared(id, dev.Node, path, envValue(d, rook.EnvOSDUUID))
+		o.Ceph.Prepared(id, dev.Node, path, envValue(d, rook.EnvOSDUUID), class)
 		if err := CreateOSD(ctx, o.Client, d); err != nil && !apierrors.IsAlreadyExists(err) {
 			return err
 		}

@@ -76,6 +76,9 @@ func FactsFrom(cluster *cephv1.CephCluster, daemons []appsv1.Deployment, retirem
 		}
 		replicas := desiredReplicas(d)
 		isOSD := d.Labels[rook.AppLabel] == rook.OSDApp
+		if isOSD {
+			f.OSDs++
+		}
 		switch {
 		case isOSD && (replicas == 0 || d.Labels[cephv1.SkipReconcileLabelKey] != ""):
 			f.HeldOSDs = append(f.HeldOSDs, d.Name)

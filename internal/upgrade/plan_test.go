@@ -77,6 +77,7 @@ func TestUpgradeFactsFrom(t *testing.T) {
 	assert.Equal(t, []string{"19.2.3-0", "19.2.4-0"}, f.CephVersions)
 	assert.Equal(t, []string{"rook-ceph-mon-b"}, f.Unavailable, "a scaled-down daemon that is no OSD is not waited for")
 	assert.Equal(t, []string{"rook-ceph-osd-1", "rook-ceph-osd-2"}, f.HeldOSDs)
+	assert.Equal(t, 2, f.OSDs, "the OSD Deployments, held ones counted: what POOL_NO_REDUNDANCY is judged by")
 	assert.Equal(t, []string{"draining"}, f.Retirements, "every retirement that began to change the cluster (a new one waits for the upgrade)")
 	assert.True(t, f.DoNotReconcile)
 	assert.True(t, f.SkipUpgradeChecks)

@@ -229,6 +229,8 @@ type Facts struct {
 	Kubernetes string
 	// Ceph is what Ceph says: health, checks and PG states.
 	Ceph cephjob.Facts
+	// OSDs counts the cluster's OSD Deployments.
+	OSDs int
 	// RookVersions and CephVersions are the distinct rook-version and
 	// ceph-version labels of the cluster's Deployments (rook_cluster);
 	// Unavailable names those not at their desired replicas, updated and
@@ -485,7 +487,7 @@ func upgradeHealthCheck(uf Facts) cephv1alpha1.PreflightCheck {
 	}
 	var blocking []string
 	for name, msg := range f.Health.Checks {
-		if !toleratedHealthChecks[name] && (name != "POOL_NO_REDUNDANCY" || f.Truncated || f.OSDCount() >= 3) {
+		if !toleratedHealthChecks[name] && (name != "POOL_NO_REDUNDANCY" || uf.OSDs >= 3) {
 			blocking = append(blocking, name+": "+msg)
 		}
 	}

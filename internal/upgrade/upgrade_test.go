@@ -6,7 +6,6 @@ import (
 	"time"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
-	"github.com/fundament-oss/ceph-rook/internal/cephjob"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -100,7 +99,7 @@ func healthyUpgrade() Facts {
 	}
 	f.Ceph.Health.Status = "HEALTH_OK"
 	f.Ceph.PGStates = map[string]int{"active+clean": 97}
-	f.Ceph.Hosts = []cephjob.Host{{Name: "a", OSDs: []cephjob.HostOSD{{ID: 0}}}, {Name: "b", OSDs: []cephjob.HostOSD{{ID: 1}}}, {Name: "c", OSDs: []cephjob.HostOSD{{ID: 2}}}}
+	f.OSDs = 3
 	return f
 }
 
@@ -124,7 +123,7 @@ func TestUpgradePreflight(t *testing.T) {
 		{name: "size-1 pools on two OSDs: Ceph is never asked", change: func(f *Facts) {
 			f.Ceph.Health.Status = "HEALTH_WARN"
 			f.Ceph.Health.Checks = map[string]string{"POOL_NO_REDUNDANCY": "1 pool(s) have no replicas configured"}
-			f.Ceph.Hosts = f.Ceph.Hosts[:2]
+			f.OSDs = 2
 		}},
 		{name: "the next minor", change: func(f *Facts) {
 			f.InstalledRook, f.TargetRook = "v1.18.11", "v1.19.10"
