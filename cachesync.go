@@ -52,6 +52,7 @@ func watchedKinds(cfg Config) []client.Object {
 		nodeMetadata(),                 // whose reports the inventory publishes
 		snapshotCRDMetadata(),          // the snapshot API arriving or going
 		&coordinationv1.Lease{},        // the snapshot controller's, by name
+		&appsv1.Deployment{},           // Rook's OSDs: the Disk each runs on
 	}
 	for _, kind := range consumerKinds {
 		kinds = append(kinds, kind.NewObject(), kind.NewRookObject())

@@ -5,11 +5,15 @@ import (
 	"strings"
 	"sync"
 
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
+	"github.com/fundament-oss/ceph-rook/internal/rook"
 )
 
 // What the cache keeps of an object: its informer's transform. At 10,000
@@ -49,6 +53,47 @@ func storedDisk(in *interner) toolscache.TransformFunc {
 		s.State = cephv1alpha1.DiskState(in.string(string(s.State)))
 		return disk, nil
 	}
+}
+
+// storedOSDDeployment is the transform of the OSD Deployment informer,
+// which only the inventory reads (a Disk's OSD, osdclass.go): of a
+// Deployment, what rook.ParseOSDDeployment reads and nothing else (its
+// name, labels and replicas, and of its "osd" container the name and the
+// variables Rook's getOSDInfo reads), a few hundred bytes instead of the
+// tens of kilobytes of a whole pod template, one per disk. Everything
+// else reads OSD Deployments from the API server.
+func storedOSDDeployment(obj any) (any, error) {
+	d, ok := obj.(*appsv1.Deployment)
+	if !ok {
+		return obj, nil
+	}
+	kept := &appsv1.Deployment{
+		TypeMeta: d.TypeMeta,
+		ObjectMeta: metav1.ObjectMeta{Name: d.Name, Namespace: d.Namespace, UID: d.UID, ResourceVersion: d.ResourceVersion,
+			Generation: d.Generation, Labels: d.Labels, DeletionTimestamp: d.DeletionTimestamp},
+		Spec:   appsv1.DeploymentSpec{Replicas: d.Spec.Replicas},
+		Status: appsv1.DeploymentStatus{Replicas: d.Status.Replicas},
+	}
+	for _, c := range d.Spec.Template.Spec.Containers {
+		if c.Name != rook.OSDContainer {
+			continue
+		}
+		osd := corev1.Container{Name: c.Name}
+		for _, env := range c.Env {
+			if osdFactVariables[env.Name] {
+				osd.Env = append(osd.Env, corev1.EnvVar{Name: env.Name, Value: env.Value})
+			}
+		}
+		kept.Spec.Template.Spec.Containers = []corev1.Container{osd}
+	}
+	return kept, nil
+}
+
+// osdFactVariables are the OSD container's variables
+// rook.ParseOSDDeployment reads.
+var osdFactVariables = map[string]bool{
+	rook.EnvNodeName: true, rook.EnvOSDUUID: true, rook.EnvBlockPath: true, rook.EnvLVPath: true,
+	rook.EnvPVCBacked: true, rook.EnvOSDDeviceClass: true,
 }
 
 // storedCephCluster is the CephCluster informer's transform: managed

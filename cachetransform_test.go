@@ -4,11 +4,14 @@ import (
 	"fmt"
 	"reflect"
 	"runtime"
+	"strings"
 	"testing"
 	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/types"
@@ -16,6 +19,8 @@ import (
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
 	"github.com/fundament-oss/ceph-rook/internal/patch"
+	"github.com/fundament-oss/ceph-rook/internal/rook"
+	"github.com/fundament-oss/ceph-rook/internal/simulate"
 )
 
 // storedDiskJSON is disk i of node as the API server sends it in a watch
@@ -260,4 +265,34 @@ func BenchmarkDiskTransform(b *testing.B) {
 			}
 		})
 	}
+}
+
+// The OSD Deployment cache keeps what rook.ParseOSDDeployment reads and
+// nothing else: the parse of what is kept is the parse of the whole.
+func TestStoredOSDDeploymentKeepsWhatAnOSDIsReadFrom(t *testing.T) {
+	d := simulate.OSDDeployment("rook-ceph", 5, "node-a", "/dev/sdb")
+	pod := &d.Spec.Template.Spec
+	osd := &pod.Containers[0]
+	osd.Env = append(osd.Env, corev1.EnvVar{Name: rook.EnvOSDDeviceClass, Value: "ssd"}, corev1.EnvVar{Name: "CEPH_ARGS", Value: strings.Repeat("-x ", 100)})
+	osd.Args = []string{"--foreground", "--id", "5"}
+	pod.InitContainers = []corev1.Container{{Name: "activate", Env: osd.Env}}
+	pod.Containers = append([]corev1.Container{{Name: "log-collector", Env: []corev1.EnvVar{{Name: rook.EnvNodeName, Value: "elsewhere"}}}}, pod.Containers...)
+	d.Status.Replicas = 1
+	want, err := rook.ParseOSDDeployment(d)
+	require.NoError(t, err)
+
+	obj, err := storedOSDDeployment(d.DeepCopy())
+	require.NoError(t, err)
+	kept, ok := obj.(*appsv1.Deployment)
+	require.True(t, ok)
+	got, err := rook.ParseOSDDeployment(kept)
+	require.NoError(t, err)
+	assert.Equal(t, want, got)
+	assert.Equal(t, "ssd", got.DeviceClass)
+	require.Len(t, kept.Spec.Template.Spec.Containers, 1, "the osd container alone")
+	assert.Empty(t, kept.Spec.Template.Spec.InitContainers)
+	assert.Empty(t, kept.Spec.Template.Spec.Containers[0].Args)
+	assert.Len(t, kept.Spec.Template.Spec.Containers[0].Env, 4, "node, UUID, block path, class; not CEPH_ARGS nor ROOK_OSD_ID")
+	assert.Equal(t, d.Labels, kept.Labels)
+	assert.Equal(t, "node-a", osdNodeOf(kept))
 }

@@ -64,6 +64,9 @@ const (
 	// the inventory could not read, or that names no Node of the cluster.
 	EventMalformedDiscovery EventReason = "MalformedDiscovery"
 	EventUnknownNode        EventReason = "UnknownNode"
+	// EventOSDClassMismatch: the OSD on a Disk has a device class other
+	// than the Disk's type (ClassMismatch says what that means).
+	EventOSDClassMismatch EventReason = "OSDClassMismatch"
 )
 
 // ReasonTooManyPGs is the CephWarning condition's reason: the PGs per OSD

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -28,6 +29,7 @@ import (
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
 	"github.com/fundament-oss/ceph-rook/internal/patch"
+	"github.com/fundament-oss/ceph-rook/internal/rook"
 )
 
 // inventoryWorkers is how many discovery ConfigMaps are published at once.
@@ -38,8 +40,14 @@ const inventoryWorkers = 8
 // 20: at 10,000 Disks, one publish per node made that quadratic.
 const diskConfigMapIndex = "discoveryConfigMap"
 
+// osdNodeIndex indexes Rook's OSD Deployments by the node they run on
+// (ROOK_NODE_NAME): one node's publication reads that node's alone.
+const osdNodeIndex = "osdNode"
+
 // DiskInventoryReconciler publishes one Disk per device Rook's discovery
-// daemon reports. A request is one discovery ConfigMap (namespace/name).
+// daemon reports, with the OSD Rook runs on it and whether that OSD's
+// device class disagrees with the disk's type (osdclass.go), which it
+// announces once. A request is one discovery ConfigMap (namespace/name).
 //
 // It is the only writer of Disks, and it remembers what it wrote
 // (patch.Memory): a reconcile that runs before the cache has seen its own
@@ -54,9 +62,17 @@ type DiskInventoryReconciler struct {
 	Recorder  events.EventRecorder
 	Clock     clock.PassiveClock
 
-	// written holds a hash of the status last written per Disk: enough to
-	// recognise "already written" at a few bytes a disk.
-	written patch.Memory[uint64]
+	// written holds a hash of the status last written per Disk (enough to
+	// recognise "already written" at a few bytes a disk) and the class
+	// mismatch it said, so one is announced once even while the cache
+	// lags behind the write that recorded it.
+	written patch.Memory[writtenDisk]
+}
+
+// writtenDisk is what the inventory remembers of a Disk status it wrote.
+type writtenDisk struct {
+	hash          uint64
+	classMismatch string
 }
 
 // SetupWithManager watches the discovery ConfigMaps and the DiskPools
@@ -84,6 +100,15 @@ func (r *DiskInventoryReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err != nil {
 		return err
 	}
+	err = mgr.GetFieldIndexer().IndexField(context.Background(), &appsv1.Deployment{}, osdNodeIndex, func(o client.Object) []string {
+		if node := osdNodeOf(o); node != "" {
+			return []string{node}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("diskinventory").
 		// Nodes are independent (a ConfigMap's Disks belong to it alone), so
@@ -94,6 +119,8 @@ func (r *DiskInventoryReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&cephv1alpha1.Disk{}, r.deletedDiskHandler()).
 		// A Node that registers or is deleted publishes its report again.
 		Watches(&corev1.Node{}, r.nodeHandler(), builder.OnlyMetadata, builder.WithPredicates(createOrDelete())).
+		// An OSD made, gone, moved or re-classed changes its node's Disks.
+		Watches(&appsv1.Deployment{}, r.osdHandler(), builder.WithPredicates(osdFactsChanged())).
 		Complete(r)
 }
 
@@ -144,7 +171,31 @@ func (r *DiskInventoryReconciler) Reconcile(ctx context.Context, req reconcile.R
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	return reconcile.Result{}, r.publishAll(ctx, req.Name, PlanPublications(discovered, existing, owners, r.Clock.Now()))
+	var osds OSDNodeFacts
+	if len(discovered) > 0 {
+		if osds, err = r.nodeOSDs(ctx, cm.Labels[DiscoveryNodeLabel]); err != nil {
+			return reconcile.Result{}, err
+		}
+	}
+	return reconcile.Result{}, r.publishAll(ctx, req.Name, PlanPublications(discovered, existing, owners, osds, r.Clock.Now()))
+}
+
+// nodeOSDs reads the OSD Deployments of node from the cache.
+func (r *DiskInventoryReconciler) nodeOSDs(ctx context.Context, node string) (OSDNodeFacts, error) {
+	var list appsv1.DeploymentList
+	if err := r.Client.List(ctx, &list, client.MatchingFields{osdNodeIndex: node}); err != nil {
+		return OSDNodeFacts{}, fmt.Errorf("list the OSD Deployments of node %s: %w", node, err)
+	}
+	var facts OSDNodeFacts
+	for i := range list.Items {
+		osd, err := rook.ParseOSDDeployment(&list.Items[i])
+		if err != nil {
+			facts.Unreadable = append(facts.Unreadable, list.Items[i].Name)
+			continue
+		}
+		facts.OSDs = append(facts.OSDs, osd)
+	}
+	return facts, nil
 }
 
 // nodeExists asks the cache of Node metadata (the inventory watches Nodes
@@ -174,18 +225,31 @@ type Publication struct {
 }
 
 // PlanPublications decides the status of every Disk of one ConfigMap:
-// each discovered disk with its claimant and when it was seen, and every
-// Disk published before but no longer reported marked Missing (a Disk is
-// never deleted, so the pools that list it keep their meaning). Existing
-// are the ConfigMap's cached Disks, owners the claimant of each disk.
-func PlanPublications(discovered []DiscoveredDisk, existing map[string]*cephv1alpha1.Disk, owners map[string]string, now time.Time) []Publication {
+// each discovered disk with its claimant, when it was seen, the OSD that
+// runs on it among the node's osds and whether its class disagrees with
+// the disk's type (DiskOSDOf, ClassMismatch), and every Disk published
+// before but no longer reported marked Missing (a Disk is never deleted,
+// so the pools that list it keep their meaning) with the OSD it had.
+// Existing are the ConfigMap's cached Disks, owners the claimant of each
+// disk.
+func PlanPublications(discovered []DiscoveredDisk, existing map[string]*cephv1alpha1.Disk, owners map[string]string, osds OSDNodeFacts, now time.Time) []Publication {
 	out := make([]Publication, 0, max(len(discovered), len(existing)))
 	reported := make(map[string]bool, len(discovered))
+	statuses := make([]cephv1alpha1.DiskStatus, 0, len(discovered)+len(existing))
+	for _, d := range discovered {
+		statuses = append(statuses, d.Status)
+	}
+	for _, d := range existing {
+		statuses = append(statuses, d.Status)
+	}
+	nodePaths := nodePathsOf(statuses)
 	for _, d := range discovered {
 		want := d.Status
 		want.ClaimedBy = owners[d.Name]
 		prev, found := existing[d.Name]
 		want.LastSeenTime = lastSeen(prev, found, now)
+		want.OSD = DiskOSDOf(&cephv1alpha1.Disk{Status: want}, osds, nodePaths)
+		want.ClassMismatch = ClassMismatch(want.Type, want.OSD)
 		reported[d.Name] = true
 		out = append(out, Publication{Name: d.Name, Prev: prev, Want: want})
 	}
@@ -245,11 +309,24 @@ func (r *DiskInventoryReconciler) publish(ctx context.Context, configMap string,
 	}
 	last, wrote := r.written.Since(name, base)
 	hash := statusHash(want)
-	if wrote && last == hash {
+	if wrote && last.hash == hash {
 		return nil
 	}
 	if found && equality.Semantic.DeepEqual(prev.Status, want) {
 		return nil
+	}
+	// The mismatch the Disk has said so far: what this process last wrote
+	// while the cache lags behind it, else what the cache holds.
+	said := ""
+	switch {
+	case wrote:
+		said = last.classMismatch
+	case found:
+		said = prev.Status.ClassMismatch
+	}
+	remember := func(disk *cephv1alpha1.Disk) {
+		r.written.Remember(name, base, writtenDisk{hash: hash, classMismatch: want.ClassMismatch})
+		r.announceClassMismatch(disk, said, want.ClassMismatch)
 	}
 	disk := prev
 	if !found && !wrote {
@@ -269,7 +346,7 @@ func (r *DiskInventoryReconciler) publish(ctx context.Context, configMap string,
 			if err := r.Client.Status().Update(ctx, disk); err != nil {
 				return fmt.Errorf("write status of new Disk %s: %w", name, err)
 			}
-			r.written.Remember(name, base, hash)
+			remember(disk)
 			return nil
 		case !apierrors.IsAlreadyExists(err):
 			return fmt.Errorf("create Disk %s: %w", name, err)
@@ -287,8 +364,18 @@ func (r *DiskInventoryReconciler) publish(ctx context.Context, configMap string,
 		}
 		return fmt.Errorf("write status of Disk %s: %w", name, err)
 	}
-	r.written.Remember(name, base, hash)
+	remember(disk)
 	return nil
+}
+
+// announceClassMismatch records a Warning Event on a Disk once its status
+// says its OSD's class disagrees with its type (or disagrees otherwise
+// than it said): said is what the status said before the write.
+func (r *DiskInventoryReconciler) announceClassMismatch(disk *cephv1alpha1.Disk, said, mismatch string) {
+	if mismatch == "" || mismatch == said {
+		return
+	}
+	r.Recorder.Eventf(disk, nil, corev1.EventTypeWarning, string(EventOSDClassMismatch), "Publish", "%s", mismatch)
 }
 
 // statusHash identifies a status by its JSON encoding (quantities and
@@ -465,6 +552,78 @@ func (r *DiskInventoryReconciler) nodeHandler() handler.TypedEventHandler[client
 	return handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
 		return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: r.Namespace, Name: DiscoveryConfigMapName(o.GetName())}}}
 	})
+}
+
+// osdHandler enqueues the discovery ConfigMap of the node an OSD
+// Deployment runs on, and of the one it ran on before when that changed.
+func (r *DiskInventoryReconciler) osdHandler() handler.TypedEventHandler[client.Object, reconcile.Request] {
+	add := func(q workqueue.TypedRateLimitingInterface[reconcile.Request], objs ...client.Object) {
+		for _, o := range objs {
+			if node := osdNodeOf(o); node != "" {
+				q.Add(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: r.Namespace, Name: DiscoveryConfigMapName(node)}})
+			}
+		}
+	}
+	return handler.Funcs{
+		CreateFunc: func(_ context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			add(q, e.Object)
+		},
+		UpdateFunc: func(_ context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			add(q, e.ObjectOld, e.ObjectNew)
+		},
+		DeleteFunc: func(_ context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			add(q, e.Object)
+		},
+	}
+}
+
+// osdFactsChanged passes OSD Deployment updates that change what a Disk
+// says of its OSD (its node, path or class, or whether it can be read at
+// all); Rook's rewrites of a Deployment and its status changes cost
+// nothing.
+func osdFactsChanged() predicate.Predicate {
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		return osdFactsOf(e.ObjectOld) != osdFactsOf(e.ObjectNew)
+	}}
+}
+
+// osdFacts is what a Disk's status takes from an OSD Deployment.
+type osdFacts struct {
+	id                            int32
+	node, path, class, unreadable string
+}
+
+func osdFactsOf(o client.Object) osdFacts {
+	d, ok := o.(*appsv1.Deployment)
+	if !ok {
+		return osdFacts{}
+	}
+	osd, err := rook.ParseOSDDeployment(d)
+	if err != nil {
+		return osdFacts{node: osdNodeOf(o), unreadable: err.Error()}
+	}
+	return osdFacts{id: osd.ID, node: osd.Node, path: osd.BlockPath, class: osd.DeviceClass}
+}
+
+// osdNodeOf is the node an OSD Deployment names (ROOK_NODE_NAME), read
+// without the rest: a Deployment rook.ParseOSDDeployment refuses still
+// counts on its node.
+func osdNodeOf(o client.Object) string {
+	d, ok := o.(*appsv1.Deployment)
+	if !ok {
+		return ""
+	}
+	for _, c := range d.Spec.Template.Spec.Containers {
+		if c.Name != rook.OSDContainer {
+			continue
+		}
+		for _, env := range c.Env {
+			if env.Name == rook.EnvNodeName {
+				return env.Value
+			}
+		}
+	}
+	return ""
 }
 
 // createOrDelete passes only creations and deletions: a Node's updates

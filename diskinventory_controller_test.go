@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
+	"github.com/fundament-oss/ceph-rook/internal/rook"
 	"github.com/fundament-oss/ceph-rook/internal/simulate"
 )
 
@@ -120,6 +121,18 @@ func TestPlanPublications(t *testing.T) {
 	}
 	seen := cephv1alpha1.DiskStatus{NodeName: "n1", Path: "/dev/sdb", State: cephv1alpha1.DiskAvailable, Available: true, LastSeenTime: earlier}
 	missing := cephv1alpha1.DiskStatus{NodeName: "n1", Path: "/dev/sdc", State: cephv1alpha1.DiskMissing, Reason: "gone", LastSeenTime: earlier}
+	typed := func(disks []DiscoveredDisk, t cephv1alpha1.DiskType) []DiscoveredDisk {
+		for i := range disks {
+			disks[i].Status.Type = t
+		}
+		return disks
+	}
+	withOSD := func(s cephv1alpha1.DiskStatus) cephv1alpha1.DiskStatus {
+		s.Type = cephv1alpha1.DiskTypeNVMe
+		s.OSD = &cephv1alpha1.DiskOSD{ID: 8, DeviceClass: "ssd"}
+		s.ClassMismatch = ClassMismatch(s.Type, s.OSD)
+		return s
+	}
 	reported := func(names ...string) []DiscoveredDisk {
 		var out []DiscoveredDisk
 		for _, n := range names {
@@ -132,6 +145,7 @@ func TestPlanPublications(t *testing.T) {
 		discovered []DiscoveredDisk
 		existing   map[string]*cephv1alpha1.Disk
 		owners     map[string]string
+		osds       OSDNodeFacts
 		check      func(t *testing.T, got []Publication)
 	}{
 		{
@@ -177,6 +191,41 @@ func TestPlanPublications(t *testing.T) {
 			},
 		},
 		{
+			name:       "a disk its node's OSD runs on names it, and a class that agrees says nothing",
+			discovered: typed(reported("sdb"), cephv1alpha1.DiskTypeSSD),
+			osds:       OSDNodeFacts{OSDs: []rook.OSD{{ID: 3, Node: "n1", BlockPath: "/dev/sdb", DeviceClass: "ssd"}, {ID: 4, Node: "n1", BlockPath: "/dev/sdc", DeviceClass: "ssd"}}},
+			check: func(t *testing.T, got []Publication) {
+				require.Len(t, got, 1)
+				assert.Equal(t, &cephv1alpha1.DiskOSD{ID: 3, DeviceClass: "ssd"}, got[0].Want.OSD)
+				assert.Empty(t, got[0].Want.ClassMismatch)
+			},
+		},
+		{
+			name:       "an OSD whose class is not the disk's type: the disk says so",
+			discovered: typed(reported("sdb"), cephv1alpha1.DiskTypeNVMe),
+			osds:       OSDNodeFacts{OSDs: []rook.OSD{{ID: 3, Node: "n1", BlockPath: "/dev/sdb", DeviceClass: "ssd"}}},
+			check: func(t *testing.T, got []Publication) {
+				require.Len(t, got, 1)
+				assert.Contains(t, got[0].Want.ClassMismatch, "osd.3 runs on this nvme disk with device class ssd")
+			},
+		},
+		{
+			name: "a Missing disk keeps the OSD and mismatch it had", existing: map[string]*cephv1alpha1.Disk{"c": disk("c", withOSD(missing))},
+			check: func(t *testing.T, got []Publication) {
+				require.Len(t, got, 1)
+				assert.Equal(t, withOSD(missing), got[0].Want)
+			},
+		},
+		{
+			name: "an OSD gone takes the disk's OSD and mismatch with it", discovered: typed(reported("sdb"), cephv1alpha1.DiskTypeNVMe),
+			existing: map[string]*cephv1alpha1.Disk{"sdb": disk("sdb", withOSD(seen))},
+			check: func(t *testing.T, got []Publication) {
+				require.Len(t, got, 1)
+				assert.Nil(t, got[0].Want.OSD)
+				assert.Empty(t, got[0].Want.ClassMismatch)
+			},
+		},
+		{
 			name: "reported disks come first, then the missing ones by name", discovered: reported("b"),
 			existing: map[string]*cephv1alpha1.Disk{"z": disk("z", seen), "b": disk("b", seen), "m": disk("m", seen)},
 			check: func(t *testing.T, got []Publication) {
@@ -190,7 +239,7 @@ func TestPlanPublications(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			tc.check(t, PlanPublications(tc.discovered, tc.existing, tc.owners, now))
+			tc.check(t, PlanPublications(tc.discovered, tc.existing, tc.owners, tc.osds, now))
 		})
 	}
 }

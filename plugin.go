@@ -32,6 +32,7 @@ import (
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
 	"github.com/fundament-oss/ceph-rook/internal/retirement"
+	"github.com/fundament-oss/ceph-rook/internal/rook"
 	"github.com/fundament-oss/ceph-rook/internal/upgrade"
 	"github.com/fundament-oss/ceph-rook/pluginruntime"
 	"github.com/fundament-oss/ceph-rook/pluginruntime/definition"
@@ -284,6 +285,10 @@ func newManager(restCfg *rest.Config, scheme *runtime.Scheme, cfg Config, host p
 	// repeats in them (cachetransform.go).
 	scopes[&cephv1alpha1.Disk{}] = cache.ByObject{Transform: storedDisk(newInterner())}
 	scopes[newCephClusterObject()] = cache.ByObject{Transform: storedCephCluster}
+	// Of all Deployments only Rook's OSDs, and of each only what names its
+	// disk and class (the inventory's Disk OSD, osdclass.go).
+	osds := labels.SelectorFromSet(labels.Set{rook.AppLabel: rook.OSDApp})
+	scopes[&appsv1.Deployment{}] = cache.ByObject{Namespaces: inCluster, Label: osds, Transform: storedOSDDeployment}
 	if metricsAddr == "" {
 		metricsAddr = "0"
 	}

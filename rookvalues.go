@@ -96,7 +96,9 @@ func ApplyClusterSettings(spec *cephv1.ClusterSpec, cfg Config) bool {
 	// was prepared with): after each OSD reconcile Rook sets that class
 	// back on an OSD whose CRUSH class differs (osd.go
 	// updateDeviceClassIfChanged), so the tiers the plugin counts from
-	// Disks stay the ones CRUSH has (docs/rook-contract.md, tiers).
+	// Disks stay the ones CRUSH has (docs/rook-contract.md, tiers), and a
+	// Disk whose OSD's Deployment carries another class than its type
+	// says so (osdclass.go, ClassMismatch).
 	spec.Storage.AllowDeviceClassUpdate = true
 	return !slices.Equal(before, clusterSettings(spec))
 }

@@ -86,6 +86,29 @@ type DiskStatus struct {
 	// LastSeenTime is when discovery last reported the device.
 	// +optional
 	LastSeenTime *metav1.Time `json:"lastSeenTime,omitempty"`
+	// OSD is the Ceph OSD Rook runs on the device, as its Deployment
+	// records it (the device's path on its node); absent while none does,
+	// and kept as last seen while the disk is Missing.
+	// +optional
+	OSD *DiskOSD `json:"osd,omitempty"`
+	// ClassMismatch, when set, says that the OSD's device class is not
+	// the disk's type, and what that means: the tiers count the disk by
+	// its type, while Ceph places data by the OSD's CRUSH class.
+	// +optional
+	ClassMismatch string `json:"classMismatch,omitempty"`
+}
+
+// DiskOSD is the OSD Rook runs on a disk. Its fields are always written:
+// a status merge patch replaces them one by one.
+type DiskOSD struct {
+	// ID is the OSD's number: osd.<id> in Ceph, Deployment
+	// rook-ceph-osd-<id>.
+	ID int32 `json:"id"`
+	// DeviceClass is the device class the OSD's Deployment carries
+	// (ROOK_OSD_DEVICE_CLASS): the one it was prepared with, which Rook
+	// keeps the OSD's CRUSH class at (the plugin sets
+	// allowDeviceClassUpdate). Empty when the Deployment names none.
+	DeviceClass string `json:"deviceClass"`
 }
 
 // Disk is a block device found by Rook's discovery daemon. The plugin
@@ -103,6 +126,7 @@ type DiskStatus struct {
 // +kubebuilder:printcolumn:name="State",type=string,JSONPath=`.status.state`
 // +kubebuilder:printcolumn:name="Claimed By",type=string,JSONPath=`.status.claimedBy`
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.reason`,priority=1
+// +kubebuilder:printcolumn:name="OSD Class",type=string,JSONPath=`.status.osd.deviceClass`,priority=1
 // +kubebuilder:printcolumn:name="Stable Path",type=string,JSONPath=`.status.stablePath`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type Disk struct {

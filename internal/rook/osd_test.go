@@ -36,6 +36,34 @@ func TestParseOSDDeployment(t *testing.T) {
 	assert.Equal(t, "node-b", osd.Node, "the OSD's facts come from the container named osd, as Rook v1.18.10's findOSDContainer reads them")
 	assert.Equal(t, "/dev/sdc", osd.BlockPath)
 
+	t.Run("the device class", func(t *testing.T) {
+		cases := []struct {
+			name, env, label, want string
+		}{
+			{name: "from ROOK_OSD_DEVICE_CLASS, as getOSDInfo reads it", env: "ssd", label: "ssd", want: "ssd"},
+			{name: "the variable wins over the label", env: "nvme", label: "ssd", want: "nvme"},
+			{name: "the label when the variable is absent", label: "hdd", want: "hdd"},
+			{name: "None from ceph-volume lvm list is none, the label then", env: "None", label: "hdd", want: "hdd"},
+			{name: "None everywhere is none", env: "None", label: "None", want: ""},
+			{name: "neither: none, and not a failure"},
+		}
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				d := simulate.OSDDeployment("rook-ceph", 4, "node-a", "/dev/sdb")
+				if tc.env != "" {
+					c := &d.Spec.Template.Spec.Containers[0]
+					c.Env = append(c.Env, corev1.EnvVar{Name: rook.EnvOSDDeviceClass, Value: tc.env})
+				}
+				if tc.label != "" {
+					d.Labels[rook.OSDDeviceClassLabel] = tc.label
+				}
+				osd, err := rook.ParseOSDDeployment(d)
+				require.NoError(t, err)
+				assert.Equal(t, tc.want, osd.DeviceClass)
+			})
+		}
+	})
+
 	refusals := map[string]func(){
 		"no ceph-osd-id label":  func() { delete(good.Labels, "ceph-osd-id") },
 		"an ID that is not one": func() { good.Labels["ceph-osd-id"] = "seven" },
