@@ -132,7 +132,7 @@ func (r *room) Room() Room {
 // min_size, domain, class), named by its first pool, sorted by name.
 func poolKinds(pools []ClusterPool) []Pool {
 	type kind struct {
-		size, minSize  int
+		size, minSize int
 		domain, class string
 	}
 	index := map[kind]int{}

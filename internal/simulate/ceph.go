@@ -109,8 +109,8 @@ type modelOSD struct {
 	Host, UUID string
 	// Class is the device class the prepare gave it.
 	Class  string
-	Up, In     bool
-	PGs        int
+	Up, In bool
+	PGs    int
 	// Booted: the OSD has started once. ceph-volume creates it in the OSD
 	// map (down, out, in no CRUSH host); at its first start it joins CRUSH
 	// under its host, is marked in (mon_osd_auto_mark_new_in) and takes
