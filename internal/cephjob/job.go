@@ -115,6 +115,12 @@ var probeScript string
 // decodes as no label), and readable: then ENOENT is "no label", and any
 // other failure (EIO, a bad checksum, a short read) is "cannot be read". device_identity is what names the disk whatever its kernel
 // name: its size, udev's serial and WWN, a loop device's backing file.
+// tools_read_labels refuses a node verb whose Ceph tools (the Rook
+// operator's image: Rook v1.18.11's carries Ceph 19.2.3) are of an older
+// major release than an OSD the cluster runs (`ceph versions`): nothing
+// proves that ceph-bluestore-tool reads a label a newer BlueStore wrote,
+// and one it cannot decode would read as "no label". Newer tools than the
+// OSDs are what the e2e runs (Rook v1.18.11's tools on Ceph 18.2.7).
 // osd_state prints absent, down or up, and osd_uuid the OSD's UUID (""
 // when absent); both fail when the OSD map cannot be read (a failed dump
 // is never "absent").
@@ -139,6 +145,18 @@ read_label() {
 	fi
 	if grep -q 'unable to read label for .*(2) No such file or directory' /tmp/label.err; then return 3; fi
 	echo "the label of $1 cannot be read: $(tail -c 300 /tmp/label.err)" >&2; return 1
+}
+tools_read_labels() {
+	local tools newest
+	tools=$(command ceph --version | sed -n 's/^ceph version \([0-9][0-9]*\)\..*/\1/p')
+	if [ -z "$tools" ]; then echo "cannot tell the version of this image's Ceph tools ($(command ceph --version 2>&1 | head -c 200))" >&2; return 1; fi
+	if ! ceph versions -f json > /tmp/versions.json 2>/tmp/versions.err; then echo "cannot read the versions Ceph's daemons run: $(tail -c 300 /tmp/versions.err)" >&2; return 1; fi
+	newest=$(python3 -c 'import json, re, sys; v = [int(m.group(1)) for k in json.load(sys.stdin).get("osd", {}) for m in [re.match(r"ceph version (\d+)\.", k)] if m]; print(max(v) if v else "")' < /tmp/versions.json) ||
+		{ echo "cannot read the versions Ceph's daemons run: $(head -c 300 /tmp/versions.json)" >&2; return 1; }
+	if [ -n "$newest" ] && [ "$tools" -lt "$newest" ]; then
+		echo "refused: ` + toolsTooOld + ` $tools, and an OSD of the cluster runs Ceph $newest: labels a newer Ceph wrote are not read, nor wiped, with older tools; run a Rook release whose image carries Ceph $newest or newer" >&2
+		return 1
+	fi
 }
 udev_property() { sed -n "s/^E:$2=//p" "/run/udev/data/b$1" 2>/dev/null | head -n 1 || true; }
 device_identity() {
@@ -174,7 +192,8 @@ after=$(osd_uuid "$OSD_ID")
 if [ "$after" = "$OSD_UUID" ]; then echo "osd.$OSD_ID is still in Ceph's OSD map after its purge" > /dev/termination-log; exit 1; fi
 if [ -n "$HOST" ] && [ -z "$(ceph osd crush ls "$HOST" 2>/dev/null)" ]; then ceph osd crush rm "$HOST" || true; fi
 echo "osd.$OSD_ID is not in Ceph's OSD map" > /dev/termination-log`,
-	VerbIdentify: `rc=0; uuid=$(read_label "$DEVICE" 2>/tmp/why) || rc=$?
+	VerbIdentify: `tools_read_labels 2>/tmp/why || { tail -c 1000 /tmp/why > /dev/termination-log; exit 1; }
+rc=0; uuid=$(read_label "$DEVICE" 2>/tmp/why) || rc=$?
 case $rc in
 0) label=found ;;
 3) label=none ;;
@@ -185,7 +204,8 @@ identity=""
 if [ "$label" != missing ]; then identity=$(device_identity "$DEVICE"); fi
 python3 -c 'import json, sys; print(json.dumps(dict(zip(("label", "osdUUID", "identity"), sys.argv[1:]))))' "$label" "$uuid" "$identity" > /dev/termination-log`,
 	VerbPGStates: `ceph pg stat -f json | python3 -c "$PG_STATES" > /dev/termination-log`,
-	VerbZap: `rc=0; found=$(read_label "$DEVICE" 2>/tmp/why) || rc=$?
+	VerbZap: `tools_read_labels 2>/tmp/why || { tail -c 1000 /tmp/why > /dev/termination-log; exit 1; }
+rc=0; found=$(read_label "$DEVICE" 2>/tmp/why) || rc=$?
 case $rc in
 0) ;;
 3) found="" ;;
@@ -210,6 +230,17 @@ done
 rc=0; read_label "$DEVICE" >/dev/null 2>/tmp/why || rc=$?
 if [ "$rc" != 3 ]; then echo "$DEVICE still carries a BlueStore label after the wipe, or cannot be read: $(tail -c 300 /tmp/why)" > /dev/termination-log; exit 1; fi
 echo "wiped $DEVICE (it held the OSD with UUID $OSD_UUID)" > /dev/termination-log`,
+}
+
+// toolsTooOld is how a node verb's refusal says its tools are older than
+// the cluster's OSDs (ToolsTooOld).
+const toolsTooOld = "this Job's Ceph tools are of Ceph"
+
+// ToolsTooOld says a node verb refused because its Ceph tools are of an
+// older major release than an OSD the cluster runs: it says nothing of
+// the disk.
+func ToolsTooOld(answer string) bool {
+	return strings.HasPrefix(answer, "refused: ") && strings.Contains(answer, toolsTooOld)
 }
 
 // zapAnotherOSD is how a zap's refusal says the device holds another

@@ -30,11 +30,14 @@ type fakeNode struct {
 
 const (
 	fakeCeph = `#!/bin/bash
+state=$FAKE_ROOT/ceph
+# The tools' own version, as the image's ceph prints it without a cluster.
+[ "$1" = --version ] && { echo "ceph version $(cat "$state/tools_version" 2>/dev/null || echo 19.2.3) (c92aebb279828e9c3c1f5d24613efca272649e62) squid (stable)"; exit 0; }
 # skip --conf F --keyring K --name N
 shift 6
-state=$FAKE_ROOT/ceph
 [ -e "$state/unreachable" ] && { echo "Error ETIMEDOUT: the monitors cannot be reached" >&2; exit 110; }
 case "$*" in
+"versions -f json") cat "$state/versions.json" 2>/dev/null || echo '{"mon":{"ceph version 18.2.7 (6b0e988052ec84cf2d4a54ff9bbbc5e720b621ad) reef (stable)":1},"osd":{"ceph version 18.2.7 (6b0e988052ec84cf2d4a54ff9bbbc5e720b621ad) reef (stable)":3}}' ;;
 "osd dump -f json") cat "$state/osd_dump.json" ;;
 "osd out osd."* | "osd in osd."*) [ -e "$state/refuse_$2" ] && { echo "Error EINVAL: refused" >&2; exit 22; }; echo "marked $2 $3." ;;
 "osd purge osd."*)
@@ -324,4 +327,36 @@ func TestZapWipesOnlyThePurgedOSDsDisk(t *testing.T) {
 		assert.NotZero(t, code)
 		assert.Equal(t, "LABEL:"+uuid, n.head(dev), "nothing written")
 	})
+}
+
+// L3: the node verbs run the Rook operator image's Ceph tools; older than
+// an OSD the cluster runs, they refuse (nothing read, nothing wiped), and
+// the refusal says so and nothing of the disk. Newer tools than the OSDs
+// (Rook v1.18.11's Ceph 19 on the e2e's Ceph 18) read and wipe.
+func TestNodeVerbsRefuseToolsOlderThanTheOSDs(t *testing.T) {
+	const uuid = "0c8f3a52-5d8e-4c3b-9a57-8e1f0d2c4b6a"
+	env := func(dev string) map[string]string {
+		return map[string]string{EnvDevice: dev, EnvOSDUUID: uuid, EnvIdentity: "sectors=4096 serial=SER123 wwn= backing="}
+	}
+	n := newFakeNode(t)
+	dev := n.device("vdb", uuid, "SER123")
+	n.write("ceph/versions.json", `{"osd":{"ceph version 19.2.3 (c92a) squid (stable)":2,"ceph version 20.2.0 (a1b2) tentacle (stable)":1}}`)
+	for _, verb := range []Verb{VerbIdentify, VerbZap} {
+		code, answer := n.run(verb, env(dev))
+		assert.NotZero(t, code, verb)
+		assert.True(t, ToolsTooOld(answer), "%s: %s", verb, answer)
+		assert.Contains(t, answer, "Ceph tools are of Ceph 19, and an OSD of the cluster runs Ceph 20")
+		assert.Equal(t, "LABEL:"+uuid, n.head(dev), "%s: nothing written", verb)
+	}
+
+	n.write("ceph/tools_version", "20.2.0")
+	code, answer := n.run(VerbIdentify, env(dev))
+	require.Zero(t, code, answer)
+	assert.Equal(t, uuid, ReadLabel(answer).OSDUUID, "tools as new as the newest OSD read")
+
+	n.write("ceph/unreachable", "")
+	code, answer = n.run(VerbIdentify, env(dev))
+	assert.NotZero(t, code)
+	assert.False(t, ToolsTooOld(answer), "a Ceph that cannot be asked is no refusal of the tools")
+	assert.Contains(t, answer, "cannot read the versions")
 }

@@ -469,7 +469,7 @@ func identified(f Facts) Step {
 		// Only the script's own "cannot be read" is a dead disk: a Job that
 		// never ran says nothing of the disk (its node may be down, and
 		// back with the disk and its label).
-		if down && f.Answer.Ran {
+		if down && readTheDisk(f.Answer) {
 			return diskGone(f, fmt.Sprintf("its label cannot be read: %s", f.Answer.Message))
 		}
 		return refuse("the label of %s on node %s could not be read (%s)", f.Status.Device, f.Status.Node, f.Answer.Message)
@@ -859,16 +859,25 @@ func deadDiskLookedAt(f Facts) Step {
 		return unwiped(f, "its disk is gone")
 	case f.Answer.Succeeded:
 		return unwiped(f, fmt.Sprintf("%s now holds %s", f.Status.Device, holds(label, f.Answer.Message)))
-	case f.Answer.Ran:
+	case readTheDisk(f.Answer):
 		return unwiped(f, fmt.Sprintf("its disk cannot be read (%s)", f.Answer.Message))
 	}
-	// The Job never ran (its node down): nothing is known of the disk,
-	// which may come back with its label; asked again each stall limit.
+	// The Job never ran (its node down) or refused its own tools: nothing
+	// is known of the disk, which may come back with its label; asked
+	// again each stall limit.
 	s := step(f, cephv1alpha1.RetirementWiping, ActNone, "node %s did not run the look at the dead disk (%s); the plugin asks again in %s. If the disk is gone for good, set spec.acknowledge to %s",
 		f.Status.Node, f.Answer.Message, f.Timing.Stall, cephv1alpha1.DiskGone)
 	s.Status.ManualSteps = manualWipe(f)
 	progressed(&s, f.Now)
 	return s
+}
+
+// readTheDisk says a failed node verb's answer is about the disk: its
+// script ran and tried to read it. A Job that never ran (its node down)
+// or whose tools are older than the cluster's OSDs (L3) says nothing of
+// the disk.
+func readTheDisk(a *cephjob.Answer) bool {
+	return a.Ran && !cephjob.ToolsTooOld(a.Message)
 }
 
 // unwiped ends the wipe without one, for why; the manual steps say what

@@ -111,6 +111,10 @@ func safe(f *scene) {
 	f.OSD.SafeToDestroy.RC, f.OSD.SafeToDestroy.Message = 0, "OSD(s) 3 are safe to destroy without reducing data durability."
 }
 
+// toolsRefusal is a node verb's answer when its tools are older than the
+// cluster's OSDs (job.go, tools_read_labels).
+const toolsRefusal = "refused: this Job's Ceph tools are of Ceph 19, and an OSD of the cluster runs Ceph 20: labels a newer Ceph wrote are not read, nor wiped, with older tools; run a Rook release whose image carries Ceph 20 or newer"
+
 func TestNext(t *testing.T) {
 	x := newStepFixture()
 	stopped := x.osd
@@ -530,6 +534,13 @@ func TestNext(t *testing.T) {
 			answer(&f, cephjob.VerbIdentify, false, "DeadlineExceeded: Job was active longer than specified deadline")
 			return f
 		}(), cephv1alpha1.RetirementRefused, ActRelease, "", "could not be read (DeadlineExceeded"},
+		{"L3: OSD down, the identify's tools older than the OSDs: refused, not taken for a dead disk", func() Facts {
+			f := x.fresh()
+			f.Status.OSDID, f.Status.OSDUUID, f.Status.OSDBefore = &x.osd.ID, "uuid-3", &cephv1alpha1.OSDState{}
+			answer(&f, cephjob.VerbIdentify, false, toolsRefusal)
+			f.Answer.Ran = true
+			return f
+		}(), cephv1alpha1.RetirementRefused, ActRelease, "", "could not be read (refused: this Job's Ceph tools are of Ceph 19"},
 		{"unreadable while Ceph has the OSD up: refused", func() Facts {
 			f := x.fresh()
 			f.Status.OSDID, f.Status.OSDUUID, f.Status.OSDBefore = &x.osd.ID, "uuid-3", &cephv1alpha1.OSDState{Up: true, In: true}
@@ -550,6 +561,12 @@ func TestNext(t *testing.T) {
 			f.Disk.Annotations = map[string]string{cephv1alpha1.RetiredAnnotation: "osd.3"}
 			answer(f, cephjob.VerbIdentify, false, "DeadlineExceeded: Job was active longer than specified deadline")
 		}), cephv1alpha1.RetirementWiping, ActNone, "", "node node-a did not run the look at the dead disk"},
+		{"L3: the second look's tools are older than the OSDs: asked again, nothing deleted", x.at(cephv1alpha1.RetirementWiping, func(f *Facts) {
+			f.Status.DiskGone, f.Status.Purged, f.Deployment, f.Listed = true, true, &stopped, false
+			f.Disk.Annotations = map[string]string{cephv1alpha1.RetiredAnnotation: "osd.3"}
+			answer(f, cephjob.VerbIdentify, false, toolsRefusal)
+			f.Answer.Ran = true
+		}), cephv1alpha1.RetirementWiping, ActNone, "", "did not run the look at the dead disk (refused: this Job's Ceph tools"},
 		{"the dead disk came back with its label: wiped", x.at(cephv1alpha1.RetirementWiping, func(f *Facts) {
 			f.Status.DiskGone, f.Status.Purged, f.Deployment, f.Listed = true, true, &stopped, false
 			f.Disk.Annotations = map[string]string{cephv1alpha1.RetiredAnnotation: "osd.3"}
