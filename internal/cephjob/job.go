@@ -119,8 +119,8 @@ var probeScript string
 // operator's image: Rook v1.18.11's carries Ceph 19.2.3) are of an older
 // major release than an OSD the cluster runs (`ceph versions`): nothing
 // proves that ceph-bluestore-tool reads a label a newer BlueStore wrote,
-// and one it cannot decode would read as "no label". Newer tools than the
-// OSDs are what the e2e runs (Rook v1.18.11's tools on Ceph 18.2.7).
+// and one it cannot decode would read as "no label". The e2e's Rook image
+// carries its Ceph 18.2.7, the OSDs' own release.
 // osd_state prints absent, down or up, and osd_uuid the OSD's UUID (""
 // when absent); both fail when the OSD map cannot be read (a failed dump
 // is never "absent").

@@ -331,8 +331,8 @@ func TestZapWipesOnlyThePurgedOSDsDisk(t *testing.T) {
 
 // L3: the node verbs run the Rook operator image's Ceph tools; older than
 // an OSD the cluster runs, they refuse (nothing read, nothing wiped), and
-// the refusal says so and nothing of the disk. Newer tools than the OSDs
-// (Rook v1.18.11's Ceph 19 on the e2e's Ceph 18) read and wipe.
+// the refusal says so and nothing of the disk. Tools as new as the newest
+// OSD read.
 func TestNodeVerbsRefuseToolsOlderThanTheOSDs(t *testing.T) {
 	const uuid = "0c8f3a52-5d8e-4c3b-9a57-8e1f0d2c4b6a"
 	env := func(dev string) map[string]string {
