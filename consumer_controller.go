@@ -171,6 +171,9 @@ func (r *ConsumerReconciler[T, R]) derive(ctx context.Context, obj T) (consumerO
 	if err != nil {
 		return out, err
 	}
+	// At once: the patch just written is what moved them, and the next
+	// reconcile reads them on their new class.
+	r.announceMetadataMove(obj, in.held, place, specChanged)
 	raw, err := r.View.Capacity(ctx)
 	if err != nil {
 		return out, err
@@ -231,11 +234,10 @@ func (r *ConsumerReconciler[T, R]) gather(ctx context.Context, obj T) (in consum
 	}
 	// The copies our pools have now are the floor a device class keeps
 	// them at (ClassCopies); a foreign object's are nothing of ours.
-	var held Placement
 	if in.rook != nil && IsControlledBy(in.rook, in.uid) {
-		held = r.Kind.held(have)
+		in.held = r.Kind.held(have)
 	}
-	in.place, in.placeErr = r.Kind.Place(obj, in.tiers, held)
+	in.place, in.placeErr = r.Kind.Place(obj, in.tiers, in.held)
 	class := &storagev1.StorageClass{}
 	switch err := r.Client.Get(ctx, client.ObjectKey{Name: name}, class); {
 	case err == nil:
@@ -374,6 +376,22 @@ func (r *ConsumerReconciler[T, R]) announceReplicationChange(obj T, change strin
 		return
 	}
 	r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, string(EventReplicationChanged), "Resize", "%s", change)
+}
+
+// announceMetadataMove records a Warning Event when the patch just
+// written moved the consumer's metadata pools to another class: held is
+// where its Rook object had them (zero: it had none, so nothing moved).
+// The patch was made from that object under an optimistic lock, so a
+// stale read of it fails the patch instead of announcing a move twice.
+func (r *ConsumerReconciler[T, R]) announceMetadataMove(obj T, held, place Placement, specChanged bool) {
+	if r.Kind.metadataPools == nil || held.Metadata.Size == 0 {
+		return
+	}
+	move := MetadataTierMove(r.Kind.metadataPools(obj.GetName()), held.Metadata.DeviceClass, place.Metadata.DeviceClass, specChanged)
+	if move == "" {
+		return
+	}
+	r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, string(EventMetadataTierMoved), "Move", "%s", move)
 }
 
 // announceCephWarning records what Ceph warns of because of the

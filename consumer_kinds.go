@@ -84,6 +84,9 @@ type kind[T consumerObject, R client.Object] struct {
 	// from on an object written before it had one: a filesystem's data
 	// and metadata pools shared one record until classes could part them.
 	metadataSeed string
+	// metadataPools, set with metadataPlacement, names the Ceph pools the
+	// metadata placement places, for messages.
+	metadataPools func(consumer string) []string
 	// metadataPlacement is set for a kind with metadata pools: their
 	// replication, the data's being data, have the copies they have now.
 	metadataPlacement func(obj T, data Replication, have int32, tiers Tiers) (Replication, error)
@@ -391,7 +394,8 @@ var fileStorageKind = kind[*cephv1alpha1.FileStorage, *cephv1.CephFilesystem]{
 	metadataPlacement: func(o *cephv1alpha1.FileStorage, data Replication, have int32, tiers Tiers) (Replication, error) {
 		return MetadataReplication(data, o.Spec.Replicas, have, o.Spec.MetadataDeviceClass, tiers)
 	},
-	rookPhase: filesystemPhase,
+	metadataPools: func(consumer string) []string { return []string{FilesystemMetadataPoolName(FilesystemName(consumer))} },
+	rookPhase:     filesystemPhase,
 	renderClass: func(o *cephv1alpha1.FileStorage, cfg Config) *storagev1.StorageClass {
 		return RenderCephFSStorageClass(o, cfg)
 	},
@@ -429,7 +433,8 @@ var objectStorageKind = kind[*cephv1alpha1.ObjectStorage, *cephv1.CephObjectStor
 	metadataPlacement: func(_ *cephv1alpha1.ObjectStorage, data Replication, _ int32, tiers Tiers) (Replication, error) {
 		return SharedMetadataReplication(data, tiers)
 	},
-	rookPhase: objectStorePhase,
+	metadataPools: func(consumer string) []string { return ObjectStoreMetadataPoolNames(ObjectStoreName(consumer)) },
+	rookPhase:     objectStorePhase,
 	renderClass: func(o *cephv1alpha1.ObjectStorage, cfg Config) *storagev1.StorageClass {
 		return RenderBucketStorageClass(o, cfg)
 	},

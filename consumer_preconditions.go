@@ -27,6 +27,10 @@ type consumerInput struct {
 	rookKind string
 	// rook is the same-named Rook object, nil when there is none.
 	rook client.Object
+	// held is where the pools of our Rook object are now (zero when there
+	// is none, or it is not ours): what a device class never lowers, and
+	// what a metadata move starts from.
+	held Placement
 	// class is the same-named StorageClass, nil when there is none.
 	class *storagev1.StorageClass
 	// budget is what Ceph makes of the consumer beside the older ones: why

@@ -54,6 +54,10 @@ const (
 	// EventReplicationChanged: a consumer's pools were resized, which moves
 	// data (DescribeReplicationChange says why).
 	EventReplicationChanged EventReason = "ReplicationChanged"
+	// EventMetadataTierMoved: the plugin moved a FileStorage's or an
+	// ObjectStorage's metadata pools to another device class
+	// (MetadataTierMove says which, from and to what, and why).
+	EventMetadataTierMoved EventReason = "MetadataTierMoved"
 	// EventTooManyPGs: the consumer's pools take Ceph over its PGs per
 	// OSD, as the CephWarning condition (ReasonTooManyPGs) says.
 	EventTooManyPGs EventReason = ReasonTooManyPGs

@@ -16,6 +16,11 @@ const FilesystemDataPool = "data"
 // <fs>-data.
 func FilesystemDataPoolName(fsName string) string { return fsName + "-" + FilesystemDataPool }
 
+// FilesystemMetadataPoolName is the Ceph pool that holds a filesystem's
+// metadata: <fs>-metadata, as Rook names an unnamed metadata pool
+// (pkg/operator/ceph/file/filesystem.go generateMetaDataPoolName).
+func FilesystemMetadataPoolName(fsName string) string { return fsName + "-metadata" }
+
 // RenderFilesystem is the CephFilesystem cephfs-<name> of a FileStorage, in
 // the CephCluster's namespace, controlled by the FileStorage. The data pool
 // is placed as p.Data, the metadata pool as p.Metadata (the same size and

@@ -10,6 +10,25 @@ import (
 // ObjectStorePort is the RGW Service port; TLS is a gateway concern.
 const ObjectStorePort = 80
 
+// objectStoreMetadataPools are the metadata pools Rook makes for each
+// object store, named <store>.<pool>, beside .rgw.root, which every store
+// shares (pkg/operator/ceph/object/objectstore.go metadataPools,
+// rootPool): all of them get the store's metadataPool spec.
+var objectStoreMetadataPools = []string{"rgw.control", "rgw.meta", "rgw.log", "rgw.buckets.index", "rgw.buckets.non-ec", "rgw.otp"}
+
+// rgwRootPool is the realm pool every object store shares.
+const rgwRootPool = ".rgw.root"
+
+// ObjectStoreMetadataPoolNames are the Ceph pools an object store's
+// metadataPool spec places: its own six, then .rgw.root.
+func ObjectStoreMetadataPoolNames(store string) []string {
+	names := make([]string, 0, len(objectStoreMetadataPools)+1)
+	for _, pool := range objectStoreMetadataPools {
+		names = append(names, store+"."+pool)
+	}
+	return append(names, rgwRootPool)
+}
+
 // RenderObjectStore is the CephObjectStore cephobj-<name> of an
 // ObjectStorage, in the CephCluster's namespace, controlled by the
 // ObjectStorage. It runs spec.gatewayInstances RGW pods behind the Service
