@@ -157,7 +157,7 @@ func (r *ConsumerReconciler[T, R]) derive(ctx context.Context, obj T) (consumerO
 	repl := place.Data
 	out := consumerOutcome{Replication: &repl, CephWarning: &in.budget.Warning}
 	if r.Kind.metadataPlacement != nil {
-		out.MetadataClass = &place.Metadata.DeviceClass
+		out.Metadata = &place.Metadata
 	}
 	prev := obj.StorageStatus()
 	specChanged := prev.ObservedGeneration != 0 && prev.ObservedGeneration != obj.GetGeneration()

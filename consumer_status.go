@@ -92,9 +92,9 @@ type consumerOutcome struct {
 	// Replication is set once the consumer has been sized: its data
 	// pool's, device class included.
 	Replication *Replication
-	// MetadataClass is the device class of the metadata pools of a kind
-	// that has them, once placed.
-	MetadataClass *cephv1alpha1.DiskType
+	// Metadata is the replication of the metadata pools of a kind that
+	// has them, once placed: their device class and copies.
+	Metadata *Replication
 	// StorageClassName is set once the class is known to be ours.
 	StorageClassName string
 	// ReplicationChange, when not empty, describes a change of the pools'
@@ -139,8 +139,9 @@ func consumerStatus(prev cephv1alpha1.StorageStatus, out consumerOutcome, genera
 		next.FailureDomain = out.Replication.FailureDomain
 		next.DeviceClass = out.Replication.DeviceClass
 	}
-	if out.MetadataClass != nil {
-		next.MetadataDeviceClass = *out.MetadataClass
+	if out.Metadata != nil {
+		next.MetadataDeviceClass = out.Metadata.DeviceClass
+		next.MetadataReplicas = out.Metadata.Size
 	}
 	if out.Capacity != nil {
 		next.Capacity = out.Capacity

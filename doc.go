@@ -30,7 +30,9 @@
 //     discovery report loop devices where allowed.
 //   - Publishing Disks. DiskInventoryReconciler (diskinventory_controller.go):
 //     one Disk per device, never deleted (MarkMissing), published again when
-//     deleted from outside.
+//     deleted from outside, with the OSD Rook runs on it: DiskOSDOf and
+//     ClassMismatch (osdclass.go) say when that OSD's device class is not
+//     the Disk's type, which the tiers count it by.
 //   - Contested disks. ClaimOwners (claims.go): the older pool owns a disk
 //     two pools list (api/v1alpha1 OlderFirst, the default class's order
 //     too).
@@ -54,7 +56,9 @@
 //     requested size clamped to the nodes, and every change announced with
 //     its cause. On a device class nothing is clamped down: ClassCopies
 //     (tiers.go) refuses a class whose nodes cannot hold the copies. Ceph's budgets (budget.go): PGs per OSD and CRUSH rules,
-//     checked before a consumer is placed.
+//     checked before a consumer is placed. MetadataTierMove
+//     (metadatamove.go) announces metadata pools a DiskPool edit or a
+//     spec change moves to another class.
 //   - Consumers. kind[T, R] (consumer_kinds.go) is everything
 //     kind-specific; ConsumerReconciler[T, R] (consumer_controller.go)
 //     gathers a consumerInput and runs consumerPreconditions

@@ -59,6 +59,8 @@ func TestAMetadataTierMoveIsAnnounced(t *testing.T) {
 	h.waitPhase(store, func() cephv1alpha1.StorageStatus { return store.Status }, cephv1alpha1.StorageProvisioning)
 	require.Equal(t, cephv1alpha1.DiskTypeSSD, fs.Status.MetadataDeviceClass, "two copies fit ssd's two hosts")
 	require.Equal(t, cephv1alpha1.DiskTypeHDD, store.Status.MetadataDeviceClass, "three copies: only hdd has three hosts")
+	assert.Equal(t, int32(2), fs.Status.MetadataReplicas, "the copies its metadata keeps, which the console reads")
+	assert.Equal(t, int32(3), store.Status.MetadataReplicas, "an object store's metadata at automatic over every host")
 
 	metadataClasses := func() (file, object string) {
 		var cephfs cephv1.CephFilesystem

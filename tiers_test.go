@@ -386,3 +386,68 @@ func TestCheckBudgetPerClass(t *testing.T) {
 	assert.False(t, onHDD.Refused(), "the hdd OSDs have room the nvme one has not: %s", onHDD.Message)
 	assert.Empty(t, onHDD.Warning, "the nvme OSD's load is the older consumers', not the newcomer's")
 }
+
+// metadataClassCase is one of testdata/metadata-class-cases.json, which the
+// console's tiers.js placeMetadata decides too (internal/devconsole
+// TestTiersInBrowser): the pool sheets compare it before and after an edit.
+type metadataClassCase struct {
+	Name string
+	Kind string
+	Spec struct {
+		Replicas                         *int32
+		DeviceClass, MetadataDeviceClass cephv1alpha1.DiskType
+	}
+	Held struct {
+		Replicas, MetadataReplicas int32
+	}
+	Disks map[cephv1alpha1.DiskType][]string
+	Want  *struct {
+		MetadataClass    cephv1alpha1.DiskType
+		MetadataReplicas int32
+	}
+}
+
+// Where a FileStorage's or an ObjectStorage's metadata goes over the
+// DiskPools' disks, as the console says it before a pool edit is saved.
+func TestMetadataClassCases(t *testing.T) {
+	raw, err := os.ReadFile("testdata/metadata-class-cases.json")
+	require.NoError(t, err)
+	var file struct{ Cases []metadataClassCase }
+	require.NoError(t, json.Unmarshal(raw, &file))
+	require.NotEmpty(t, file.Cases)
+	for _, tc := range file.Cases {
+		t.Run(tc.Name, func(t *testing.T) {
+			var disks []*cephv1alpha1.Disk
+			for class, nodes := range tc.Disks {
+				for _, node := range nodes {
+					disks = append(disks, &cephv1alpha1.Disk{ObjectMeta: metav1.ObjectMeta{Name: string(class) + "-" + node},
+						Status: cephv1alpha1.DiskStatus{NodeName: node, Type: class}})
+				}
+			}
+			var (
+				consumer consumerObject
+				kind     consumerKind
+			)
+			switch tc.Kind {
+			case "FileStorage":
+				kind = fileStorageKind
+				consumer = &cephv1alpha1.FileStorage{Spec: cephv1alpha1.FileStorageSpec{Replicas: tc.Spec.Replicas,
+					DeviceClass: tc.Spec.DeviceClass, MetadataDeviceClass: tc.Spec.MetadataDeviceClass}}
+			case "ObjectStorage":
+				kind = objectStorageKind
+				consumer = &cephv1alpha1.ObjectStorage{Spec: cephv1alpha1.ObjectStorageSpec{Replicas: tc.Spec.Replicas, DeviceClass: tc.Spec.DeviceClass}}
+			default:
+				t.Fatalf("kind %q", tc.Kind)
+			}
+			held := Placement{Data: Replication{Size: tc.Held.Replicas}, Metadata: Replication{Size: tc.Held.MetadataReplicas}}
+			got, err := kind.Place(consumer, TiersOf(disks), held)
+			if tc.Want == nil {
+				assert.Error(t, err, "refused")
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.Want.MetadataClass, got.Metadata.DeviceClass)
+			assert.Equal(t, tc.Want.MetadataReplicas, got.Metadata.Size)
+		})
+	}
+}

@@ -429,10 +429,11 @@ function replicaWarning(config, object, facts, { replicas, tier }, refusal) {
 // or null: a tier whose hosts cannot hold, one per host, the copies the
 // consumer asks for or has (tiers.js classCopies; TooFewNodesOfClass). A
 // class without disks is tierWarning's. object is the consumer edited
-// (null on create). The copies its data pool has are status.replicas;
-// its metadata pool's are only known when on the data's class (status
-// gives no size apart), and taken as none otherwise: a refusal the console
-// cannot see is then the plugin's to say, in status.
+// (null on create). The copies its data pool has are status.replicas,
+// its metadata pool's status.metadataReplicas; a status written before
+// the plugin recorded them gives them only when on the data's class, and
+// none otherwise: a refusal the console cannot see is then the plugin's to
+// say, in status.
 function classRefusal(config, object, facts, { replicas, tier, metadataTier }) {
   if (facts.error || !facts.tiers) return null;
   const s = object ? status(object) : {};
@@ -445,7 +446,7 @@ function classRefusal(config, object, facts, { replicas, tier, metadataTier }) {
     const r = classCopies(requested, have, nodes);
     return r.refused ? classRefusalSentence(pools, deviceClass, nodes, r) : null;
   };
-  const metadataHave = (s.metadataDeviceClass || '') === (s.deviceClass || '') ? s.replicas || 0 : 0;
+  const metadataHave = s.metadataReplicas || ((s.metadataDeviceClass || '') === (s.deviceClass || '') ? s.replicas || 0 : 0);
   return refused(tier.value, s.replicas || 0, what)
     || (metadataTier ? refused(metadataTier.value, metadataHave, `${what}'s metadata`) : null);
 }

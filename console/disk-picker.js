@@ -41,14 +41,16 @@ const COLUMNS = [
   { label: 'State', className: 'cr-col-state' },
 ];
 
-// createDiskPicker returns {element, selectedDisks(), keep(name),
+// createDiskPicker returns {element, selectedDisks(), disks(), keep(name),
 // update(batch), problem(err, info)}. poolName is the pool being edited
 // ('' when creating), selected its spec.disks; disks, when given, is the
 // whole Disk list at once (else update() brings them). With onRetire, the
 // removal warning offers "Retire instead" for each unchecked disk the pool
 // gives to Ceph (claimed by this pool, not retired): onRetire(name) is
-// called and the pool's list is left alone.
-export function createDiskPicker({ disks = null, poolName = '', selected = [], onRetire = null }) {
+// called and the pool's list is left alone. onChange, when given, is
+// called after the selection or the Disks changed; disks() are the Disk
+// objects the picker knows.
+export function createDiskPicker({ disks = null, poolName = '', selected = [], onRetire = null, onChange = null }) {
   ensureStylesheet();
   const saved = new Set(selected);
   let checked = new Set(selected);
@@ -165,12 +167,15 @@ export function createDiskPicker({ disks = null, poolName = '', selected = [], o
   const retirable = (entry) => Boolean(onRetire && poolName && entry.disk && entry.claimedBy === poolName && !isRetired(entry.disk));
   const refreshWarning = () => showRemovalWarning(warning, [...saved].filter((n) => !checked.has(n)).map((n) => current.get(n) || pickerEntry(goneFacts(n), poolName, saved)), retirable, onRetire);
 
+  const changed = () => { if (onChange) onChange(); };
+
   function changeSelection(next) {
     checked = next;
     draw();
     refreshWarning();
     selectionGeneration += 1;
     element.dataset.selectionGeneration = String(selectionGeneration);
+    changed();
   }
   function toggle(name, on) {
     const next = new Set(checked);
@@ -191,10 +196,10 @@ export function createDiskPicker({ disks = null, poolName = '', selected = [], o
       element.dataset.loaded = 'complete';
     }
     problemSlot.replaceChildren();
-    if (batch.phase !== 'watching') { draw(); refreshWarning(); return; }
+    if (batch.phase !== 'watching') { draw(); refreshWarning(); changed(); return; }
     if (drawPending) return;
     drawPending = true;
-    requestAnimationFrame(() => { drawPending = false; draw(); refreshWarning(); });
+    requestAnimationFrame(() => { drawPending = false; draw(); refreshWarning(); changed(); });
   }
 
   function problem(err, info = {}) {
@@ -213,9 +218,11 @@ export function createDiskPicker({ disks = null, poolName = '', selected = [], o
     return out;
   };
 
+  const knownDisks = () => [...known.values()].map((e) => e.disk).filter(Boolean);
+
   if (disks) update({ upserted: disks, deleted: [], phase: 'listed', progress: { loaded: disks.length, about: disks.length, done: true } });
   else draw();
-  return { element, selectedDisks, keep, update, problem };
+  return { element, selectedDisks, disks: knownDisks, keep, update, problem };
 }
 
 function entryRow(entry, isChecked, onToggle) {

@@ -133,35 +133,118 @@ export function tierReplication(requested, deviceClass, tiers, have = 0) {
   return { size: copies, failureDomain: failureDomain(copies, nodes), nodes };
 }
 
-// metadataClass is the class a FileStorage's metadata pool goes to: the
-// one it names; without a data class, the data's (every OSD); else the
-// fastest class present whose hosts keep at least the data's copies as far
-// apart, and the data's own class when none does (MetadataReplication).
+// metadataClass is the class a FileStorage's metadata pool goes to, new
+// (nothing held): the one it names; without a data class, the data's
+// (every OSD); else the fastest class present whose hosts keep at least
+// the data's copies as far apart, and the data's own class when none does
+// (MetadataReplication). Where the plugin would refuse the consumer, the
+// class it names, or its data's.
 export function metadataClass(dataClass, explicit, requested, tiers) {
-  if (explicit) return explicit;
-  if (!dataClass) return '';
-  const data = tierReplication(requested, dataClass, tiers);
-  if (!data) return dataClass;
-  for (const tier of tiers.present) {
-    const r = tierReplication(requested, tier.deviceClass, tiers);
-    if (r && keepsCopies(r, data)) return tier.deviceClass;
-  }
-  return dataClass;
+  const spec = { replicas: requested, deviceClass: dataClass, metadataDeviceClass: explicit };
+  const placed = placeMetadata('FileStorage', spec, {}, tiers);
+  return placed ? placed.metadataClass : explicit || dataClass;
 }
 
-// sharedMetadataClass is the class an ObjectStorage's metadata pools go
+// sharedMetadataClass is the class a new ObjectStorage's metadata pools go
 // to: every store's are sized as automatic over every host says, and share
 // .rgw.root, so a store with a data class puts them on the fastest class
 // present whose hosts hold that many copies, else on every OSD; a store
 // without one keeps them on every OSD (SharedMetadataReplication).
 export function sharedMetadataClass(dataClass, tiers) {
-  const auto = tierReplication(null, '', tiers);
-  if (!dataClass || !auto) return '';
-  for (const tier of tiers.present) {
-    const r = tierReplication(auto.size, tier.deviceClass, tiers);
-    if (r && keepsCopies(r, auto)) return tier.deviceClass;
+  const placed = placeMetadata('ObjectStorage', { deviceClass: dataClass }, {}, tiers);
+  return placed ? placed.metadataClass : '';
+}
+
+// placeMetadata is where the plugin places the metadata pools of a
+// FileStorage or an ObjectStorage (kind) whose spec asks spec ({replicas,
+// deviceClass, metadataDeviceClass}) over tiers, held being the copies its
+// pools keep now ({replicas, metadataReplicas}, its status's; absent:
+// none yet), which a class never lowers: its Place (consumer_kinds.go)
+// with MetadataReplication or SharedMetadataReplication (tiers.go), step
+// by step. {metadataClass, metadataReplicas}, or null when the plugin
+// refuses the consumer (a class without disks, or on too few hosts for
+// the copies): then nothing is written, and its pools stay where they
+// are. testdata/metadata-class-cases.json holds the cases both decide.
+export function placeMetadata(kind, spec, held, tiers) {
+  const requested = spec.replicas ?? null;
+  const dataClass = spec.deviceClass || '';
+  const data = tierReplication(requested, dataClass, tiers, held.replicas || 0);
+  if (!data) return null;
+  const on = (deviceClass, r) => ({ metadataClass: deviceClass, metadataReplicas: r.size });
+  if (kind === 'ObjectStorage') {
+    const auto = tierReplication(null, '', tiers);
+    if (!dataClass) return on('', auto);
+    for (const tier of tiers.present) {
+      const r = tierReplication(auto.size, tier.deviceClass, tiers);
+      if (r && keepsCopies(r, auto)) return on(tier.deviceClass, r);
+    }
+    return on('', auto);
   }
-  return '';
+  const have = held.metadataReplicas || 0;
+  const onClass = (deviceClass) => {
+    const r = tierReplication(requested, deviceClass, tiers, have);
+    return r ? on(deviceClass, r) : null;
+  };
+  const explicit = spec.metadataDeviceClass || '';
+  if (explicit) return onClass(explicit);
+  if (!dataClass) return on('', data);
+  for (const tier of tiers.present) {
+    const r = tierReplication(requested, tier.deviceClass, tiers, have);
+    if (r && keepsCopies(r, data)) return on(tier.deviceClass, r);
+  }
+  // The data's class was among those tried: refused when it cannot hold
+  // the copies the metadata keeps.
+  return onClass(dataClass);
+}
+
+// METADATA_KINDS are the kinds whose metadata pools a class can move
+// apart from their data.
+const METADATA_KINDS = ['FileStorage', 'ObjectStorage'];
+
+// metadataMoves are the consumers whose metadata pools an edit of the
+// DiskPools moves to another class: for each FileStorage and ObjectStorage
+// of consumers ([{kind, object}]) that has pools, where the plugin places
+// its metadata over the union's tiers before the edit and after it
+// (placeMetadata, held as its status says); a placement the plugin would
+// refuse keeps them where its status says they are. [{kind, name, from,
+// to}], by kind then name; classes are '' for every OSD.
+export function metadataMoves(consumers, before, after) {
+  const moves = [];
+  for (const { kind, object } of consumers) {
+    const s = object.status || {};
+    if (!METADATA_KINDS.includes(kind) || !(s.replicas >= 1) || (object.metadata && object.metadata.deletionTimestamp)) continue;
+    const held = { replicas: s.replicas, metadataReplicas: s.metadataReplicas || s.replicas };
+    const where = (tiers) => {
+      const placed = placeMetadata(kind, object.spec || {}, held, tiers);
+      return placed ? placed.metadataClass : s.metadataDeviceClass || '';
+    };
+    const from = where(before);
+    const to = where(after);
+    if (from !== to) moves.push({ kind, name: object.metadata.name, from, to });
+  }
+  return moves.sort((a, b) => a.kind.localeCompare(b.kind) || a.name.localeCompare(b.name));
+}
+
+// unionAfterEdit is the disks as they will be once pool poolName lists
+// selected (its spec.disks after the edit; a new pool's name may be
+// empty), otherLists the names the other DiskPools list: a disk this pool
+// claims and drops goes to no pool unless another lists it, and a disk of
+// the selection no pool claims becomes this pool's. tiersOf it is the
+// union after the edit.
+export function unionAfterEdit(disks, poolName, selected, otherLists) {
+  const mine = new Set(selected);
+  const others = new Set(otherLists);
+  const pool = poolName || '(this pool)';
+  return disks.map((disk) => {
+    const s = disk.status || {};
+    const claimedBy = s.claimedBy || '';
+    let next = claimedBy;
+    if (claimedBy === '' || claimedBy === poolName) {
+      if (mine.has(disk.metadata.name)) next = pool;
+      else if (claimedBy !== '' && !others.has(disk.metadata.name)) next = '';
+    }
+    return next === claimedBy ? disk : { ...disk, status: { ...s, claimedBy: next } };
+  });
 }
 
 // placementOf is where the plugin places the pools of a consumer of kind

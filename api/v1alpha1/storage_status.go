@@ -50,6 +50,13 @@ type StorageStatus struct {
 	// ObjectStorage's metadata pools are on; empty: every OSD.
 	// +optional
 	MetadataDeviceClass DiskType `json:"metadataDeviceClass,omitempty"`
+	// MetadataReplicas is the copies a FileStorage's or an ObjectStorage's
+	// metadata pools keep: a device class never lowers them, so they
+	// decide which classes can take the metadata (the console reads them
+	// to say before saving where a DiskPool edit moves it). Absent for a
+	// BlockStorage, whose pool is its data's.
+	// +optional
+	MetadataReplicas int32 `json:"metadataReplicas,omitempty"`
 	// Message explains clamping of replicas or why the phase is Degraded.
 	// +optional
 	Message string `json:"message,omitempty"`

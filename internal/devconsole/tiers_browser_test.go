@@ -25,7 +25,8 @@ import (
 
 // The tiers fixture: pool-tiers claims three 4 TiB hdd disks on three
 // hosts and two 1 TiB ssd disks on two of them; the nvme disks are not in
-// the union (one is claimed by no pool, the other retired). The
+// the union (three, one on each host, are claimed by no pool, the other
+// retired). The
 // CephCluster lists the five devices on three nodes, reports 14 TiB and
 // stops writes at 80%.
 const (
@@ -319,6 +320,99 @@ return t.classCopies(c.requested, c.have, c.nodes);
 		}
 	})
 
+	t.Run("tiers.js places metadata as tiers.go does", func(t *testing.T) {
+		b.T = t
+		raw, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "testdata", "metadata-class-cases.json"))
+		require.NoError(t, err)
+		var file struct{ Cases []json.RawMessage }
+		require.NoError(t, json.Unmarshal(raw, &file))
+		require.NotEmpty(t, file.Cases)
+		for _, c := range file.Cases {
+			var tc struct {
+				Name string
+				Want json.RawMessage
+			}
+			require.NoError(t, json.Unmarshal(c, &tc))
+			t.Run(tc.Name, func(t *testing.T) {
+				got, _, err := b.Call(browser.PageFrame, "body", `async function(c) {
+const t = await import(new URL('tiers.js', document.baseURI).href);
+const disks = Object.entries(c.disks).flatMap(([type, nodes]) => nodes.map((node) => ({
+  metadata: { name: type + '-' + node }, status: { nodeName: node, type, claimedBy: 'pool' },
+})));
+return t.placeMetadata(c.kind, c.spec, c.held, t.tiersOf(disks));
+}`, c)
+				require.NoError(t, err)
+				assert.JSONEq(t, string(tc.Want), string(got))
+			})
+		}
+	})
+
+	// fs-tiered keeps 2 copies on hdd's 3 hosts, its metadata on ssd's 2
+	// (the fastest that keeps them); os-tiered's metadata is at the
+	// automatic 3 copies on hdd, the one class on 3 hosts. An nvme disk on
+	// node-c alone holds neither; on node-a too it takes fs-tiered's; on
+	// all three os-tiered's as well. An ssd disk taken out sends
+	// fs-tiered's metadata to hdd.
+	t.Run("the pool edit sheet says whose metadata the disks picked move, before saving", func(t *testing.T) {
+		b.T = t
+		b.Open("/view/diskpools.ceph.fundament.io/" + tierPool)
+		b.Click(browser.PageFrame, `[data-action="edit"]`)
+		b.WaitFor(browser.SheetFrame, `[data-disk-picker][data-loaded="complete"]`)
+		b.WaitFor(browser.SheetFrame, `[data-metadata-moves]`)
+		moves := func() []string {
+			res, _, err := b.Call(browser.SheetFrame, `[data-metadata-moves]`, `function() { return [...this.querySelectorAll('li')].map((li) => li.dataset.metadataMove); }`)
+			require.NoError(t, err)
+			var got []string
+			require.NoError(t, json.Unmarshal(res, &got))
+			return got
+		}
+		settled := func() {
+			// The note follows the picker on the next frame.
+			_, _, err := b.Call(browser.SheetFrame, "body", `function() { return new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(() => resolve(true)))); }`)
+			require.NoError(t, err)
+		}
+		settled()
+		assert.Empty(t, moves(), "the pool as it is moves nothing")
+
+		b.Click(browser.SheetFrame, `input[data-disk="tier-c-nvme"]`)
+		settled()
+		assert.Empty(t, moves(), "one nvme host keeps no two copies on separate hosts")
+
+		b.Click(browser.SheetFrame, `input[data-disk="tier-a-nvme"]`)
+		b.WaitText(browser.SheetFrame, `[data-metadata-moves] li[data-metadata-move="FileStorage/`+tierFile+`"]`,
+			"file storage "+tierFile+"'s metadata pool, from the ssd OSDs to the nvme OSDs")
+		b.WaitText(browser.SheetFrame, `[data-metadata-moves] [role="alert"]`, "▲ Saving moves the metadata of a consumer to another class of disk:")
+		b.WaitText(browser.SheetFrame, `[data-metadata-moves]`, "Rook gives each moved pool a new CRUSH rule and Ceph copies its data onto the other class's OSDs")
+		assert.Equal(t, []string{"FileStorage/" + tierFile}, moves(), "the object store's three copies need nvme on three hosts")
+
+		b.Click(browser.SheetFrame, `input[data-disk="tier-b-nvme"]`)
+		b.WaitText(browser.SheetFrame, `[data-metadata-moves] li[data-metadata-move="ObjectStorage/`+tierObject+`"]`,
+			"object storage "+tierObject+"'s metadata pools (and .rgw.root, which every object store shares), from the hdd OSDs to the nvme OSDs")
+		b.WaitText(browser.SheetFrame, `[data-metadata-moves] [role="alert"]`, "Saving moves the metadata of 2 consumers")
+		assert.Equal(t, []string{"FileStorage/" + tierFile, "ObjectStorage/" + tierObject}, moves())
+		_, _, err := b.Call(browser.SheetFrame, `[data-metadata-moves]`, `function() { this.scrollIntoView({ block: 'center' }); return true; }`)
+		require.NoError(t, err)
+		b.Screenshot("diskpool-edit-metadata-moves")
+		var report []string
+		for _, v := range axeViolations(t, b, browser.SheetFrame, axeURL) {
+			report = append(report, fmt.Sprintf("%s (%s) at %s: %s", v.ID, v.Impact, strings.Join(v.Targets, ", "), v.Help))
+		}
+		assert.Empty(t, report, "axe-core %s on the pool sheet with its metadata moves: serious and critical violations:\n%s", cachedir.AxeCoreVersion, strings.Join(report, "\n"))
+
+		for _, name := range []string{"tier-a-nvme", "tier-b-nvme", "tier-c-nvme"} {
+			b.Click(browser.SheetFrame, `input[data-disk="`+name+`"]`)
+		}
+		require.Eventually(t, func() bool { return len(moves()) == 0 }, browser.DefaultWait, browser.PollEvery, "no nvme, no move")
+
+		b.Click(browser.SheetFrame, `input[data-disk="tier-a-ssd"]`)
+		b.WaitText(browser.SheetFrame, `[data-metadata-moves] li[data-metadata-move="FileStorage/`+tierFile+`"]`,
+			"file storage "+tierFile+"'s metadata pool, from the ssd OSDs to the hdd OSDs")
+		assert.Equal(t, []string{"FileStorage/" + tierFile}, moves(), "ssd on one host keeps no two copies; the object store's stays on hdd")
+		b.Click(browser.SheetFrame, `form > .plugin-actions [data-action="cancel"]`)
+		waitSheetClosed(t, b)
+		assert.Empty(t, log.find("patch", "diskpools", tierPool), "nothing saved")
+	})
+
 	t.Run("a class the pools no longer have stays chosen in the edit sheet, and is refused if chosen again", func(t *testing.T) {
 		b.T = t
 		b.Open("/view/blockstorages.ceph.fundament.io/" + tierBlockGone)
@@ -428,7 +522,9 @@ func createTierFixtures(t *testing.T) {
 		disk("tier-c-hdd", "node-c", "/dev/sdb", "4Ti", v1alpha1.DiskTypeHDD, v1alpha1.DiskInUse, tierPool, "ST4000NM0035"),
 		disk("tier-a-ssd", "node-a", "/dev/sdc", "1Ti", v1alpha1.DiskTypeSSD, v1alpha1.DiskInUse, tierPool, "Samsung PM883"),
 		disk("tier-b-ssd", "node-b", "/dev/sdc", "1Ti", v1alpha1.DiskTypeSSD, v1alpha1.DiskInUse, tierPool, "Samsung PM883"),
-		// Not in the union: no pool claims it, or it was retired.
+		// Not in the union: no pool claims them, or it was retired.
+		disk("tier-a-nvme", "node-a", "/dev/nvme0n1", "1Ti", v1alpha1.DiskTypeNVMe, v1alpha1.DiskAvailable, "", "Micron 7450"),
+		disk("tier-b-nvme", "node-b", "/dev/nvme0n1", "1Ti", v1alpha1.DiskTypeNVMe, v1alpha1.DiskAvailable, "", "Micron 7450"),
 		disk("tier-c-nvme", "node-c", "/dev/nvme0n1", "1Ti", v1alpha1.DiskTypeNVMe, v1alpha1.DiskAvailable, "", "Micron 7450"),
 		retired(disk("tier-c-nvme-retired", "node-c", "/dev/nvme1n1", "1Ti", v1alpha1.DiskTypeNVMe, v1alpha1.DiskInUse, tierPool, "Micron 7450")),
 	} {
