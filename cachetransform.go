@@ -58,8 +58,8 @@ func storedDisk(in *interner) toolscache.TransformFunc {
 // storedOSDDeployment is the transform of the OSD Deployment informer,
 // which only the inventory reads (a Disk's OSD, osdclass.go): of a
 // Deployment, what rook.ParseOSDDeployment reads and nothing else (its
-// name, labels and replicas, and of its "osd" container the name and the
-// variables Rook's getOSDInfo reads), a few hundred bytes instead of the
+// name, labels and replicas, and of its "osd" container the name, the
+// image and the variables Rook's getOSDInfo reads), a few hundred bytes instead of the
 // tens of kilobytes of a whole pod template, one per disk. Everything
 // else reads OSD Deployments from the API server.
 func storedOSDDeployment(obj any) (any, error) {
@@ -78,7 +78,7 @@ func storedOSDDeployment(obj any) (any, error) {
 		if c.Name != rook.OSDContainer {
 			continue
 		}
-		osd := corev1.Container{Name: c.Name}
+		osd := corev1.Container{Name: c.Name, Image: c.Image}
 		for _, env := range c.Env {
 			if osdFactVariables[env.Name] {
 				osd.Env = append(osd.Env, corev1.EnvVar{Name: env.Name, Value: env.Value})

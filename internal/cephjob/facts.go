@@ -6,8 +6,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-
-	"github.com/fundament-oss/ceph-rook/internal/message"
 )
 
 // Facts is a probe's answer (probe.py): what Ceph itself says
@@ -100,14 +98,6 @@ type Pool struct {
 	Size, MinSize int
 	Domain, Class string
 	Count         int
-}
-
-// Describe names the pool, and how many more are like it.
-func (p Pool) Describe() string {
-	if p.Count > 1 {
-		return fmt.Sprintf("pool %s (and %s like it)", p.Name, message.Plural(p.Count-1, "more"))
-	}
-	return "pool " + p.Name
 }
 
 // OSD is the probed OSD.

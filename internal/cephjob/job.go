@@ -48,8 +48,9 @@ const (
 	// VerbIdentify reads the BlueStore label of the device on its node:
 	// which OSD's data the device holds now, whatever its kernel name.
 	VerbIdentify Verb = "identify"
-	// VerbZap wipes the device on its node, only if its BlueStore label
-	// still names the purged OSD, so that Rook's next prepare does not
+	// VerbZap wipes the device on its node, only if Ceph's OSD map has no
+	// OSD of the purged one's UUID any more and the device's BlueStore
+	// label still names that OSD, so that Rook's next prepare does not
 	// find the OSD again: ceph-volume's zap (partitions, LVM), then what
 	// Rook's teardown guide zeroes (the first 10 MiB, where ceph-volume's
 	// own zap writes, and 4 KiB at 1, 10, 100 and 1000 GiB, BlueStore's
@@ -80,6 +81,9 @@ const (
 
 // nodeVerbs run on the disk's node, privileged, with the node's /dev.
 var nodeVerbs = map[Verb]bool{VerbIdentify: true, VerbZap: true}
+
+// NodeVerb says verb runs on the disk's node and reads its label.
+func NodeVerb(verb Verb) bool { return nodeVerbs[verb] }
 
 const (
 	// App labels every Ceph Job.
@@ -115,12 +119,15 @@ var probeScript string
 // decodes as no label), and readable: then ENOENT is "no label", and any
 // other failure (EIO, a bad checksum, a short read) is "cannot be read". device_identity is what names the disk whatever its kernel
 // name: its size, udev's serial and WWN, a loop device's backing file.
-// tools_read_labels refuses a node verb whose Ceph tools (the Rook
-// operator's image: Rook v1.18.11's carries Ceph 19.2.3) are of an older
-// major release than an OSD the cluster runs (`ceph versions`): nothing
+// tools_read_labels refuses a node verb whose Ceph tools (the OSD's own
+// image, or the Rook operator's when its Deployment is gone: Rook
+// v1.18.11's carries Ceph 19.2.3) are of an older major release than a
+// daemon the cluster runs (`ceph versions`, overall): nothing
 // proves that ceph-bluestore-tool reads a label a newer BlueStore wrote,
 // and one it cannot decode would read as "no label". The e2e's Rook image
 // carries its Ceph 18.2.7, the OSDs' own release.
+// osd_with_uuid names the OSD of Ceph's map with a UUID ("" when none),
+// and fails when the map cannot be read.
 // osd_state prints absent, down or up, and osd_uuid the OSD's UUID (""
 // when absent); both fail when the OSD map cannot be read (a failed dump
 // is never "absent").
@@ -148,13 +155,13 @@ read_label() {
 }
 tools_read_labels() {
 	local tools newest
-	tools=$(command ceph --version | sed -n 's/^ceph version \([0-9][0-9]*\)\..*/\1/p')
+	tools=$(command ceph --version 2>/dev/null | sed -n 's/^ceph version \([0-9][0-9]*\)\..*/\1/p')
 	if [ -z "$tools" ]; then echo "cannot tell the version of this image's Ceph tools ($(command ceph --version 2>&1 | head -c 200))" >&2; return 1; fi
 	if ! ceph versions -f json > /tmp/versions.json 2>/tmp/versions.err; then echo "cannot read the versions Ceph's daemons run: $(tail -c 300 /tmp/versions.err)" >&2; return 1; fi
-	newest=$(python3 -c 'import json, re, sys; v = [int(m.group(1)) for k in json.load(sys.stdin).get("osd", {}) for m in [re.match(r"ceph version (\d+)\.", k)] if m]; print(max(v) if v else "")' < /tmp/versions.json) ||
+	newest=$(python3 -c 'import json, re, sys; v = [int(m.group(1)) for k in json.load(sys.stdin).get("overall", {}) for m in [re.match(r"ceph version (\d+)\.", k)] if m]; print(max(v) if v else "")' < /tmp/versions.json 2>/dev/null) ||
 		{ echo "cannot read the versions Ceph's daemons run: $(head -c 300 /tmp/versions.json)" >&2; return 1; }
 	if [ -n "$newest" ] && [ "$tools" -lt "$newest" ]; then
-		echo "refused: ` + toolsTooOld + ` $tools, and an OSD of the cluster runs Ceph $newest: labels a newer Ceph wrote are not read, nor wiped, with older tools; run a Rook release whose image carries Ceph $newest or newer" >&2
+		echo "refused: ` + toolsTooOld + ` $tools, and a daemon of the cluster runs Ceph $newest: labels a newer Ceph wrote are not read, nor wiped, with older tools" >&2
 		return 1
 	fi
 }
@@ -169,6 +176,10 @@ device_identity() {
 osd_uuid() {
 	ceph osd dump -f json > /tmp/osd_dump.json || return 1
 	python3 -c 'import json, sys; o = [o for o in json.load(sys.stdin)["osds"] if o["osd"] == int(sys.argv[1])]; print(o[0].get("uuid", "") if o else "")' "$1" < /tmp/osd_dump.json
+}
+osd_with_uuid() {
+	ceph osd dump -f json > /tmp/osd_dump.json || return 1
+	python3 -c 'import json, sys; print(" ".join("osd.%d" % o["osd"] for o in json.load(sys.stdin)["osds"] if o.get("uuid") == sys.argv[1]))' "$1" < /tmp/osd_dump.json
 }
 osd_state() {
 	ceph osd dump -f json > /tmp/osd_dump.json || return 1
@@ -192,7 +203,7 @@ after=$(osd_uuid "$OSD_ID")
 if [ "$after" = "$OSD_UUID" ]; then echo "osd.$OSD_ID is still in Ceph's OSD map after its purge" > /dev/termination-log; exit 1; fi
 if [ -n "$HOST" ] && [ -z "$(ceph osd crush ls "$HOST" 2>/dev/null)" ]; then ceph osd crush rm "$HOST" || true; fi
 echo "osd.$OSD_ID is not in Ceph's OSD map" > /dev/termination-log`,
-	VerbIdentify: `tools_read_labels 2>/tmp/why || { tail -c 1000 /tmp/why > /dev/termination-log; exit 1; }
+	VerbIdentify: `tools_read_labels 2>/tmp/why || { printf '%s (` + diskNotRead + `)\n' "$(tail -c 900 /tmp/why)" > /dev/termination-log; exit 1; }
 rc=0; uuid=$(read_label "$DEVICE" 2>/tmp/why) || rc=$?
 case $rc in
 0) label=found ;;
@@ -204,7 +215,9 @@ identity=""
 if [ "$label" != missing ]; then identity=$(device_identity "$DEVICE"); fi
 python3 -c 'import json, sys; print(json.dumps(dict(zip(("label", "osdUUID", "identity"), sys.argv[1:]))))' "$label" "$uuid" "$identity" > /dev/termination-log`,
 	VerbPGStates: `ceph pg stat -f json | python3 -c "$PG_STATES" > /dev/termination-log`,
-	VerbZap: `tools_read_labels 2>/tmp/why || { tail -c 1000 /tmp/why > /dev/termination-log; exit 1; }
+	VerbZap: `tools_read_labels 2>/tmp/why || { printf '%s (` + diskNotRead + `)\n' "$(tail -c 900 /tmp/why)" > /dev/termination-log; exit 1; }
+live=$(osd_with_uuid "$OSD_UUID") || { echo "Ceph's OSD map cannot be read: nothing is wiped before it says no OSD has UUID $OSD_UUID" > /dev/termination-log; exit 1; }
+if [ -n "$live" ]; then echo "refused: Ceph's OSD map still has $live with UUID $OSD_UUID: only a purged OSD's disk is wiped" > /dev/termination-log; exit 1; fi
 rc=0; found=$(read_label "$DEVICE" 2>/tmp/why) || rc=$?
 case $rc in
 0) ;;
@@ -233,14 +246,23 @@ echo "wiped $DEVICE (it held the OSD with UUID $OSD_UUID)" > /dev/termination-lo
 }
 
 // toolsTooOld is how a node verb's refusal says its tools are older than
-// the cluster's OSDs (ToolsTooOld).
+// the cluster's Ceph (ToolsTooOld).
 const toolsTooOld = "this Job's Ceph tools are of Ceph"
 
 // ToolsTooOld says a node verb refused because its Ceph tools are of an
-// older major release than an OSD the cluster runs: it says nothing of
-// the disk.
+// older major release than a daemon of the cluster runs.
 func ToolsTooOld(answer string) bool {
-	return strings.HasPrefix(answer, "refused: ") && strings.Contains(answer, toolsTooOld)
+	return strings.Contains(answer, toolsTooOld)
+}
+
+// diskNotRead ends the answer of a node verb that failed before it read
+// the disk (its tools refused, or Ceph could not be asked about them).
+const diskNotRead = "nothing of the disk was read"
+
+// DiskNotRead says a failed node verb's answer says nothing of the disk:
+// it failed before it read it.
+func DiskNotRead(answer string) bool {
+	return strings.Contains(answer, diskNotRead)
 }
 
 // zapAnotherOSD is how a zap's refusal says the device holds another
@@ -354,6 +376,10 @@ func Render(namespace string, owner metav1.OwnerReference, req Request, rookImag
 type Answer struct {
 	// Done: the Job finished; Succeeded: its verb did what it says.
 	Done, Succeeded bool
+	// Foreign: a Job of the name exists that is not the plugin's for this
+	// owner; nothing of it is read (Message says so), and it is never
+	// deleted. It counts as a Job that failed without running.
+	Foreign bool
 	// Ran: its container ran and ended, so Message is the script's own
 	// answer; false for a Job that never ran (its node down, its pod never
 	// scheduled: the deadline ended it).

@@ -62,17 +62,20 @@ def plain(prefix, **args):
 def rule_targets():
     # A rule's device class is its take step's ("default~ssd": the class's
     # shadow tree, as `ceph osd crush rule create-replicated ... <class>`
-    # makes it), its failure domain the type of its last choose step.
+    # makes it), its failure domain the type of its last choose step. A
+    # rule that takes several classes (Rook's hybridStorage: the primary on
+    # one, the other copies on another) is named by them all, "hdd+ssd",
+    # which the plugin does not count.
     targets = {}
     for rule in query("osd crush rule dump"):
-        domain, device_class = "", ""
+        domain, classes = "", set()
         for step in rule.get("steps", []):
             op = step.get("op", "")
             if op == "take":
-                device_class = step.get("item_name", "").partition("~")[2]
+                classes.add(step.get("item_name", "").partition("~")[2])
             elif op.startswith("choose"):
                 domain = step.get("type", "")
-        targets[rule["rule_id"]] = (domain, device_class)
+        targets[rule["rule_id"]] = (domain, "+".join(sorted(classes)))
     return targets
 
 

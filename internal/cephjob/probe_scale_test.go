@@ -50,6 +50,8 @@ func largeCluster() Cluster {
 			p.Class, p.Size, p.MinSize, p.Domain = "nvme", 2, 1, "osd"
 		case i%50 == 3:
 			p.Class = ""
+		case i == 499: // Rook's hybridStorage: the primary on ssd, the others on hdd
+			p.Class = "hdd+ssd"
 		}
 		c.Pools = append(c.Pools, p)
 	}
@@ -94,13 +96,16 @@ func writeCeph(t *testing.T, c Cluster) string {
 	nodes = append(nodes, map[string]any{"id": -1, "name": "default", "type": "root", "type_id": 11, "children": root})
 	for i, p := range c.Pools {
 		pools = append(pools, map[string]any{"pool": i + 1, "pool_name": p.Name, "size": p.Size, "min_size": p.MinSize, "crush_rule": i + 1, "pg_num": 32})
-		take := "default"
-		if p.Class != "" {
-			take += "~" + p.Class
+		var steps []map[string]any
+		for _, class := range strings.Split(p.Class, "+") {
+			take := "default"
+			if class != "" {
+				take += "~" + class
+			}
+			steps = append(steps, map[string]any{"op": "take", "item": -1, "item_name": take},
+				map[string]any{"op": "chooseleaf_firstn", "num": 0, "type": p.Domain}, map[string]any{"op": "emit"})
 		}
-		choose := map[string]any{"op": "chooseleaf_firstn", "num": 0, "type": p.Domain}
-		rules = append(rules, map[string]any{"rule_id": i + 1, "rule_name": p.Name, "type": 1,
-			"steps": []map[string]any{{"op": "take", "item": -1, "item_name": take}, choose, {"op": "emit"}}})
+		rules = append(rules, map[string]any{"rule_id": i + 1, "rule_name": p.Name, "type": 1, "steps": steps})
 	}
 	write("osd_dump.json", map[string]any{"osds": osds, "pools": pools, "nearfull_ratio": 0.85, "backfillfull_ratio": 0.9, "full_ratio": 0.95})
 	write("osd_df_tree.json", map[string]any{"nodes": nodes, "stray": []any{}})
@@ -126,7 +131,7 @@ func TestProbeDescribesALargeClusterWhole(t *testing.T) {
 	var want Facts
 	c.Summarize(&want, 1, 1000)
 	assert.Equal(t, want.Pools, f.Pools)
-	assert.Len(t, f.Pools, 4, "500 pools of four kinds")
+	assert.Len(t, f.Pools, 5, "500 pools of five kinds, a hybrid rule's named by both its classes")
 	assert.Equal(t, want.Classes, f.Classes)
 	assert.Equal(t, want.OwnHost, f.OwnHost)
 	assert.Equal(t, want.MissingCount, f.MissingCount)
@@ -139,7 +144,7 @@ func TestProbeDescribesALargeClusterWhole(t *testing.T) {
 
 	hdd := f.Classes["hdd"]
 	assert.Equal(t, 60, hdd.Hosts)
-	assert.Equal(t, 3, len(f.Classes)-1, "hdd, ssd and nvme, beside every class")
+	assert.Equal(t, 4, len(f.Classes)-1, "hdd, ssd, nvme and the hybrid rule's (counted as nothing), beside every class")
 	assert.Equal(t, 23, f.MissingCount, "down or out, osd.1 itself aside")
 }
 

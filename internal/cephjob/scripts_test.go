@@ -37,8 +37,8 @@ state=$FAKE_ROOT/ceph
 shift 6
 [ -e "$state/unreachable" ] && { echo "Error ETIMEDOUT: the monitors cannot be reached" >&2; exit 110; }
 case "$*" in
-"versions -f json") cat "$state/versions.json" 2>/dev/null || echo '{"mon":{"ceph version 18.2.7 (6b0e988052ec84cf2d4a54ff9bbbc5e720b621ad) reef (stable)":1},"osd":{"ceph version 18.2.7 (6b0e988052ec84cf2d4a54ff9bbbc5e720b621ad) reef (stable)":3}}' ;;
-"osd dump -f json") cat "$state/osd_dump.json" ;;
+"versions -f json") cat "$state/versions.json" 2>/dev/null || echo '{"mon":{"ceph version 18.2.7 (6b0e988052ec84cf2d4a54ff9bbbc5e720b621ad) reef (stable)":1},"osd":{"ceph version 18.2.7 (6b0e988052ec84cf2d4a54ff9bbbc5e720b621ad) reef (stable)":3},"overall":{"ceph version 18.2.7 (6b0e988052ec84cf2d4a54ff9bbbc5e720b621ad) reef (stable)":4}}' ;;
+"osd dump -f json") [ -e "$state/dump_fails" ] && { echo "Error EIO: the OSD map cannot be read" >&2; exit 5; }; cat "$state/osd_dump.json" ;;
 "osd out osd."* | "osd in osd."*) [ -e "$state/refuse_$2" ] && { echo "Error EINVAL: refused" >&2; exit 22; }; echo "marked $2 $3." ;;
 "osd purge osd."*)
 	[ -e "$state/purge_ignored" ] && { echo "purged $3"; exit 0; }
@@ -319,6 +319,24 @@ func TestZapWipesOnlyThePurgedOSDsDisk(t *testing.T) {
 		assert.NotZero(t, code)
 		assert.Contains(t, answer, "nothing but its size")
 	})
+	t.Run("an OSD Ceph still has (a forged status names a live one)", func(t *testing.T) {
+		n := newFakeNode(t)
+		dev := n.device("vdb", uuid, "SER123")
+		n.write("ceph/osd_dump.json", `{"osds":[{"osd":7,"up":1,"uuid":"`+uuid+`"}]}`)
+		code, answer := zap(n, dev, identity)
+		assert.NotZero(t, code)
+		assert.Contains(t, answer, "Ceph's OSD map still has osd.7 with UUID "+uuid)
+		assert.Equal(t, "LABEL:"+uuid, n.head(dev), "nothing written")
+	})
+	t.Run("an OSD map that cannot be read", func(t *testing.T) {
+		n := newFakeNode(t)
+		dev := n.device("vdb", uuid, "SER123")
+		n.write("ceph/dump_fails", "")
+		code, answer := zap(n, dev, identity)
+		assert.NotZero(t, code)
+		assert.Contains(t, answer, "Ceph's OSD map cannot be read: nothing is wiped")
+		assert.Equal(t, "LABEL:"+uuid, n.head(dev), "nothing written")
+	})
 	t.Run("unreadable", func(t *testing.T) {
 		n := newFakeNode(t)
 		dev := n.device("vdb", uuid, "SER123")
@@ -340,12 +358,13 @@ func TestNodeVerbsRefuseToolsOlderThanTheOSDs(t *testing.T) {
 	}
 	n := newFakeNode(t)
 	dev := n.device("vdb", uuid, "SER123")
-	n.write("ceph/versions.json", `{"osd":{"ceph version 19.2.3 (c92a) squid (stable)":2,"ceph version 20.2.0 (a1b2) tentacle (stable)":1}}`)
+	n.write("ceph/versions.json", `{"osd":{"ceph version 19.2.3 (c92a) squid (stable)":3},"overall":{"ceph version 19.2.3 (c92a) squid (stable)":3,"ceph version 20.2.0 (a1b2) tentacle (stable)":3}}`)
 	for _, verb := range []Verb{VerbIdentify, VerbZap} {
 		code, answer := n.run(verb, env(dev))
 		assert.NotZero(t, code, verb)
 		assert.True(t, ToolsTooOld(answer), "%s: %s", verb, answer)
-		assert.Contains(t, answer, "Ceph tools are of Ceph 19, and an OSD of the cluster runs Ceph 20")
+		assert.Contains(t, answer, "Ceph tools are of Ceph 19, and a daemon of the cluster runs Ceph 20", "the mons are upgraded first: OSDs made then get labels of 20")
+		assert.True(t, DiskNotRead(answer), answer)
 		assert.Equal(t, "LABEL:"+uuid, n.head(dev), "%s: nothing written", verb)
 	}
 
@@ -359,4 +378,5 @@ func TestNodeVerbsRefuseToolsOlderThanTheOSDs(t *testing.T) {
 	assert.NotZero(t, code)
 	assert.False(t, ToolsTooOld(answer), "a Ceph that cannot be asked is no refusal of the tools")
 	assert.Contains(t, answer, "cannot read the versions")
+	assert.True(t, DiskNotRead(answer), "nor an answer about the disk: %s", answer)
 }

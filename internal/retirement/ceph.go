@@ -64,16 +64,20 @@ func poolsCheck(f cephjob.Facts, osd int) cephv1alpha1.PreflightCheck {
 		pools += p.Count
 		room := f.Classes[p.Class]
 		have, unit := room.Hosts, "hosts"
+		if strings.Contains(p.Class, "+") {
+			short = append(short, fmt.Sprintf("%s takes several device classes (%s), which the plugin cannot count", describePool(p), p.Class))
+			continue
+		}
 		switch p.Domain {
 		case "host":
 		case "osd":
 			have, unit = room.OSDs, "OSDs"
 		default:
-			short = append(short, fmt.Sprintf("%s spreads over %q, which the plugin cannot count", p.Describe(), p.Domain))
+			short = append(short, fmt.Sprintf("%s spreads over %q, which the plugin cannot count", describePool(p), p.Domain))
 			continue
 		}
 		if p.Size > have {
-			short = append(short, fmt.Sprintf("%s keeps %d copies on different %s%s, and %d remain", p.Describe(), p.Size, unit, ofClass(p.Class), have))
+			short = append(short, fmt.Sprintf("%s keeps %d copies on different %s%s, and %d remain", describePool(p), p.Size, unit, ofClass(p.Class), have))
 		}
 	}
 	class := scopeClass(f)
@@ -83,6 +87,15 @@ func poolsCheck(f cephjob.Facts, osd int) cephv1alpha1.PreflightCheck {
 		return cephv1alpha1.PreflightCheck{Name: CheckPools, Message: fmt.Sprintf("%s: too few for %s; add a disk on another node first (a replacement does), or lower the copies", after, message.Clauses(short))}
 	}
 	return cephv1alpha1.PreflightCheck{Name: CheckPools, Passed: true, Message: fmt.Sprintf("%s: every one of Ceph's %s keeps its copies", after, message.Plural(pools, "pool"))}
+}
+
+// describePool names a kind of pool by its first pool, and how many more
+// are like it.
+func describePool(p cephjob.Pool) string {
+	if p.Count > 1 {
+		return fmt.Sprintf("pool %s (and %s like it)", p.Name, message.Plural(p.Count-1, "more"))
+	}
+	return "pool " + p.Name
 }
 
 // scopeClass is the device class osd's data must stay in: its own when a

@@ -95,6 +95,9 @@ func TestCephChecks(t *testing.T) {
 		{"a rule over a type the plugin cannot count refuses", with(func(f *scene) {
 			f.cluster.Pools = append(f.cluster.Pools, cephjob.ClusterPool{Name: "racked", Size: 2, MinSize: 1, Domain: "rack"})
 		}), 0, CheckPools, `spreads over "rack"`},
+		{"a rule over several classes (Rook's hybridStorage) refuses", with(func(f *scene) {
+			f.cluster.Pools = append(f.cluster.Pools, cephjob.ClusterPool{Name: "hybrid", Size: 3, MinSize: 2, Domain: "host", Class: "hdd+ssd"})
+		}), 0, CheckPools, "pool hybrid takes several device classes (hdd+ssd), which the plugin cannot count"},
 		{"the host keeps a whole copy in its one other disk: 4 GiB in 10 GiB passes", threeHosts(), 0, "", ""},
 		{"the host keeps a whole copy, which no longer fits its other disk", with(func(f *scene) {
 			f.osd(0).KBUsed, f.osd(1).KBUsed = 5<<20, 4<<20

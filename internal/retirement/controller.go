@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -114,7 +115,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	if facts.Answer != nil && next.Status.CephJob != facts.Status.CephJob {
 		// Its answer is in the status now: the Job and its pod can go.
-		if err := r.deleteCephJob(ctx, facts.Status.CephJob); err != nil {
+		if err := r.deleteCephJob(ctx, facts.Status.CephJob, ret.UID); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
@@ -269,7 +270,7 @@ func (r *Reconciler) gatherAnswer(ctx context.Context, f *Facts) error {
 	if f.Status.CephJob == "" {
 		return nil
 	}
-	answer, verb, err := r.readCephJob(ctx, f.Status.CephJob)
+	answer, verb, err := r.readCephJob(ctx, f.Status.CephJob, f.UID)
 	switch {
 	case err != nil:
 		return err
@@ -291,19 +292,22 @@ func (r *Reconciler) gatherAnswer(ctx context.Context, f *Facts) error {
 	return nil
 }
 
-// readCephJob reads a Ceph Job of the cluster namespace and its pods: its
-// answer (nil when there is no such Job) and its verb.
-func (r *Reconciler) readCephJob(ctx context.Context, name string) (*cephjob.Answer, cephjob.Verb, error) {
-	job, answer, err := cephjob.Get(ctx, r.Live, r.ClusterNamespace, name)
+// readCephJob reads owner's Ceph Job of the cluster namespace and its
+// pods: its answer (nil when there is no such Job) and its verb, the one
+// its name says (a foreign Job's labels are not read).
+func (r *Reconciler) readCephJob(ctx context.Context, name string, owner types.UID) (*cephjob.Answer, cephjob.Verb, error) {
+	job, answer, err := cephjob.Get(ctx, r.Live, r.ClusterNamespace, name, owner)
 	if job == nil || err != nil {
 		return nil, "", err
 	}
-	return &answer, cephjob.Verb(job.Labels[cephjob.VerbLabel]), nil
+	verb, _, _ := cephjob.ParseName(name)
+	return &answer, verb, nil
 }
 
-// deleteCephJob deletes a Ceph Job whose answer was read, with its pod.
-func (r *Reconciler) deleteCephJob(ctx context.Context, name string) error {
-	return cephjob.Delete(ctx, r.Client, r.ClusterNamespace, name)
+// deleteCephJob deletes owner's Ceph Job whose answer was read, with its
+// pod; never a Job that is not owner's.
+func (r *Reconciler) deleteCephJob(ctx context.Context, name string, owner types.UID) error {
+	return cephjob.Delete(ctx, r.Client, r.Live, r.ClusterNamespace, name, owner)
 }
 
 func (r *Reconciler) disk(ctx context.Context, name string) (*cephv1alpha1.Disk, error) {
@@ -476,7 +480,7 @@ func (r *Reconciler) act(ctx context.Context, ret *cephv1alpha1.DiskRetirement, 
 	case ActScaleUp:
 		return r.scaleOSD(ctx, *s.Status.OSDID, 1)
 	case ActCephJob:
-		return r.createCephJob(ctx, ret, s.Request)
+		return r.createCephJob(ctx, ret, s.Request, f.Deployment)
 	case ActDeleteDeployment:
 		d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: r.ClusterNamespace, Name: f.Deployment.Deployment}}
 		return client.IgnoreNotFound(r.Client.Delete(ctx, d))
@@ -546,11 +550,18 @@ func (r *Reconciler) scaleOSD(ctx context.Context, id int32, replicas int32) err
 	return client.IgnoreNotFound(r.Client.Patch(ctx, d, body))
 }
 
-// createCephJob creates a Ceph Job for ret with the Rook operator's image.
-func (r *Reconciler) createCephJob(ctx context.Context, ret *cephv1alpha1.DiskRetirement, req cephjob.Request) error {
+// createCephJob creates a Ceph Job for ret with the Rook operator's image,
+// or for a node verb (which reads and wipes BlueStore labels) the image of
+// the OSD's own Deployment when there is one: the tools of the Ceph that
+// wrote the label, whatever the operator's image carries (Rook v1.18.11's
+// is Ceph 19.2.3, older than a cluster moved on to Ceph 20).
+func (r *Reconciler) createCephJob(ctx context.Context, ret *cephv1alpha1.DiskRetirement, req cephjob.Request, osd *rook.OSD) error {
 	image, err := r.rookImage(ctx)
 	if err != nil {
 		return err
+	}
+	if cephjob.NodeVerb(req.Verb) && osd != nil && osd.Image != "" {
+		image = osd.Image
 	}
 	switch req.Verb {
 	case cephjob.VerbOut:

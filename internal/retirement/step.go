@@ -873,11 +873,11 @@ func deadDiskLookedAt(f Facts) Step {
 }
 
 // readTheDisk says a failed node verb's answer is about the disk: its
-// script ran and tried to read it. A Job that never ran (its node down)
-// or whose tools are older than the cluster's OSDs (L3) says nothing of
-// the disk.
+// script ran and tried to read it. A Job that never ran (its node down),
+// or that failed before it read the disk (its tools older than the
+// cluster's Ceph, L3, or Ceph not there to ask), says nothing of it.
 func readTheDisk(a *cephjob.Answer) bool {
-	return a.Ran && !cephjob.ToolsTooOld(a.Message)
+	return a.Ran && !cephjob.DiskNotRead(a.Message)
 }
 
 // unwiped ends the wipe without one, for why; the manual steps say what

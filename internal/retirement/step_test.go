@@ -113,7 +113,11 @@ func safe(f *scene) {
 
 // toolsRefusal is a node verb's answer when its tools are older than the
 // cluster's OSDs (job.go, tools_read_labels).
-const toolsRefusal = "refused: this Job's Ceph tools are of Ceph 19, and an OSD of the cluster runs Ceph 20: labels a newer Ceph wrote are not read, nor wiped, with older tools; run a Rook release whose image carries Ceph 20 or newer"
+const toolsRefusal = "refused: this Job's Ceph tools are of Ceph 19, and a daemon of the cluster runs Ceph 20: labels a newer Ceph wrote are not read, nor wiped, with older tools (nothing of the disk was read)"
+
+// cephUnreachable is a node verb's answer when Ceph could not be asked
+// about its tools (a node whose Ceph network is down).
+const cephUnreachable = "cannot read the versions Ceph's daemons run: Error ETIMEDOUT (nothing of the disk was read)"
 
 func TestNext(t *testing.T) {
 	x := newStepFixture()
@@ -541,6 +545,13 @@ func TestNext(t *testing.T) {
 			f.Answer.Ran = true
 			return f
 		}(), cephv1alpha1.RetirementRefused, ActRelease, "", "could not be read (refused: this Job's Ceph tools are of Ceph 19"},
+		{"R1: OSD down, the identify could not ask Ceph about its tools: refused, not taken for a dead disk", func() Facts {
+			f := x.fresh()
+			f.Status.OSDID, f.Status.OSDUUID, f.Status.OSDBefore = &x.osd.ID, "uuid-3", &cephv1alpha1.OSDState{}
+			answer(&f, cephjob.VerbIdentify, false, cephUnreachable)
+			f.Answer.Ran = true
+			return f
+		}(), cephv1alpha1.RetirementRefused, ActRelease, "", "could not be read (cannot read the versions"},
 		{"unreadable while Ceph has the OSD up: refused", func() Facts {
 			f := x.fresh()
 			f.Status.OSDID, f.Status.OSDUUID, f.Status.OSDBefore = &x.osd.ID, "uuid-3", &cephv1alpha1.OSDState{Up: true, In: true}
@@ -567,6 +578,12 @@ func TestNext(t *testing.T) {
 			answer(f, cephjob.VerbIdentify, false, toolsRefusal)
 			f.Answer.Ran = true
 		}), cephv1alpha1.RetirementWiping, ActNone, "", "did not run the look at the dead disk (refused: this Job's Ceph tools"},
+		{"R1: the second look could not ask Ceph about its tools: asked again, nothing deleted", x.at(cephv1alpha1.RetirementWiping, func(f *Facts) {
+			f.Status.DiskGone, f.Status.Purged, f.Deployment, f.Listed = true, true, &stopped, false
+			f.Disk.Annotations = map[string]string{cephv1alpha1.RetiredAnnotation: "osd.3"}
+			answer(f, cephjob.VerbIdentify, false, cephUnreachable)
+			f.Answer.Ran = true
+		}), cephv1alpha1.RetirementWiping, ActNone, "", "did not run the look at the dead disk (cannot read the versions"},
 		{"the dead disk came back with its label: wiped", x.at(cephv1alpha1.RetirementWiping, func(f *Facts) {
 			f.Status.DiskGone, f.Status.Purged, f.Deployment, f.Listed = true, true, &stopped, false
 			f.Disk.Annotations = map[string]string{cephv1alpha1.RetiredAnnotation: "osd.3"}

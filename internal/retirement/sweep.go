@@ -133,7 +133,7 @@ func (s *Sweeper) facts(ctx context.Context, d *appsv1.Deployment, rets []cephv1
 			f.Owned = true
 		}
 	}
-	in, _, err := s.Reconciler.readCephJob(ctx, sweepInJobName(d))
+	in, _, err := s.Reconciler.readCephJob(ctx, sweepInJobName(d), d.UID)
 	if err != nil {
 		return f, err
 	}
@@ -163,12 +163,12 @@ func (s *Sweeper) act(ctx context.Context, d *appsv1.Deployment, action OrphanAc
 		job := cephjob.Render(d.Namespace, owner, cephjob.Request{Verb: cephjob.VerbIn, OSDID: int32(id)}, image)
 		return client.IgnoreAlreadyExists(r.Client.Create(ctx, job))
 	case OrphanRetryIn:
-		return r.deleteCephJob(ctx, sweepInJobName(d))
+		return r.deleteCephJob(ctx, sweepInJobName(d), d.UID)
 	case OrphanDone:
 		if err := r.annotateOSD(ctx, int32(id), cephv1alpha1.RetirementAnnotation, ""); err != nil {
 			return err
 		}
-		return r.deleteCephJob(ctx, sweepInJobName(d))
+		return r.deleteCephJob(ctx, sweepInJobName(d), d.UID)
 	}
 	return nil
 }

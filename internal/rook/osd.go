@@ -55,6 +55,9 @@ type OSD struct {
 	// the plugin has it. Empty when the Deployment names none (Rook then
 	// takes CRUSH's class as it is: update.go updateExistingOSDs).
 	DeviceClass string
+	// Image is the image of its "osd" container: the Ceph release that
+	// runs the OSD, whose tools read the labels it wrote.
+	Image string
 }
 
 // ParseOSDDeployment reads an OSD Deployment as Rook's getOSDInfo does: the
@@ -80,7 +83,7 @@ func ParseOSDDeployment(d *appsv1.Deployment) (OSD, error) {
 	if container == nil {
 		return OSD{}, fmt.Errorf("deployment %s has no container named %q", d.Name, OSDContainer)
 	}
-	osd := OSD{ID: int32(id), Deployment: d.Name, Running: d.Status.Replicas, Replicas: 1}
+	osd := OSD{ID: int32(id), Deployment: d.Name, Running: d.Status.Replicas, Replicas: 1, Image: container.Image}
 	if d.Spec.Replicas != nil {
 		osd.Replicas = *d.Spec.Replicas
 	}

@@ -15,7 +15,7 @@ func TestParseOSDDeployment(t *testing.T) {
 	good := simulate.OSDDeployment("rook-ceph", 7, "node-a", "/dev/sdb")
 	osd, err := rook.ParseOSDDeployment(good)
 	require.NoError(t, err)
-	assert.Equal(t, rook.OSD{ID: 7, Deployment: "rook-ceph-osd-7", Node: "node-a", UUID: "00000000-0000-4000-8000-000000000007", BlockPath: "/dev/sdb", Replicas: 1}, osd)
+	assert.Equal(t, rook.OSD{ID: 7, Deployment: "rook-ceph-osd-7", Node: "node-a", UUID: "00000000-0000-4000-8000-000000000007", BlockPath: "/dev/sdb", Replicas: 1, Image: "quay.io/ceph/ceph:v19.2.3"}, osd, "the osd container's image: the Ceph that runs it")
 
 	lvm := simulate.OSDDeployment("rook-ceph", 8, "node-a", "")
 	env := lvm.Spec.Template.Spec.Containers[0].Env

@@ -525,10 +525,13 @@ func (c *Ceph) answer(ctx context.Context, job *batchv1.Job, pools []simPool) (i
 		out, err := json.Marshal(answer)
 		return 0, string(out), err
 	case cephjob.VerbZap:
-		// As the zap script: a label must name the purged OSD; without one
-		// the device must be the disk identified (a wipe cut short).
+		// As the zap script: no OSD of Ceph's map has the UUID; a label
+		// must name the purged OSD; without one the device must be the
+		// disk identified (a wipe cut short).
 		found := c.labels[node+"\x00"+device].UUID
 		switch {
+		case c.hasUUID(env[cephjob.EnvOSDUUID]) != "":
+			return 1, fmt.Sprintf("refused: Ceph's OSD map still has %s with UUID %s: only a purged OSD's disk is wiped", c.hasUUID(env[cephjob.EnvOSDUUID]), env[cephjob.EnvOSDUUID]), nil
 		case c.gone[node+"\x00"+device]:
 			return 1, device + " is not a block device on this node", nil
 		case found != "" && found != env[cephjob.EnvOSDUUID]:
@@ -540,6 +543,16 @@ func (c *Ceph) answer(ctx context.Context, job *batchv1.Job, pools []simPool) (i
 		return 0, fmt.Sprintf("wiped %s (it held the OSD with UUID %s)", device, env[cephjob.EnvOSDUUID]), nil
 	}
 	return 0, "", fmt.Errorf("job %s: unknown verb %q", job.Name, job.Labels[cephjob.VerbLabel])
+}
+
+// hasUUID names the OSD of the map with uuid, "" when none has it.
+func (c *Ceph) hasUUID(uuid string) string {
+	for _, o := range c.osds {
+		if o.UUID == uuid {
+			return fmt.Sprintf("osd.%d", o.ID)
+		}
+	}
+	return ""
 }
 
 // kernelPath resolves a device name the plugin gave (a stable path or a
@@ -598,8 +611,9 @@ func (c *Ceph) finish(ctx context.Context, job *batchv1.Job, code int, message s
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: job.Name + "-sim", Namespace: job.Namespace,
-			Labels:          map[string]string{batchv1.JobNameLabel: job.Name, "job-name": job.Name, batchv1.ControllerUidLabel: string(job.UID), SimulatedLabel: "true"},
-			OwnerReferences: []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: job.Name, UID: job.UID}},
+			Labels: map[string]string{batchv1.JobNameLabel: job.Name, "job-name": job.Name, batchv1.ControllerUidLabel: string(job.UID), SimulatedLabel: "true"},
+			// As the Job controller makes them: the Job is its controller.
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(job, batchv1.SchemeGroupVersion.WithKind("Job"))},
 		},
 		Spec: *job.Spec.Template.Spec.DeepCopy(),
 	}

@@ -165,7 +165,7 @@ func (r *Reconciler) askPGStates(ctx context.Context, cluster *cephv1.CephCluste
 		}
 	}
 	name := cephjob.Name(cluster.UID, *req)
-	job, answer, err := cephjob.Get(ctx, r.Live, r.Targets.ClusterNamespace, name)
+	job, answer, err := cephjob.Get(ctx, r.Live, r.Targets.ClusterNamespace, name, cluster.UID)
 	switch {
 	case err != nil:
 		return nil, false, err
@@ -174,7 +174,7 @@ func (r *Reconciler) askPGStates(ctx context.Context, cluster *cephv1.CephCluste
 	case !answer.Done:
 		return nil, true, nil
 	}
-	if err := cephjob.Delete(ctx, r.Client, r.Targets.ClusterNamespace, name); err != nil {
+	if err := cephjob.Delete(ctx, r.Client, r.Live, r.Targets.ClusterNamespace, name, cluster.UID); err != nil {
 		return nil, false, fmt.Errorf("delete Ceph Job %s: %w", name, err)
 	}
 	if err := r.annotateCluster(ctx, cluster, cephv1alpha1.UpgradePGJobAnnotation, nil); err != nil {
@@ -201,7 +201,7 @@ func (r *Reconciler) forgetPGJob(ctx context.Context, cluster *cephv1.CephCluste
 	}
 	if req != nil {
 		name := cephjob.Name(cluster.UID, *req)
-		if err := cephjob.Delete(ctx, r.Client, r.Targets.ClusterNamespace, name); err != nil {
+		if err := cephjob.Delete(ctx, r.Client, r.Live, r.Targets.ClusterNamespace, name, cluster.UID); err != nil {
 			return fmt.Errorf("delete Ceph Job %s: %w", name, err)
 		}
 	}

@@ -493,7 +493,11 @@ func upgradeHealthCheck(uf Facts) cephv1alpha1.PreflightCheck {
 	}
 	if len(blocking) > 0 {
 		slices.Sort(blocking)
-		return fail("Ceph reports %s: resolve it before upgrading", strings.Join(blocking, "; "))
+		why := fmt.Sprintf("Ceph reports %s: resolve it before upgrading", strings.Join(blocking, "; "))
+		if _, ok := f.Health.Checks["POOL_NO_REDUNDANCY"]; ok {
+			why += " (a pool of one copy: with three or more OSDs Rook stops an OSD only when Ceph says it is ok to stop, which no OSD that holds a single copy is, and the roll would stall; give the consumer that asks replicas: 1 two copies or more first)"
+		}
+		return fail("%s", why)
 	}
 	if !f.AllPGsActiveClean() {
 		return fail("not every PG is active+clean (%s): wait until Ceph has recovered", f.PGsNotActiveClean())

@@ -155,7 +155,7 @@ func TestUpgradePreflight(t *testing.T) {
 		}, cephv1alpha1.CheckHealth, "SOMETHING_NEW"},
 		{"size-1 pools on three OSDs: ok-to-stop would refuse", func(f *Facts) {
 			f.Ceph.Health.Status, f.Ceph.Health.Checks = "HEALTH_WARN", map[string]string{"POOL_NO_REDUNDANCY": "1 pool(s) have no replicas configured"}
-		}, cephv1alpha1.CheckHealth, "POOL_NO_REDUNDANCY"},
+		}, cephv1alpha1.CheckHealth, "POOL_NO_REDUNDANCY: 1 pool(s) have no replicas configured: resolve it before upgrading (a pool of one copy"},
 		{"PGs not active+clean", func(f *Facts) {
 			f.Ceph.PGStates = map[string]int{"active+clean": 90, "active+undersized+degraded": 7}
 		}, cephv1alpha1.CheckHealth, "7 active+undersized+degraded"},
