@@ -70,6 +70,14 @@ func TestInvalidSpecsAreRejectedNamingTheField(t *testing.T) {
 		{name: "BlockStorage default that is not a boolean", obj: object("BlockStorage", "bad-default", map[string]any{"default": "yes"}), wantField: "spec.default", wantText: "boolean"},
 		{name: "DiskPool listing a disk twice", obj: object("DiskPool", "bad-dup", map[string]any{"disks": []any{"d1", "d2", "d1"}}), wantField: "spec.disks[2]", wantText: "Duplicate value"},
 		{name: "a field our kinds do not have", obj: object("BlockStorage", "bad-field", map[string]any{"replica": 2}), wantField: "spec.replica", wantText: "unknown field"},
+		// N7, N13: Disk names are DNS-1123 labels (DiskName); anything else,
+		// a bidi override or a zero-width space included, is refused
+		// before the plugin echoes it into a status or an Event.
+		{name: "DiskPool listing a name no Disk can have", obj: object("DiskPool", "bad-name", map[string]any{"disks": []any{"node-a-\u202eabc"}}), wantField: "spec.disks[0]", wantText: "should match"},
+		{name: "DiskPool listing a name longer than a Disk's", obj: object("DiskPool", "bad-long", map[string]any{"disks": []any{strings.Repeat("a", 64)}}), wantField: "spec.disks[0]", wantText: "may not be more than 63"},
+		{name: "DiskPool listing more disks than the plugin is measured at", obj: object("DiskPool", "bad-many", map[string]any{"disks": manyDiskNames(10001)}), wantField: "spec.disks", wantText: "must have at most 10000 items"},
+		{name: "DiskRetirement of a name no Disk can have", obj: object("DiskRetirement", "bad-ret", map[string]any{"disk": "node-a\u200b-sdb"}), wantField: "spec.disk", wantText: "should match"},
+		{name: "DiskRetirement of a replacement no Disk can be", obj: object("DiskRetirement", "bad-repl", map[string]any{"disk": "node-a-sdb", "replacement": "Node-A-SDC"}), wantField: "spec.replacement", wantText: "should match"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -79,6 +87,15 @@ func TestInvalidSpecsAreRejectedNamingTheField(t *testing.T) {
 			assert.Contains(t, err.Error(), tc.wantText)
 		})
 	}
+}
+
+// manyDiskNames are n distinct Disk names.
+func manyDiskNames(n int) []any {
+	names := make([]any, n)
+	for i := range names {
+		names[i] = fmt.Sprintf("node-%d", i)
+	}
+	return names
 }
 
 func TestNameCapsKeepDerivedNamesLegal(t *testing.T) {

@@ -11,8 +11,12 @@ type DiskPoolSpec struct {
 	// CephCluster unless an older DiskPool already lists it. Removing a disk
 	// from this list removes it from the CephCluster's device list but does
 	// not remove its OSD: that needs a manual purge in Ceph.
+	// Each is a Disk's name, as discovery makes them (DiskName: a DNS-1123
+	// label); at most 10,000, the scale the plugin is measured at.
 	// +listType=set
-	// +kubebuilder:validation:items:MaxLength=253
+	// +kubebuilder:validation:MaxItems=10000
+	// +kubebuilder:validation:items:MaxLength=63
+	// +kubebuilder:validation:items:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
 	// +optional
 	Disks []string `json:"disks,omitempty"`
 }

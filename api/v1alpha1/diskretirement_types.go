@@ -13,14 +13,18 @@ import (
 type DiskRetirementSpec struct {
 	// Disk is the name of the Disk to retire. It must be in use by a
 	// DiskPool.
+	// A Disk's name is a DNS-1123 label (DiskName), nothing else: what the
+	// status and Events echo of it cannot carry other characters.
 	// +kubebuilder:validation:MinLength=1
-	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
 	Disk string `json:"disk"`
 	// Replacement is the name of an available Disk that joins the retired
 	// disk's pool first: the retirement waits until it is an OSD, so the
 	// cluster's capacity never dips. The plugin adds it to the pool's
 	// spec.disks.
-	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
 	// +optional
 	Replacement string `json:"replacement,omitempty"`
 	// Suspend stops the retirement after its checks, before anything is
