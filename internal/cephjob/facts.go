@@ -179,6 +179,9 @@ func ParseFacts(answer string) (Facts, error) {
 	if _, ok := f.Classes[""]; !ok {
 		return Facts{}, fmt.Errorf("Ceph's answer counts no OSDs")
 	}
+	if f.MissingCount < len(f.Missing) || f.MissingCount > 0 && len(f.Missing) == 0 {
+		return Facts{}, fmt.Errorf("Ceph's answer counts %d OSDs not up and in and names %d", f.MissingCount, len(f.Missing))
+	}
 	return f, nil
 }
 

@@ -126,13 +126,15 @@ func TestParseCephFacts(t *testing.T) {
 	assert.False(t, got.UpAndIn(0), "osd.0 was not asked about")
 
 	for name, answer := range map[string]string{
-		"cut at 4096 bytes":  `{"health":{"status":"HEALTH_OK"},"pools":[[".mgr",3,2,"ho`,
-		"a pool of four":     `{"health":{"status":"HEALTH_OK"},"classes":{"":[1,1,1,1,1,1,1]},"pools":[[".mgr",3,2,"host"]]}`,
-		"a class of five":    `{"health":{"status":"HEALTH_OK"},"classes":{"":[1,1,1,1,1]}}`,
-		"a missing OSD of 3": `{"health":{"status":"HEALTH_OK"},"classes":{"":[1,1,1,1,1,1,1]},"missing":[[1,0,1]]}`,
-		"no class counted":   `{"health":{"status":"HEALTH_OK"},"pools":[]}`,
-		"no health":          `{"pools":[]}`,
-		"an error message":   `Error EACCES: access denied`,
+		"cut at 4096 bytes":                `{"health":{"status":"HEALTH_OK"},"pools":[[".mgr",3,2,"ho`,
+		"a pool of four":                   `{"health":{"status":"HEALTH_OK"},"classes":{"":[1,1,1,1,1,1,1]},"pools":[[".mgr",3,2,"host"]]}`,
+		"a class of five":                  `{"health":{"status":"HEALTH_OK"},"classes":{"":[1,1,1,1,1]}}`,
+		"a missing OSD of 3":               `{"health":{"status":"HEALTH_OK"},"classes":{"":[1,1,1,1,1,1,1]},"missing":[[1,0,1]]}`,
+		"no class counted":                 `{"health":{"status":"HEALTH_OK"},"pools":[]}`,
+		"missing OSDs counted, none named": `{"health":{"status":"HEALTH_OK"},"classes":{"":[1,1,1,1,1,1,1]},"missingCount":3}`,
+		"more named than counted":          `{"health":{"status":"HEALTH_OK"},"classes":{"":[1,1,1,1,1,1,1]},"missing":[[1,0,1,"a"]],"missingCount":0}`,
+		"no health":                        `{"pools":[]}`,
+		"an error message":                 `Error EACCES: access denied`,
 	} {
 		_, err := ParseFacts(answer)
 		assert.Error(t, err, name)

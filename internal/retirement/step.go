@@ -2,6 +2,7 @@ package retirement
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -679,10 +680,11 @@ func drainTrouble(c cephjob.Facts, osd int) string {
 	if why := lastingCheck(c); why != "" {
 		return why
 	}
-	// The probe lists the out ones first.
-	if len(c.Missing) > 0 && !c.Missing[0].In {
-		o := c.Missing[0]
-		return fmt.Sprintf("osd.%d on host %s is %s: Ceph lacks copies there while osd.%d drains", o.ID, o.Host, upIn(o.Up, o.In), osd)
+	// The probe lists the out ones first, so a list cut short keeps them.
+	for _, o := range c.Missing {
+		if !o.In {
+			return fmt.Sprintf("osd.%d on host %s is %s: Ceph lacks copies there while osd.%d drains", o.ID, o.Host, upIn(o.Up, o.In), osd)
+		}
 	}
 	return ""
 }
@@ -690,7 +692,7 @@ func drainTrouble(c cephjob.Facts, osd int) string {
 // othersDownButIn names the OSDs besides osd that are down but still in,
 // "" when there are none.
 func othersDownButIn(c cephjob.Facts) string {
-	if len(c.Missing) == 0 || !c.Missing[0].In {
+	if len(c.Missing) == 0 || slices.ContainsFunc(c.Missing, func(o cephjob.MissingOSD) bool { return !o.In }) {
 		return "" // none, or one is out: drainTrouble's
 	}
 	return message.Clauses(othersMissing(c, func(o cephjob.MissingOSD) string { return fmt.Sprintf("osd.%d on host %s", o.ID, o.Host) }))

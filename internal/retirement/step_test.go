@@ -819,3 +819,14 @@ func TestAProbeAsksAboutTheReplacement(t *testing.T) {
 	assert.Equal(t, "3", env[cephjob.EnvOSDID])
 	assert.Equal(t, "9", env[cephjob.EnvAlsoOSDID])
 }
+
+// Another OSD out is trouble wherever the probe's list names it (the
+// probe puts the out ones first; the plugin does not rely on it).
+func TestDrainTroubleFindsAnOutOSDAnywhereInTheList(t *testing.T) {
+	c := cephjob.Facts{Missing: []cephjob.MissingOSD{{ID: 4, In: true, Host: "node-c"}, {ID: 5, Up: true, Host: "node-c"}}, MissingCount: 2}
+	assert.Contains(t, drainTrouble(c, 3), "osd.5 on host node-c is out")
+	assert.Empty(t, othersDownButIn(c), "one is out: the drain's trouble, not a wait")
+	c.Missing, c.MissingCount = c.Missing[:1], 1
+	assert.Empty(t, drainTrouble(c, 3))
+	assert.Equal(t, "osd.4 on host node-c", othersDownButIn(c))
+}
