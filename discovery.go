@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -15,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -100,26 +102,40 @@ type DiscoveredDisk struct {
 // discoveredDevice is one entry of Rook's devices JSON (pkg/util/sys
 // LocalDisk in Rook v1.18). Only the fields the plugin reads are listed.
 type discoveredDevice struct {
-	Name           string                `json:"name"`
-	Parent         string                `json:"parent"`
-	DevLinks       string                `json:"devLinks"`
-	Size           uint64                `json:"size"`
-	Serial         string                `json:"serial"`
-	Type           string                `json:"type"`
-	Rotational     bool                  `json:"rotational"`
-	ReadOnly       bool                  `json:"readOnly"`
-	Partitions     []discoveredPartition `json:"Partitions"`
-	Filesystem     string                `json:"filesystem"`
-	Mountpoint     string                `json:"mountpoint"`
-	Model          string                `json:"model"`
-	WWN            string                `json:"wwn"`
-	Empty          bool                  `json:"empty"`
-	CephVolumeData string                `json:"cephVolumeData"`
+	Name           string   `json:"name"`
+	Parent         string   `json:"parent"`
+	DevLinks       string   `json:"devLinks"`
+	Size           uint64   `json:"size"`
+	Serial         string   `json:"serial"`
+	Type           string   `json:"type"`
+	Rotational     bool     `json:"rotational"`
+	ReadOnly       bool     `json:"readOnly"`
+	Partitions     nonEmpty `json:"Partitions"`
+	Filesystem     string   `json:"filesystem"`
+	Mountpoint     string   `json:"mountpoint"`
+	Model          string   `json:"model"`
+	WWN            string   `json:"wwn"`
+	Empty          bool     `json:"empty"`
+	CephVolumeData string   `json:"cephVolumeData"`
 }
 
-type discoveredPartition struct {
-	Name       string `json:"Name"`
-	Filesystem string `json:"Filesystem"`
+// nonEmpty reads a JSON array only to say whether it has an element
+// (Rook's Partitions: only that is used), without decoding its elements:
+// one entry of a megabyte of [{},{},...] would otherwise be some 350,000
+// of them, live at once.
+type nonEmpty bool
+
+func (n *nonEmpty) UnmarshalJSON(raw []byte) error {
+	trimmed := bytes.TrimSpace(raw)
+	switch {
+	case bytes.Equal(trimmed, []byte("null")):
+		*n = false
+	case len(trimmed) >= 2 && trimmed[0] == '[' && trimmed[len(trimmed)-1] == ']':
+		*n = nonEmpty(len(bytes.TrimSpace(trimmed[1:len(trimmed)-1])) > 0)
+	default:
+		return fmt.Errorf("Partitions is not a JSON array")
+	}
+	return nil
 }
 
 // cephVolumeVerdict is ceph-volume inventory's view of a device. Rook passes
@@ -256,12 +272,28 @@ func refuseSharedLinks(disks []DiscoveredDisk) {
 			kernels = append(kernels, strconv.Quote(disks[i].kernel))
 		}
 		slices.Sort(kernels)
+		// One reason, built once and naming a few, shared by every holder:
+		// a report of thousands of devices on one link must not give each
+		// its own list of all the others (quadratic memory, and as much
+		// status in etcd).
+		reason := fmt.Sprintf("refused: %s all report the by-id link %s (two paths to one disk, or a false report)", namedFew(kernels), link)
 		for _, i := range idx {
 			st := &disks[i].Status
-			st.Reason = fmt.Sprintf("refused: %s all report the by-id link %s (two paths to one disk, or a false report)", strings.Join(kernels, ", "), link)
+			st.Reason = reason
 			st.StablePath, st.Available, st.State = "", false, cephv1alpha1.DiskInUse
 		}
 	}
+}
+
+// sharedLinkNamed is how many of the devices sharing a link a refusal names.
+const sharedLinkNamed = 8
+
+// namedFew joins the first sharedLinkNamed names, and counts the rest.
+func namedFew(names []string) string {
+	if len(names) <= sharedLinkNamed {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:sharedLinkNamed], ", "), len(names)-sharedLinkNamed)
 }
 
 // nameDisks gives each disk its deterministic name. Devices that claim the
@@ -401,13 +433,33 @@ func (t *deviceTree) describe(node, root string) cephv1alpha1.DiskStatus {
 	status.Available = status.Reason == ""
 	// What the node's tools reported is shown in the console and by
 	// kubectl describe: control characters (escape sequences, NULs) go.
-	status.Model, status.Serial, status.WWN = message.Printable(status.Model), message.Printable(status.Serial), message.Printable(status.WWN)
-	status.Filesystem, status.Reason = message.Printable(status.Filesystem), message.Printable(status.Reason)
+	// Bounded as the CRD bounds them: a node's report cannot make a Disk
+	// (and the plugin's cache of Disks) as large as it likes.
+	status.Model, status.Serial, status.WWN = reported(status.Model), reported(status.Serial), reported(status.WWN)
+	status.Filesystem, status.Reason = reported(status.Filesystem), message.Bound(message.Printable(status.Reason))
 	status.State = cephv1alpha1.DiskAvailable
 	if !status.Available {
 		status.State = cephv1alpha1.DiskInUse
 	}
 	return status
+}
+
+// MaxReportedLen bounds each text a node's tools report of a device
+// (model, serial, WWN, filesystem): udev's are far shorter.
+const MaxReportedLen = 256
+
+// reported is a node's text as a Disk shows it: printable, and cut to
+// MaxReportedLen bytes on a character boundary.
+func reported(s string) string {
+	s = message.Printable(s)
+	if len(s) <= MaxReportedLen {
+		return s
+	}
+	cut := MaxReportedLen
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut]
 }
 
 // MaxDevicePathLen bounds a device path: a file name may not pass 255
@@ -491,7 +543,7 @@ func (t *deviceTree) unavailableReason(root string, d *discoveredDevice) string 
 	if kids := t.children[root]; len(kids) > 0 {
 		return childrenReason(kids)
 	}
-	if len(d.Partitions) > 0 {
+	if d.Partitions {
 		return "partitioned"
 	}
 	switch {

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"unicode/utf8"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -534,6 +535,44 @@ func TestARefusedDeviceTakesNoRealDevicesIdentity(t *testing.T) {
 			assert.Empty(t, d.Status.StablePath)
 		}
 		assert.NotEqual(t, disks[0].Name, disks[1].Name)
+	})
+	t.Run("N1: thousands of devices on one link share one reason naming a few", func(t *testing.T) {
+		var devices []device
+		for i := range MaxDiscoveryEntries {
+			devices = append(devices, sdb().with(device{"name": fmt.Sprintf("sd%05d", i), "serial": "", "wwn": ""}))
+		}
+		disks, err := ParseDiscovery(discoveryConfigMap(t, "worker-1", devices...), DiscoveryOptions{})
+		require.NoError(t, err)
+		require.Len(t, disks, MaxDiscoveryEntries)
+		total := 0
+		for _, d := range disks {
+			assert.False(t, d.Status.Available)
+			total += len(d.Status.Reason)
+		}
+		want := `refused: "/dev/sd00000", "/dev/sd00001", "/dev/sd00002", "/dev/sd00003", "/dev/sd00004", "/dev/sd00005", "/dev/sd00006", "/dev/sd00007" and 4088 more all report the by-id link`
+		assert.Contains(t, disks[0].Status.Reason, want)
+		assert.Less(t, total, MaxDiscoveryEntries*300, "linear in the devices: each reason names eight, not all 4096")
+	})
+	t.Run("N1: what a node reports of a device is cut to the CRD's bounds", func(t *testing.T) {
+		long := strings.Repeat("é", MaxReportedLen) // two bytes each
+		got := parseOne(t, DiscoveryOptions{}, sdb().with(device{"model": long, "serial": long, "wwn": long, "filesystem": long, "empty": false}))
+		for name, v := range map[string]string{"model": got.Status.Model, "serial": got.Status.Serial, "wwn": got.Status.WWN, "filesystem": got.Status.Filesystem} {
+			assert.LessOrEqual(t, len(v), MaxReportedLen, name)
+			assert.True(t, utf8.ValidString(v), "%s cut on a character boundary", name)
+		}
+		assert.LessOrEqual(t, len(got.Status.Reason), 4096)
+	})
+	t.Run("N8: a partition list is read for whether it has one, not decoded", func(t *testing.T) {
+		many := make([]device, 200_000)
+		for i := range many {
+			many[i] = device{}
+		}
+		partitioned := parseOne(t, DiscoveryOptions{}, sdb().with(device{"Partitions": many, "empty": false}))
+		assert.Contains(t, partitioned.Status.Reason, "partitioned")
+		none := parseOne(t, DiscoveryOptions{}, sdb().with(device{"Partitions": []device{}}))
+		assert.True(t, none.Status.Available, none.Status.Reason)
+		_, err := ParseDiscovery(discoveryConfigMap(t, "worker-1", sdb().with(device{"Partitions": "sdb1"})), DiscoveryOptions{})
+		assert.ErrorContains(t, err, "Partitions is not a JSON array")
 	})
 	t.Run("one kernel name listed twice: not used", func(t *testing.T) {
 		got := parseOne(t, DiscoveryOptions{}, sdb(), sdb().with(device{"size": uint64(1)}))

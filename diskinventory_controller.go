@@ -136,28 +136,29 @@ func (r *DiskInventoryReconciler) Reconcile(ctx context.Context, req reconcile.R
 
 	var discovered []DiscoveredDisk
 	if !configMapGone {
-		discovered, err = ParseDiscovery(&cm, r.Discovery)
-		if err != nil {
+		// The node first, then the report: Rook's daemon only runs on
+		// Nodes, and a report for a name that is none is invented (or its
+		// node was deleted). It is not even parsed: anyone who can write a
+		// ConfigMap there could otherwise make the plugin decode a
+		// megabyte per name, and publishing it would create thousands of
+		// Disks per name. Its Disks are kept, Missing, as for a node whose
+		// ConfigMap went; the Node's creation publishes them.
+		node := cm.Labels[DiscoveryNodeLabel]
+		exists := false
+		if node != "" {
+			if exists, err = r.nodeExists(ctx, node); err != nil {
+				return reconcile.Result{}, err
+			}
+		}
+		if node != "" && !exists {
+			r.warn(&cm, EventUnknownNode, "discovery ConfigMap %s reports node %q, which is not a Node of the cluster: its devices are published when the Node exists", req.NamespacedName, node)
+		} else if discovered, err = ParseDiscovery(&cm, r.Discovery); err != nil {
 			// Bad input from one node must not stop the others: say which
 			// ConfigMap and why, keep its Disks as they are, and wait for
 			// Rook to rewrite it (which triggers a new reconcile).
 			log.Error(err, "ignoring malformed discovery ConfigMap", "configMap", req.NamespacedName.String())
 			r.warn(&cm, EventMalformedDiscovery, "%v", err)
 			return reconcile.Result{}, nil
-		}
-		node := cm.Labels[DiscoveryNodeLabel]
-		exists, err := r.nodeExists(ctx, node)
-		if err != nil {
-			return reconcile.Result{}, err
-		}
-		if !exists {
-			// Rook's daemon only runs on Nodes; a report for a name that is
-			// none is invented (or its node was deleted). Publishing it would
-			// let anyone who can write a ConfigMap there create thousands of
-			// Disks per name. Its Disks are kept, Missing, as for a node whose
-			// ConfigMap went; the Node's creation publishes them.
-			r.warn(&cm, EventUnknownNode, "discovery ConfigMap %s reports node %q, which is not a Node of the cluster: its devices are published when the Node exists", req.NamespacedName, node)
-			discovered = nil
 		}
 	}
 	existing, err := r.publishedDisks(ctx, req.Name)

@@ -295,6 +295,16 @@ func TestAReportForANodeThatIsNotANodePublishesNothing(t *testing.T) {
 	h.eventually("a Warning names the ConfigMap and the missing Node", func() error {
 		return warningAbout(h, ns, cm.Name, "UnknownNode", `reports node "invented", which is not a Node of the cluster`)
 	})
+	// N1: a report for a name that is no Node is not even parsed (a
+	// megabyte of it per invented name would be decoded): malformed, it
+	// is still only an unknown node.
+	junk := rawDiscoveryConfigMap("invented-junk", `[{"name":"sdb"},`)
+	junk.Namespace = ns
+	require.NoError(t, h.c.Create(h.ctx, junk))
+	h.eventually("the unparsed report is named an unknown node's", func() error {
+		return warningAbout(h, ns, junk.Name, "UnknownNode", `reports node "invented-junk"`)
+	})
+	assert.Error(t, warningAbout(h, ns, junk.Name, "MalformedDiscovery"), "its text was never parsed")
 	h.publishDiscovery("real-1", hdd("sdb", "0x5000rea1b")) // a later report, published
 	h.waitDisks("real-1", 1)
 	assert.Empty(t, h.disksOf("invented"), "no Disk for a node that is not a Node")

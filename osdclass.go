@@ -5,6 +5,7 @@ import (
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
 	"github.com/fundament-oss/ceph-rook/internal/retirement"
+	"github.com/fundament-oss/ceph-rook/internal/message"
 	"github.com/fundament-oss/ceph-rook/internal/rook"
 )
 
@@ -38,7 +39,8 @@ func DiskOSDOf(disk *cephv1alpha1.Disk, node OSDNodeFacts, nodePaths map[string]
 	if found == nil {
 		return nil
 	}
-	return &cephv1alpha1.DiskOSD{ID: found.ID, DeviceClass: found.DeviceClass}
+	// A Deployment's word, bounded as the Disk's CRD bounds it.
+	return &cephv1alpha1.DiskOSD{ID: found.ID, DeviceClass: reported(found.DeviceClass)}
 }
 
 // ClassMismatch says what it means that a disk of type diskType runs osd,
@@ -50,13 +52,13 @@ func ClassMismatch(diskType cephv1alpha1.DiskType, osd *cephv1alpha1.DiskOSD) st
 		return ""
 	}
 	name := fmt.Sprintf("osd.%d", osd.ID)
-	return fmt.Sprintf("%s runs on this %s disk with device class %s, the class its Deployment %s carries and Rook keeps CRUSH's at: "+
+	return message.Bound(fmt.Sprintf("%s runs on this %s disk with device class %s, the class its Deployment %s carries and Rook keeps CRUSH's at: "+
 		"the plugin's tiers count the disk as %s while Ceph places data by the CRUSH class, "+
 		"so pools on class %s never use this OSD and pools on class %s do. "+
 		"A re-created OSD fixes it: retire the disk with a DiskRetirement (its data moves off first), then remove its %s annotation, and Rook prepares it again as %s. "+
 		"`ceph osd crush set-device-class %s %s` by hand does not last: Rook sets the Deployment's class back at its next OSD reconcile (allowDeviceClassUpdate)",
 		name, diskType, osd.DeviceClass, rook.OSDDeploymentName(osd.ID),
-		diskType, diskType, osd.DeviceClass, cephv1alpha1.RetiredAnnotation, diskType, diskType, name)
+		diskType, diskType, osd.DeviceClass, cephv1alpha1.RetiredAnnotation, diskType, diskType, name))
 }
 
 // nodePathsOf are the kernel and stable paths of the disks given.

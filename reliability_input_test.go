@@ -58,6 +58,17 @@ func rawConfigMap(ns, name, node string, data map[string]string) *corev1.ConfigM
 	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels}, Data: data}
 }
 
+// ensureReportedNode makes the Node a discovery ConfigMap's label names,
+// when it names one: a report for a name that is no Node is not even
+// parsed (TestAReportForANodeThatIsNotANodePublishesNothing), and these
+// tests are about what the plugin does with a real node's bad report.
+func ensureReportedNode(t *testing.T, h *harness, cm *corev1.ConfigMap) {
+	t.Helper()
+	if node := cm.Labels[DiscoveryNodeLabel]; node != "" {
+		require.NoError(t, simulate.EnsureNode(h.ctx, h.c, node))
+	}
+}
+
 func devicesConfigMap(node, devices string) func(string) *corev1.ConfigMap {
 	return func(ns string) *corev1.ConfigMap {
 		return rawConfigMap(ns, simulate.ConfigMapName(node), node, map[string]string{DiscoveryDevicesKey: devices})
@@ -91,7 +102,7 @@ func badDiscoveries(goodNode string, good simulate.Device) []badDiscovery {
 		{"a size beyond 64 bits", devicesConfigMap("bad-size-huge", `[{"name":"sdb","type":"disk","size":1e400}]`), "cannot unmarshal number 1e400"},
 		{"a name that is a number", devicesConfigMap("bad-name-type", `[{"name":7,"type":"disk"}]`), "cannot unmarshal number"},
 		{"a flag that is a string", devicesConfigMap("bad-flag-type", `[{"name":"sdb","type":"disk","rotational":"yes"}]`), "cannot unmarshal string"},
-		{"partitions that are not a list", devicesConfigMap("bad-partitions", `[{"name":"sdb","type":"disk","Partitions":{"Name":"sdb1"}}]`), "cannot unmarshal object"},
+		{"partitions that are not a list", devicesConfigMap("bad-partitions", `[{"name":"sdb","type":"disk","Partitions":{"Name":"sdb1"}}]`), "Partitions is not a JSON array"},
 		{"no devices key", func(ns string) *corev1.ConfigMap {
 			return rawConfigMap(ns, simulate.ConfigMapName("bad-no-key"), "bad-no-key", map[string]string{"disks": goodJSON})
 		}, `no "devices" key`},
@@ -154,7 +165,9 @@ func TestReliabilityMalformedDiscovery(t *testing.T) {
 			require.NoError(t, h.c.Update(h.ctx, &cm))
 			continue
 		}
-		require.NoError(t, h.c.Create(h.ctx, tc.cm(ns)), tc.name)
+		cm := tc.cm(ns)
+		ensureReportedNode(t, h, cm)
+		require.NoError(t, h.c.Create(h.ctx, cm), tc.name)
 	}
 
 	for _, tc := range bad {

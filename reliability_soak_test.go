@@ -91,6 +91,7 @@ func TestSoakMalformedDiscoveryRewritten(t *testing.T) {
 				require.NoError(t, h.c.Update(h.ctx, cm), tc.name)
 				continue
 			}
+			ensureReportedNode(t, h, cm)
 			require.NoError(t, h.c.Create(h.ctx, cm), tc.name)
 		}
 	}

@@ -35,14 +35,17 @@ const (
 type DiskStatus struct {
 	// NodeName is the Kubernetes node the device is attached to.
 	// +optional
+	// +kubebuilder:validation:MaxLength=253
 	NodeName string `json:"nodeName,omitempty"`
 	// Path is the kernel path (/dev/sdb): what lsblk shows, but the kernel
 	// may reassign it on the next boot.
 	// +optional
+	// +kubebuilder:validation:MaxLength=255
 	Path string `json:"path,omitempty"`
 	// StablePath is the /dev/disk/by-id/ link that survives reboots; empty
 	// when the device has none (loop devices, some virtual disks).
 	// +optional
+	// +kubebuilder:validation:MaxLength=255
 	StablePath string `json:"stablePath,omitempty"`
 	// Size is the capacity of the device.
 	// +optional
@@ -50,6 +53,7 @@ type DiskStatus struct {
 	// DisplaySize is size as a person reads it ("3.6 TiB"), for kubectl
 	// get and the console; size is exact.
 	// +optional
+	// +kubebuilder:validation:MaxLength=32
 	DisplaySize string `json:"displaySize,omitempty"`
 	// Type is hdd, ssd or nvme.
 	// +optional
@@ -59,15 +63,19 @@ type DiskStatus struct {
 	Rotational bool `json:"rotational,omitempty"`
 	// Model is the device's model string (udev ID_MODEL).
 	// +optional
+	// +kubebuilder:validation:MaxLength=256
 	Model string `json:"model,omitempty"`
 	// Serial is the device's serial (udev ID_SERIAL).
 	// +optional
+	// +kubebuilder:validation:MaxLength=256
 	Serial string `json:"serial,omitempty"`
 	// WWN is the device's World Wide Name, when it has one.
 	// +optional
+	// +kubebuilder:validation:MaxLength=256
 	WWN string `json:"wwn,omitempty"`
 	// Filesystem is the filesystem discovery found on the device, if any.
 	// +optional
+	// +kubebuilder:validation:MaxLength=256
 	Filesystem string `json:"filesystem,omitempty"`
 	// Available is true when the device can be added to a DiskPool.
 	// +optional
@@ -75,6 +83,7 @@ type DiskStatus struct {
 	// ClaimedBy names the DiskPool that owns this disk: the oldest pool
 	// listing it (ties broken by name).
 	// +optional
+	// +kubebuilder:validation:MaxLength=253
 	ClaimedBy string `json:"claimedBy,omitempty"`
 	// State is Available, InUse or Missing.
 	// +optional
@@ -82,6 +91,7 @@ type DiskStatus struct {
 	// Reason explains a state other than Available, e.g. "filesystem ext4",
 	// "partitioned", "rejected by ceph-volume: ...".
 	// +optional
+	// +kubebuilder:validation:MaxLength=4096
 	Reason string `json:"reason,omitempty"`
 	// LastSeenTime is when discovery last reported the device.
 	// +optional
@@ -95,6 +105,7 @@ type DiskStatus struct {
 	// the disk's type, and what that means: the tiers count the disk by
 	// its type, while Ceph places data by the OSD's CRUSH class.
 	// +optional
+	// +kubebuilder:validation:MaxLength=4096
 	ClassMismatch string `json:"classMismatch,omitempty"`
 }
 
@@ -108,6 +119,7 @@ type DiskOSD struct {
 	// (ROOK_OSD_DEVICE_CLASS): the one it was prepared with, which Rook
 	// keeps the OSD's CRUSH class at (the plugin sets
 	// allowDeviceClassUpdate). Empty when the Deployment names none.
+	// +kubebuilder:validation:MaxLength=256
 	DeviceClass string `json:"deviceClass"`
 }
 
