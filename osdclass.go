@@ -4,8 +4,8 @@ import (
 	"fmt"
 
 	cephv1alpha1 "github.com/fundament-oss/ceph-rook/api/v1alpha1"
-	"github.com/fundament-oss/ceph-rook/internal/retirement"
 	"github.com/fundament-oss/ceph-rook/internal/message"
+	"github.com/fundament-oss/ceph-rook/internal/retirement"
 	"github.com/fundament-oss/ceph-rook/internal/rook"
 )
 
