@@ -277,7 +277,7 @@ func TestKubectlGetShowsUsefulColumnsAndFindsEveryKindByCategory(t *testing.T) {
 		shortName string
 		columns   []string
 	}{
-		"disks":          {"dsk", []string{"Name", "Node", "Path", "Size", "Type", "State", "Claimed By", "Reason", "Stable Path", "Age"}},
+		"disks":          {"dsk", []string{"Name", "Node", "Path", "Size", "Type", "State", "Claimed By", "Reason", "OSD Class", "Stable Path", "Age"}},
 		"diskpools":      {"dp", []string{"Name", "Phase", "Disks", "Raw Capacity", "Message", "Age"}},
 		"blockstorages":  {"bs", []string{"Name", "Phase", "Storage Class", "Replicas", "Failure Domain", "Class", "Usable", "Default", "Message", "Age"}},
 		"filestorages":   {"fs", []string{"Name", "Phase", "Storage Class", "Replicas", "Failure Domain", "Class", "Usable", "MDS", "Message", "Age"}},
