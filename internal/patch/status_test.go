@@ -21,11 +21,11 @@ func TestStatus(t *testing.T) {
 	}{
 		"zero values are removed": {
 			status: cephv1alpha1.StorageStatus{Phase: cephv1alpha1.StorageReady},
-			want:   `{"status":{"capacity":null,"cephBudget":null,"conditions":null,"deviceClass":null,"failureDomain":null,"message":null,"metadataDeviceClass":null,"observedGeneration":null,"phase":"Ready","replicas":null,"snapshotClassName":null,"storageClassName":null}}`,
+			want:   `{"status":{"capacity":null,"cephBudget":null,"conditions":null,"deviceClass":null,"failureDomain":null,"message":null,"metadataDeviceClass":null,"metadataReplicas":null,"observedGeneration":null,"phase":"Ready","replicas":null,"snapshotClassName":null,"storageClassName":null}}`,
 		},
 		"a byte count over 2^53 is sent as it is": {
 			status: cephv1alpha1.StorageStatus{Phase: cephv1alpha1.StorageReady, Capacity: &cephv1alpha1.ConsumerCapacity{RawBytes: 20053964545155069, UsableBytes: 9007199254740993}},
-			want:   `{"status":{"capacity":{"rawBytes":20053964545155069,"usableBytes":9007199254740993},"cephBudget":null,"conditions":null,"deviceClass":null,"failureDomain":null,"message":null,"metadataDeviceClass":null,"observedGeneration":null,"phase":"Ready","replicas":null,"snapshotClassName":null,"storageClassName":null}}`,
+			want:   `{"status":{"capacity":{"rawBytes":20053964545155069,"usableBytes":9007199254740993},"cephBudget":null,"conditions":null,"deviceClass":null,"failureDomain":null,"message":null,"metadataDeviceClass":null,"metadataReplicas":null,"observedGeneration":null,"phase":"Ready","replicas":null,"snapshotClassName":null,"storageClassName":null}}`,
 			exact:  []string{`"rawBytes":20053964545155069`, `"usableBytes":9007199254740993`},
 		},
 	}
