@@ -322,7 +322,7 @@ func TestDisksAtScaleInBrowser(t *testing.T) {
 	t.Run("long names and paths are cut with the whole text in a tooltip, and nothing scrolls sideways", func(t *testing.T) {
 		b.T = t
 		applyFilter(t, b, browser.PageFrame, `[data-role="disk-list"]`, diskFilter{Nodes: []string{longNode}})
-		name := longNode + "-disk-with-a-long-name-00"
+		name := longDisk(0)
 		b.WaitFor(browser.PageFrame, `tr[data-row="`+name+`"]`)
 		assertTruncated(t, b, browser.PageFrame, `tr[data-row="`+name+`"] [data-link]`, name)
 		assertTruncated(t, b, browser.PageFrame, `tr[data-row="`+name+`"] td:nth-child(3) .cr-truncate`, longStablePath+"-0")
@@ -560,7 +560,7 @@ func TestDisksAtScaleInBrowser(t *testing.T) {
 		b.T = t
 		openCreateSheet(t)
 		applyFilter(t, b, browser.SheetFrame, picker, diskFilter{Nodes: []string{longNode}})
-		name := longNode + "-disk-with-a-long-name-01"
+		name := longDisk(1)
 		row := `tr[data-row="` + name + `"]`
 		b.WaitFor(browser.SheetFrame, row)
 		assertTruncated(t, b, browser.SheetFrame, `.cr-group[data-node="`+longNode+`"] .cr-group-toggle .cr-truncate`, longNode)
@@ -625,7 +625,7 @@ func TestDisksAtScaleInBrowser(t *testing.T) {
 	t.Run("the pool detail page finds its disks on every list page, says how far the list is, and follows them", func(t *testing.T) {
 		b.T = t
 		const missing = "big-node-999-d00"
-		first, middle, last, long := "big-node-001-d00", "big-node-030-d07", "big-node-060-d19", longNode+"-disk-with-a-long-name-01"
+		first, middle, last, long := "big-node-001-d00", "big-node-030-d07", "big-node-060-d19", longDisk(1)
 		listed := []string{first, middle, last, long, missing}
 		require.NoError(t, env.Client.Create(ctx, &v1alpha1.DiskPool{ObjectMeta: metav1.ObjectMeta{Name: bigPoolDetail}, Spec: v1alpha1.DiskPoolSpec{Disks: listed}}))
 		total := len(allDisks(t))
@@ -722,7 +722,7 @@ func TestDisksAtScaleInBrowser(t *testing.T) {
 		b.WaitFor(browser.SheetFrame, `[data-role="replacement"][data-loaded='complete']`)
 		got := options()
 		assert.ElementsMatch(t, want, got, "every disk that may replace it, and no other")
-		assert.Contains(t, got, longNode+"-disk-with-a-long-name-01", "the last page's disks are offered")
+		assert.Contains(t, got, longDisk(1), "the last page's disks are offered")
 		assert.Empty(t, b.Text(browser.SheetFrame, `[data-role="replacement"] [data-role="load-progress"]`))
 		assert.Zero(t, b.Count(browser.SheetFrame, `[data-role="no-replacement"] .plugin-error`))
 		b.Click(browser.SheetFrame, `[data-action="cancel"]`)

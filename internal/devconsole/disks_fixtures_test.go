@@ -39,6 +39,12 @@ const (
 // longNode is a node name as long as Kubernetes allows (63 characters).
 var longNode = "worker-" + strings.Repeat("abcdefgh", 7)
 
+// longDisk is the i-th disk of longNode, named as long as a Disk's name
+// may be (63 characters: DiskName, and the CRDs that list Disks).
+func longDisk(i int) string {
+	return fmt.Sprintf("%s-long-disk-%02d", longNode[:49], i)
+}
+
 // longStablePath is a by-id path as long as real NVMe ones get.
 const longStablePath = "/dev/disk/by-id/nvme-SAMSUNG_MZQL27T6HBLA-00A07_S6CKNA0T123456_0123456789abcdef0123456789abcdef-namespace-1"
 
@@ -92,7 +98,7 @@ func bigInventory() []bigDisk {
 	}
 	for i := range 2 {
 		out = append(out, bigDisk{
-			Name: fmt.Sprintf("%s-disk-with-a-long-name-%02d", longNode, i), Node: longNode, Path: fmt.Sprintf("/dev/nvme%dn1", i),
+			Name: longDisk(i), Node: longNode, Path: fmt.Sprintf("/dev/nvme%dn1", i),
 			StablePath: fmt.Sprintf("%s-%d", longStablePath, i), Size: "7680G", SizeTiB: 7680e9 / (1 << 40), Type: v1alpha1.DiskTypeNVMe,
 			State: v1alpha1.DiskAvailable, Model: "SAMSUNG MZQL27T6HBLA-00A07", Serial: fmt.Sprintf("S6CKNA0T12345%d", i),
 		})
