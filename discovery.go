@@ -16,7 +16,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -451,15 +450,7 @@ const MaxReportedLen = 256
 // reported is a node's text as a Disk shows it: printable, and cut to
 // MaxReportedLen bytes on a character boundary.
 func reported(s string) string {
-	s = message.Printable(s)
-	if len(s) <= MaxReportedLen {
-		return s
-	}
-	cut := MaxReportedLen
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut]
+	return message.Cut(message.Printable(s), MaxReportedLen)
 }
 
 // MaxDevicePathLen bounds a device path: a file name may not pass 255

@@ -246,12 +246,12 @@ echo "wiped $DEVICE (it held the OSD with UUID $OSD_UUID)" > /dev/termination-lo
 }
 
 // toolsTooOld is how a node verb's refusal says its tools are older than
-// the cluster's Ceph (ToolsTooOld).
+// the cluster's Ceph (refusedOldTools).
 const toolsTooOld = "this Job's Ceph tools are of Ceph"
 
-// ToolsTooOld says a node verb refused because its Ceph tools are of an
+// refusedOldTools (the tests' reading of the refusal) says a node verb refused because its Ceph tools are of an
 // older major release than a daemon of the cluster runs.
-func ToolsTooOld(answer string) bool {
+func refusedOldTools(answer string) bool {
 	return strings.Contains(answer, toolsTooOld)
 }
 

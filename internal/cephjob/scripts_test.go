@@ -362,7 +362,7 @@ func TestNodeVerbsRefuseToolsOlderThanTheOSDs(t *testing.T) {
 	for _, verb := range []Verb{VerbIdentify, VerbZap} {
 		code, answer := n.run(verb, env(dev))
 		assert.NotZero(t, code, verb)
-		assert.True(t, ToolsTooOld(answer), "%s: %s", verb, answer)
+		assert.True(t, refusedOldTools(answer), "%s: %s", verb, answer)
 		assert.Contains(t, answer, "Ceph tools are of Ceph 19, and a daemon of the cluster runs Ceph 20", "the mons are upgraded first: OSDs made then get labels of 20")
 		assert.True(t, DiskNotRead(answer), answer)
 		assert.Equal(t, "LABEL:"+uuid, n.head(dev), "%s: nothing written", verb)
@@ -376,7 +376,7 @@ func TestNodeVerbsRefuseToolsOlderThanTheOSDs(t *testing.T) {
 	n.write("ceph/unreachable", "")
 	code, answer = n.run(VerbIdentify, env(dev))
 	assert.NotZero(t, code)
-	assert.False(t, ToolsTooOld(answer), "a Ceph that cannot be asked is no refusal of the tools")
+	assert.False(t, refusedOldTools(answer), "a Ceph that cannot be asked is no refusal of the tools")
 	assert.Contains(t, answer, "cannot read the versions")
 	assert.True(t, DiskNotRead(answer), "nor an answer about the disk: %s", answer)
 }

@@ -54,11 +54,19 @@ func Bound(msg string) string {
 		return msg
 	}
 	const reserve = 64 // room for the suffix
-	cut := MaxLength - reserve
-	for cut > 0 && !utf8.RuneStart(msg[cut]) {
-		cut--
+	cut := Cut(msg, MaxLength-reserve)
+	return cut + fmt.Sprintf(" ... (%d more bytes)", len(msg)-len(cut))
+}
+
+// Cut is s cut to at most n bytes on a character boundary.
+func Cut(s string, n int) string {
+	if len(s) <= n {
+		return s
 	}
-	return msg[:cut] + fmt.Sprintf(" ... (%d more bytes)", len(msg)-cut)
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // Bytes prints a byte count in binary units, as a person reads it.

@@ -528,10 +528,10 @@ func (c *Ceph) answer(ctx context.Context, job *batchv1.Job, pools []simPool) (i
 		// As the zap script: no OSD of Ceph's map has the UUID; a label
 		// must name the purged OSD; without one the device must be the
 		// disk identified (a wipe cut short).
-		found := c.labels[node+"\x00"+device].UUID
+		found, live := c.labels[node+"\x00"+device].UUID, c.hasUUID(env[cephjob.EnvOSDUUID])
 		switch {
-		case c.hasUUID(env[cephjob.EnvOSDUUID]) != "":
-			return 1, fmt.Sprintf("refused: Ceph's OSD map still has %s with UUID %s: only a purged OSD's disk is wiped", c.hasUUID(env[cephjob.EnvOSDUUID]), env[cephjob.EnvOSDUUID]), nil
+		case live != "":
+			return 1, fmt.Sprintf("refused: Ceph's OSD map still has %s with UUID %s: only a purged OSD's disk is wiped", live, env[cephjob.EnvOSDUUID]), nil
 		case c.gone[node+"\x00"+device]:
 			return 1, device + " is not a block device on this node", nil
 		case found != "" && found != env[cephjob.EnvOSDUUID]:
